@@ -1,0 +1,33 @@
+# ts-explore: two set-up commands.
+#   make lab   -> .venv, install, Graphviz if missing, JupyterLab on notebooks/
+#   make test  -> .venv, install, Graphviz/Chromium if missing, the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.ts-explore-installed
+JOBS   ?= 2
+
+.PHONY: lab test install clean
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "ts-explore needs Python >= 3.10; set PYTHON=python3.X")'
+	@scripts/system-deps.sh python3-venv
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+	@scripts/system-deps.sh graphviz
+
+lab: install
+	$(BIN)/jupyter lab notebooks/
+
+test: install
+	@scripts/system-deps.sh chromium --optional
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --nbmake --nbmake-timeout=300 tests notebooks
+
+clean:
+	rm -rf $(VENV) .pytest_cache

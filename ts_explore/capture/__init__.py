@@ -1,0 +1,56 @@
+"""The only package that reads TS objects: it turns them into ts_explore's model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cutlass.experimental.task_scheduling import schedule_builder as _sb
+
+from ..model import ScheduleTree, TaskInfo, TaskSet
+from .problems import classify, problem_from_exception
+from .record import Recording, record
+from .schedule import capture_schedule
+from .tasks import (
+    capture_task,
+    capture_task_manager,
+    capture_task_set,
+    is_task,
+    is_task_manager,
+)
+
+
+def capture(obj: Any) -> ScheduleTree | TaskInfo | TaskSet:
+    """Turn a TS ``Schedule``, ``Task`` or ``TaskManager`` into the frozen model.
+
+    Our own model objects and :class:`Recording` pass through (a Recording
+    yields its tree), so every renderer can take whatever the user holds.
+    """
+    if isinstance(obj, (ScheduleTree, TaskInfo, TaskSet)):
+        return obj
+    if isinstance(obj, Recording):
+        if obj.tree is None:
+            raise ValueError(f"the recording failed, nothing to capture: {obj.error}")
+        return obj.tree
+    if isinstance(obj, _sb.Schedule):
+        return capture_schedule(obj)
+    if is_task(obj):
+        return capture_task(obj)
+    if is_task_manager(obj):
+        return capture_task_manager(obj)
+    raise TypeError(
+        "capture() takes a TS Schedule (what a @schedule function returns), a Task, "
+        f"a TaskManager or a Recording; got {type(obj).__name__}"
+    )
+
+
+__all__ = [
+    "Recording",
+    "capture",
+    "capture_schedule",
+    "capture_task",
+    "capture_task_manager",
+    "capture_task_set",
+    "classify",
+    "problem_from_exception",
+    "record",
+]
