@@ -45,7 +45,13 @@ from .schedule import (
     skip_predicate_of,
 )
 
-_TREES: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+# id(task) -> (weak reference to the task, its Schedule tree). TS Tasks are
+# unhashable (dataclass equality), so a WeakKeyDictionary cannot hold them.
+_TREES: dict[int, tuple["weakref.ref[Any]", Any]] = {}
+
+
+def _forget(key: int) -> None:
+    _TREES.pop(key, None)
 
 
 def _install_tree_memory() -> None:
@@ -60,9 +66,10 @@ def _install_tree_memory() -> None:
         tree = kwargs.get("schedule")
         if isinstance(tree, sb.Schedule):
             try:
-                _TREES[self] = tree
+                ref = weakref.ref(self, lambda _, key=id(self): _forget(key))
             except TypeError:  # not weak-referenceable: keep the lists fallback
-                pass
+                return
+            _TREES[id(self)] = (ref, tree)
 
     init._ts_explore_wrapped = True  # type: ignore[attr-defined]
     _TsTask.__init__ = init  # type: ignore[method-assign]
@@ -73,10 +80,10 @@ _install_tree_memory()
 
 def schedule_tree_of(task: Any) -> Any | None:
     """The TS ``Schedule`` tree a task was built from, if it was remembered."""
-    try:
-        return _TREES.get(task)
-    except TypeError:
+    entry = _TREES.get(id(task))
+    if entry is None or entry[0]() is not task:
         return None
+    return entry[1]
 
 
 def _smem_bytes(resource: Any) -> int:

@@ -99,12 +99,22 @@ DEP_EDGE_COLOR: Final[dict[str, str]] = {
     "work-queue": "#b08900",
 }
 
+# Schedule diff against the last safe configuration: (border, fill) per change.
+DIFF_ADDED: Final = ("#1a7f37", "#d2f4d3")
+DIFF_MOVED: Final = ("#c26a00", "#ffe3bf")
+DIFF_REMOVED: Final = ("#b42318", "#ffffff")
+DIFF_PENWIDTH: Final = "2.5"
+
 __all__ = [
     "BLOCKED_BORDER",
     "BLOCKED_PENWIDTH",
     "CLUSTER",
     "CONDITION_EDGE",
     "DEP_EDGE_COLOR",
+    "DIFF_ADDED",
+    "DIFF_MOVED",
+    "DIFF_PENWIDTH",
+    "DIFF_REMOVED",
     "EDGE_ATTRS",
     "FAMILY_FILL",
     "FAMILY_LEGEND",
