@@ -6,7 +6,8 @@ configuration that verified. Steps are matched by what they do (resource,
 stage, work method, Constexpr literals), not by uid, because inserting one
 step renumbers every later uid. The two step sequences are aligned with
 ``difflib``; a step present on both sides counts as *moved* when it left the
-alignment (its order changed) or now sits in a different block.
+alignment (its order changed) or now sits in a different block (the work-tile
+loop itself does not count: gaining or losing the queue is one note per task).
 """
 
 from __future__ import annotations
@@ -188,6 +189,13 @@ def _notes(old: ScheduleTree, new: ScheduleTree) -> tuple[str, ...]:
     return tuple(notes)
 
 
+def _comparable(place: str) -> str:
+    """A place without the enclosing work-tile loop: adding or removing the queue is noted once per task,
+    not as a move of every step."""
+    parts = [p for p in place.split(" > ") if p != "work_tile_loop"]
+    return " > ".join(parts) or "top level"
+
+
 def _change(change: Change, old: tuple[Step, str] | None, new: tuple[Step, str] | None) -> StepChange:
     step = (new or old)[0]  # type: ignore[index]
     return StepChange(
@@ -233,7 +241,7 @@ def diff_trees(old: ScheduleTree | None, new: ScheduleTree | None, task: str = "
     for j, placed in enumerate(b):
         if j in pairs:
             old_placed = a[pairs[j]]
-            change = Change.SAME if old_placed[1] == placed[1] else Change.MOVED
+            change = Change.SAME if _comparable(old_placed[1]) == _comparable(placed[1]) else Change.MOVED
             steps.append(_change(change, old_placed, placed))
         elif j in moved:
             steps.append(_change(Change.MOVED, a[moved[j]], placed))

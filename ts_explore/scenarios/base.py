@@ -120,7 +120,8 @@ def get(name_or_scenario: str | Scenario) -> Scenario:
 def knob(default: Any, *, min: int | None = None, max: int | None = None, step: int | None = None,
          label: str | None = None, help: str = "") -> Any:
     """A config field with widget hints: ``stages: int = knob(2, min=1, max=8)``."""
-    meta = {k: v for k, v in {"min": min, "max": max, "step": step, "label": label, "help": help}.items() if v}
+    hints = {"min": min, "max": max, "step": step, "label": label, "help": help}
+    meta = {k: v for k, v in hints.items() if v is not None and v != ""}  # keep min=0
     if isinstance(default, (list, dict, set)):
         raise TypeError("use a tuple for sequence defaults so configs stay frozen and hashable")
     return field(default=default, metadata=meta)
