@@ -45,13 +45,9 @@ from .schedule import (
     skip_predicate_of,
 )
 
-# id(task) -> (weak reference to the task, its Schedule tree). TS Tasks are
-# unhashable (dataclass equality), so a WeakKeyDictionary cannot hold them.
-_TREES: dict[int, tuple["weakref.ref[Any]", Any]] = {}
-
-
-def _forget(key: int) -> None:
-    _TREES.pop(key, None)
+# id(task) -> (weak reference to the task, its Schedule tree). Tasks are unhashable,
+# so a WeakKeyDictionary cannot hold them; the weak reference drops the entry.
+_TREES: dict[int, tuple[weakref.ref, Any]] = {}
 
 
 def _install_tree_memory() -> None:
@@ -65,11 +61,12 @@ def _install_tree_memory() -> None:
         original(self, *args, **kwargs)
         tree = kwargs.get("schedule")
         if isinstance(tree, sb.Schedule):
+            key = id(self)
             try:
-                ref = weakref.ref(self, lambda _, key=id(self): _forget(key))
+                ref = weakref.ref(self, lambda _r, key=key: _TREES.pop(key, None))
             except TypeError:  # not weak-referenceable: keep the lists fallback
                 return
-            _TREES[id(self)] = (ref, tree)
+            _TREES[key] = (ref, tree)
 
     init._ts_explore_wrapped = True  # type: ignore[attr-defined]
     _TsTask.__init__ = init  # type: ignore[method-assign]
