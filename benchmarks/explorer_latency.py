@@ -15,8 +15,6 @@ cold p50 of at most 300 ms on 2 cores.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import enum
 import importlib.util
 import os
 import statistics

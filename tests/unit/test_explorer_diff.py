@@ -1,9 +1,6 @@
-"""The schedule diff: matching steps by what they do, and its coloured drawing (golden DOT)."""
+"""The schedule diff: steps matched by what they do, classified as added, removed or moved."""
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 from explorer_support import COPY
 
@@ -21,20 +18,6 @@ from ts_explore.model import (
     Stage,
     Step,
 )
-from ts_explore.render.diff import diff_graph
-
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "explorer"
-
-
-def assert_golden(name: str, text: str) -> None:
-    """Compare with tests/golden/explorer/<name>; TS_EXPLORE_UPDATE_GOLDEN=1 rewrites it."""
-    path = GOLDEN / name
-    if os.environ.get("TS_EXPLORE_UPDATE_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"no golden file {path.name}; create it with TS_EXPLORE_UPDATE_GOLDEN=1"
-    assert text == path.read_text(encoding="utf-8"), f"{name} differs; rerun with TS_EXPLORE_UPDATE_GOLDEN=1 if intended"
-
 
 def step(uid: int, resource: str, stage: Stage, label: str | None = None, section: Section = Section.LOOP) -> Step:
     return Step(uid, resource, stage, label, 0, section, Family.PRODUCER_WORK)
@@ -98,18 +81,3 @@ def test_task_set_diff_static_to_clc_adds_the_scheduler_and_notes_the_queue() ->
     assert any(note.startswith("resource wq") for note in d.notes)
     back = diff_task_sets(_task_set(queue=QueueKind.CLC), _task_set(queue=QueueKind.STATIC))
     assert back.task("scheduler").status == "removed" and "task gone: scheduler" in back.summary()
-
-
-def test_diff_drawing_golden() -> None:
-    old, new = _task_set(queue=QueueKind.STATIC), _task_set(queue=QueueKind.CLC, forget_commit=True)
-    graph = diff_graph(new, diff_task_sets(old, new))
-    source = graph.source
-    assert "removed since the last safe configuration" in source and "<s>smem.commit</s>" in source
-    assert_golden("diff_static_to_clc.dot", source)
-
-
-def test_diff_drawing_of_a_removed_task_golden() -> None:
-    old, new = _task_set(queue=QueueKind.CLC), _task_set(queue=QueueKind.NONE)
-    graph = diff_graph(new, diff_task_sets(old, new))
-    assert "Task scheduler (removed)" in graph.source
-    assert_golden("diff_clc_to_none.dot", graph.source)
