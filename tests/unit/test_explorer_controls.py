@@ -9,7 +9,7 @@ import ipywidgets as widgets
 import pytest
 
 from ts_explore.app import controls as ctl
-from ts_explore.app.launch_panel import Device, LaunchPanel, launch_blockers
+from ts_explore.app.launch_panel import Device, LaunchPanel, launch_blockers, parse_probe, probe_device
 from ts_explore.model import QueueKind, TaskSet
 from ts_explore.scenarios import knob
 
@@ -120,3 +120,17 @@ def test_launch_button_runs_the_launcher_and_shows_its_result() -> None:
     panel.update("scenario", "config", CLC_SET)
     panel.button.click()
     assert "compile failed" in panel.result.value and not panel.button.disabled
+
+
+def test_probe_answers_are_understood() -> None:
+    assert parse_probe("ok 9 0 NVIDIA H200\n") == Device((9, 0), "NVIDIA H200")  # what an H200 answered
+    assert parse_probe("ok 9 0 NVIDIA H200").sm == 90
+    assert "pip install" in parse_probe("nocuda").problem
+    assert "no NVIDIA driver" in parse_probe("nodriver libcuda.so not found").problem
+    assert "no CUDA device" in parse_probe("nodevice").problem
+    assert "Traceback" in parse_probe("", "Traceback: boom").problem
+
+
+def test_probe_on_this_machine_gives_a_device_or_a_reason() -> None:
+    device = probe_device()
+    assert (device.capability is None) == bool(device.problem)

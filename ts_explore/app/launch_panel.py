@@ -65,10 +65,16 @@ class Device:
 def probe_device(timeout_s: float = 30.0) -> Device:
     """Ask a child Python process for CUDA device 0 (cached for the session)."""
     try:
-        out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=timeout_s)
+        out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=timeout_s,
+                             check=False)
     except subprocess.TimeoutExpired:
         return Device(None, problem=f"the CUDA probe did not answer within {timeout_s:.0f} s")
-    words = (out.stdout.strip().splitlines() or ["failed"])[-1].split(maxsplit=3)
+    return parse_probe(out.stdout, out.stderr)
+
+
+def parse_probe(stdout: str, stderr: str = "") -> Device:
+    """Turn the probe's last line (``ok 9 0 NVIDIA H200``, ``nodriver ...``) into a :class:`Device`."""
+    words = (stdout.strip().splitlines() or ["failed"])[-1].split(maxsplit=3)
     if words[0] == "ok":
         return Device((int(words[1]), int(words[2])), words[3] if len(words) > 3 else "")
     if words[0] == "nocuda":
@@ -78,7 +84,7 @@ def probe_device(timeout_s: float = 30.0) -> Device:
         return Device(None, problem=f"no NVIDIA driver could be loaded ({detail}); launches need a CUDA GPU")
     if words[0] == "nodevice":
         return Device(None, problem="the NVIDIA driver reports no CUDA device")
-    return Device(None, problem=f"the CUDA probe failed: {(out.stderr or out.stdout).strip()[-300:]}")
+    return Device(None, problem=f"the CUDA probe failed: {(stderr or stdout).strip()[-300:]}")
 
 
 def launcher_available() -> bool:
@@ -151,4 +157,4 @@ class LaunchPanel:
             self.button.disabled = False
 
 
-__all__ = ["Device", "LaunchPanel", "launch_blockers", "launcher_available", "probe_device"]
+__all__ = ["Device", "LaunchPanel", "launch_blockers", "launcher_available", "parse_probe", "probe_device"]
