@@ -307,8 +307,8 @@ class Explorer:
             self.message.value = panels.message_html("This configuration cannot be checked", outcome.error,
                                                      outcome.hint)
         else:
-            ok = outcome.ok
-            headline = outcome.verdict.summary()
+            ok = panels.verdict_state(outcome.verdict)
+            headline = panels.headline(outcome.verdict)
             self.message.value = "".join(panels.note_html(n) for n in outcome.notes)
         details = f"changes since last safe: {self._diff.summary()}" if self._diff is not None else ""
         with self.status.hold_sync():

@@ -59,37 +59,60 @@ def problem_html(problem: Problem) -> str:
     return problem.to_html()
 
 
+def verdict_state(verdict: Any) -> bool | None:
+    """True when proven safe, False when unsafe, None when inconclusive (runtime domain, state cap)."""
+    if verdict.ok:
+        return True
+    status = getattr(getattr(verdict, "status", None), "value", None)
+    return None if status == "inconclusive" else False
+
+
+def headline(verdict: Any) -> str:
+    """The first line of the verdict's summary, with a count when there are more."""
+    lines = [line for line in verdict.summary().splitlines() if line.strip()] or ["verified"]
+    more = f" (+{len(lines) - 1} more in the Verdict tab)" if len(lines) > 1 else ""
+    return lines[0] + more
+
+
 def _check_rows(checks: Iterable[Any]) -> str:
     rows = []
     for check in checks:
         passed = bool(getattr(check, "passed", False))
         mark = f"<span style='color:{OK_COLOUR}'>&#10004; pass</span>" if passed else (
             f"<span style='color:{FAIL_COLOUR};font-weight:bold'>&#10008; fail</span>")
-        message = str(getattr(check, "message", "") or "")
+        name = str(getattr(check, "name", "?"))
+        title = str(getattr(check, "title", "") or name)
+        message = html.escape(str(getattr(check, "message", "") or ""))
+        hint = str(getattr(check, "hint", "") or "")
+        if hint and not passed:
+            message += f"<div><b>How to fix:</b> {html.escape(hint)}</div>"
         rows.append(
             f"<tr><td style='padding:2px 8px'>{mark}</td>"
-            f"<td style='padding:2px 8px'><code>{html.escape(str(getattr(check, 'name', '?')))}</code></td>"
-            f"<td style='padding:2px 8px;white-space:pre-wrap;text-align:left'>{html.escape(message)}</td></tr>"
+            f"<td style='padding:2px 8px;text-align:left' title='{html.escape(name)}'>{html.escape(title)}</td>"
+            f"<td style='padding:2px 8px;white-space:pre-wrap;text-align:left'>{message}</td></tr>"
         )
     return "".join(rows)
 
 
 def verdict_html(verdict: Any) -> str:
-    """Every check with pass/fail and its message, under the verdict's one-line summary."""
-    colour = OK_COLOUR if verdict.ok else FAIL_COLOUR
+    """Every check with pass/fail and its message, under the verdict's summary, then its notes."""
+    state = verdict_state(verdict)
+    colour = OK_COLOUR if state else (WARN_COLOUR if state is None else FAIL_COLOUR)
     checks = list(getattr(verdict, "checks", ()))
     failed = sum(1 for c in checks if not getattr(c, "passed", False))
-    head = (
-        f"<div class='ts-explore-verdict' style='font-family:sans-serif'>"
-        f"<div style='color:{colour};font-weight:bold;margin:4px 0'>{html.escape(verdict.summary())}</div>"
-        f"<div style='color:#555'>{len(checks)} checks, {failed} failed</div>"
-    )
+    summary = "".join(f"<div>{html.escape(line)}</div>" for line in verdict.summary().splitlines())
+    notes = [str(getattr(n, "message", n)) for n in getattr(verdict, "warnings", ())]
+    note_list = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+    notes_html = f"<div style='margin-top:6px'><b>Notes</b><ul>{note_list}</ul></div>" if notes else ""
     return (
-        head + "<table style='border-collapse:collapse;margin-top:4px'>"
+        f"<div class='ts-explore-verdict' style='font-family:sans-serif'>"
+        f"<div style='color:{colour};font-weight:bold;margin:4px 0'>{summary}</div>"
+        f"<div style='color:#555'>{len(checks)} checks, {failed} failed</div>"
+        "<table style='border-collapse:collapse;margin-top:4px'>"
         "<tr><th style='text-align:left;padding:2px 8px'>result</th>"
         "<th style='text-align:left;padding:2px 8px'>check</th>"
         "<th style='text-align:left;padding:2px 8px'>message</th></tr>"
-        f"{_check_rows(checks)}</table></div>"
+        f"{_check_rows(checks)}</table>{notes_html}</div>"
     )
 
 
@@ -123,6 +146,7 @@ def diff_html(diff: ScheduleDiff | None, graph: graphviz.Digraph | None, baselin
 
 __all__ = [
     "diff_html",
+    "headline",
     "message_html",
     "note_html",
     "problem_html",
@@ -130,4 +154,5 @@ __all__ = [
     "svg_cache_info",
     "svg_html",
     "verdict_html",
+    "verdict_state",
 ]
