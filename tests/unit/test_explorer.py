@@ -216,3 +216,13 @@ def test_debounce_coalesces_changes_on_a_running_loop() -> None:
     pending, done = asyncio.run(drive())
     assert (pending, done) == (0, 1)
     assert "domain_loop(0, 7, 1" in explorer.dot
+
+
+def test_values_can_be_given_by_name_and_bad_values_are_named() -> None:
+    explorer = Explorer(COPY, debounce_s=0, queue="clc", tile_lengths=[2, 3])
+    assert explorer.config.queue is QueueKind.CLC and explorer.config.tile_lengths == (2, 3)
+    with pytest.raises(ValueError, match="queue: 'fast' is not one of none, static, clc"):
+        explorer.set(queue="fast", rows=3)
+    assert explorer.config.rows == 4  # nothing changed
+    with pytest.raises(ValueError, match="rows: 'many' is not a whole number"):
+        Explorer(COPY, debounce_s=0, rows="many")

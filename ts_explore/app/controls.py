@@ -110,6 +110,53 @@ def parse_ints(name: str, text: str, meta: typing.Mapping[str, Any] | None = Non
     return tuple(out)
 
 
+def coerce(name: str, tp: Any, default: Any, value: Any) -> Any:
+    """A user-given value in the field's own type: ``"clc"`` -> ``QueueKind.CLC``, ``[4, 8]`` -> ``(4, 8)``.
+
+    Raises ConfigValueError naming the field and the accepted values.
+    """
+    kind = kind_of(tp, default)
+    if kind == "enum":
+        enum_type = type(default) if isinstance(default, enum.Enum) else tp
+        if isinstance(value, enum_type):
+            return value
+        for member in enum_type:
+            if value == member.value or (isinstance(value, str) and value.lower() in (member.name.lower(),
+                                                                                   str(member.value).lower())):
+                return member
+        choices = ", ".join(str(m.value) if not isinstance(m.value, int) else m.name.lower() for m in enum_type)
+        raise ConfigValueError(f"{name}: {value!r} is not one of {choices}")
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        raise ConfigValueError(f"{name}: {value!r} is not True or False")
+    if kind == "int":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise ConfigValueError(f"{name}: {value!r} is not a whole number")
+    if kind == "float":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        raise ConfigValueError(f"{name}: {value!r} is not a number")
+    if kind == "ints":
+        if isinstance(value, str):
+            return parse_ints(name, value)
+        try:
+            items = tuple(value)
+        except TypeError:
+            raise ConfigValueError(f"{name}: {value!r} is not a sequence of whole numbers") from None
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+            raise ConfigValueError(f"{name}: {value!r} is not a sequence of whole numbers")
+        return items
+    return value
+
+
+def coerce_values(config: Any, values: typing.Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`coerce` for several fields of ``config`` at once."""
+    types = field_types(type(config))
+    return {k: coerce(k, types[k], getattr(config, k), v) for k, v in values.items()}
+
+
 def make_control(field: dataclasses.Field, tp: Any, value: Any) -> widgets.Widget:
     """One widget for one config field, showing ``value``."""
     kind = kind_of(tp, value)
@@ -185,6 +232,8 @@ def show_value(control: widgets.Widget, field: dataclasses.Field, tp: Any, value
 
 __all__ = [
     "ConfigValueError",
+    "coerce",
+    "coerce_values",
     "field_types",
     "format_ints",
     "kind_of",

@@ -78,7 +78,7 @@ class Explorer:
 
     ``scenario`` is a :class:`~ts_explore.scenarios.Scenario` or its catalog
     name; ``overrides`` set initial values (unknown names raise a ValueError
-    listing the valid ones). ``debounce_s`` coalesces changes that arrive
+    listing the valid ones; enum values may be given by name, ``queue="clc"``). ``debounce_s`` coalesces changes that arrive
     within that many seconds (0: update synchronously, as tests do).
     """
 
@@ -89,7 +89,9 @@ class Explorer:
             raise TypeError(f"Explorer takes a Scenario or a catalog name; got {type(scenario).__name__}")
         self.build_context = build_context or BuildContext()
         self.debounce_s = debounce_s
-        self._config = self.scenario.config(**overrides)
+        defaults = self.scenario.config()
+        self.scenario.config(**overrides)  # unknown names: a ValueError listing the valid ones
+        self._config = dataclasses.replace(defaults, **ctl.coerce_values(defaults, overrides))
         self._types = ctl.field_types(type(self._config))
         self.controls: dict[str, widgets.Widget] = ctl.make_controls(self._config)
         self._outcome = Outcome(self._config)
@@ -218,6 +220,7 @@ class Explorer:
     def set(self, **values: Any) -> None:
         """Set several config fields at once (one update); unknown names raise a ValueError."""
         self.scenario.config(**values)  # validates the names
+        values = ctl.coerce_values(self._config, values)  # and the values, before any control changes
         fields = {f.name: f for f in dataclasses.fields(self._config)}
         with self._batch():
             for name, value in values.items():
