@@ -53,7 +53,9 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'ts_explore' has no attribute {name!r}")
     mod = importlib.import_module(module)
-    value = mod if module.endswith("." + name) else getattr(mod, name)
+    # a name that IS a subpackage (gallery, scenarios) is the module; otherwise the
+    # attribute of that name (``verify`` lives in ``ts_explore.capture.verify``).
+    value = mod if module == f"{__name__}.{name}" else getattr(mod, name)
     globals()[name] = value
     return value
 
