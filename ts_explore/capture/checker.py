@@ -20,6 +20,7 @@ from cutlass.experimental.task_scheduling.enums import ScheduleStage, guard_fire
 from cutlass.experimental.task_scheduling.resources import PipelineGroup, WorkQueue
 
 from ..analysis.cycles import wait_for
+from ..analysis.narrate import blocked_sentence
 from ..analysis.paths import replay
 from ..model import Section, Stage, TaskInfo
 from ..model.verdict import (
@@ -35,6 +36,7 @@ from ..model.verdict import (
     PdlViolation,
     Race,
 )
+from .schedule import family_of
 from .ts_text import parse_path_op
 
 NameOf = Callable[[Any], str]
@@ -146,7 +148,7 @@ def lanes_for(
                     task=task_name(task), index=idx, resource=name, stage=stage, call_index=cid,
                     section=section, tag=tag, iteration=it, tile=tile, part=part,
                     step_uid=uids.get((section, name, stage, cid)), label=_label(task, res, entry[1], cid, section),
-                    credit_slot=key[1], tracked=not isinstance(res, WorkQueue),
+                    credit_slot=key[1], tracked=not isinstance(res, WorkQueue), family=family_of(res, stage),
                 )
             )
         lanes.append(Lane(task_name(task), tuple(steps)))
@@ -301,7 +303,10 @@ def convert_run(
                 break
         graph = wait_for(blocked, lanes, cursors)
         blocked = [replace(e.blocked, freed_by=tuple(p.task for p in e.providers)) for e in graph.edges]
-        deadlocks.append(Deadlock(variant, cursors, tuple(blocked), interleaving("deadlock", cursors), graph.cycle))
+        explanation = "; ".join(blocked_sentence(e) for e in graph.edges)
+        deadlocks.append(
+            Deadlock(variant, cursors, tuple(blocked), interleaving("deadlock", cursors), graph.cycle, explanation)
+        )
     races = tuple(
         Race(
             variant, tuple(r.cursors), shown.get(r.writer_task, r.writer_task),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .problem import Problem
-from .schedule import Section, Stage
+from .schedule import Family, Section, Stage
 from .tasks import TaskSet
 
 # Credit kinds a blocked step waits for (TS's words, kept for the reader).
@@ -80,6 +80,7 @@ class CheckerStep:
     label: str | None = None  # the work method name
     credit_slot: int = 0  # physical stage of the credit pool (only domain-interleaved resources use >0)
     tracked: bool = True  # False for WorkQueue ops (never credit-tracked)
+    family: Family = Family.AUX  # colour family, as in the schedule tree drawing
 
     @property
     def method(self) -> str:
@@ -189,13 +190,13 @@ class BlockedStep:
         if self.credit == COMMIT_CREDIT:
             text = f"{self.task} waits for a commit on {self.resource}"
         elif self.credit == EMPTY_CREDIT:
-            text = f"{self.task} waits for a free slot of {self.resource} (a release)"
+            text = f"{self.task} waits for a free slot of {self.resource}"
         else:
             text = f"{self.task} is blocked on {self.resource}.{self.stage.method}"
         if self.freed_by is not None:
             verb = "commits" if self.credit == COMMIT_CREDIT else "releases"
             if self.freed_by:
-                text += f" that only {' / '.join(self.freed_by)} could provide"
+                text += f"; only {' / '.join(self.freed_by)} {verb} {self.resource}"
             else:
                 text += f", but no task {verb} {self.resource} again"
         return text
@@ -210,11 +211,12 @@ class Deadlock:
     blocked: tuple[BlockedStep, ...]
     interleaving: Interleaving | None = None
     cycle: tuple[str, ...] = ()  # tasks waiting on each other in a circle (first repeated at the end)
+    explanation: str = ""  # who waits for whom, and who could free them, in words
 
     kind = "deadlock"
 
     def describe(self) -> str:
-        text = "deadlock: " + "; ".join(b.sentence for b in self.blocked)
+        text = "deadlock: " + (self.explanation or "; ".join(b.sentence for b in self.blocked))
         if self.cycle:
             text += f" (wait-for cycle {' -> '.join(self.cycle)})"
         return text
