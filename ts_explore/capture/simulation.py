@@ -28,12 +28,14 @@ def _sections(task: Any) -> list[tuple[Section, list[tuple[Any, Any, int]]]]:
     ]
 
 
-def _find(task: Any, line: BlockedLine) -> tuple[Section, Any] | None:
-    for section, entries in _sections(task):
-        for res, stage, cid in entries:
-            if line.matches(getattr(res, "name", "")) and stage.name == line.stage and cid == line.call_index:
-                return section, res
-    return None
+def _candidates(task: Any, line: BlockedLine) -> list[tuple[Section, Any]]:
+    """Entries of a task that print as this line (a cut name can fit several resources)."""
+    return [
+        (section, res)
+        for section, entries in _sections(task)
+        for res, stage, cid in entries
+        if line.matches(getattr(res, "name", "")) and stage.name == line.stage and cid == line.call_index
+    ]
 
 
 def blocked_steps(
@@ -49,11 +51,12 @@ def blocked_steps(
     next_task = 0
     for line in lines:
         for j in range(next_task, len(tasks)):
-            found = _find(tasks[j], line)
-            if found is None:
+            found = _candidates(tasks[j], line)
+            if not found:
                 continue
-            section, res = found
             name, stage = task_name(tasks[j]), Stage(line.stage)
+            # prefer the entry the exhaustive checker saw blocked, else the first in program order
+            section, res = next((c for c in found if (name, name_of(c[1]), stage) in exact), found[0])
             resource = name_of(res)
             known = exact.get((name, resource, stage))
             uid = known.step_uid if known else None

@@ -167,6 +167,9 @@ class Interleaving:
     def __len__(self) -> int:
         return len(self.moves)
 
+    def __bool__(self) -> bool:  # a deadlock at the initial state has an empty, but real, path
+        return True
+
 
 @dataclass(frozen=True)
 class BlockedStep:
