@@ -65,6 +65,7 @@ class Scenario:
     build_fn: Callable[[Any, BuildContext], Built]
     description: str = ""
     check_fn: Callable[[Any], None] | None = None  # raise ValueError for bad combinations
+    kernel: str | None = None  # module of the GPU kernel family (``ts_explore.kernels.*``); None: record only
 
     def default_config(self) -> Any:
         return self.config_type()

@@ -1,0 +1,106 @@
+"""Swimlanes: one lane per task, its HEAD + loop iterations + TAIL unrolled for the concrete domain.
+
+Pure: lane views in (from :func:`ts_explore.analysis.unroll.lane_views`),
+``graphviz.Digraph`` out. Done steps keep their colour and show the move
+number ``t3`` at which the counterexample ran them; the blocked (or racing)
+step has a red border; dashed red arrows point from a blocked step to the
+step of another task that would free it.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import graphviz
+
+from ..analysis.unroll import BLOCKED, DONE, PENDING, LaneCell, LaneView
+from ..model.verdict import CheckerStep
+from . import style
+from .labels import esc, html_label
+
+Need = tuple[str, int, str, int, str]  # (task, step index) -> (task, step index), label
+
+
+def _segment(step: CheckerStep) -> tuple[int, str, int]:
+    return (step.tile, step.section.value, -1 if step.iteration is None else step.iteration)
+
+
+def _segment_label(step: CheckerStep) -> str:
+    text = step.section.value.upper() if step.iteration is None else f"iteration {step.iteration}"
+    if step.section.value == "loop" and step.iteration is None:
+        text = "loop"
+    return f"tile {step.tile} · {text}" if step.tile else text
+
+
+def cell_label(cell: LaneCell) -> str:
+    step = cell.step
+    assert step is not None
+    sub = step.stage.short + (f" ({step.part})" if step.part else "")
+    if cell.time is not None:
+        sub += f" · t{cell.time}"
+    return html_label([f"<b>{esc(step.title)}</b>", f'<font point-size="8">{esc(sub)}</font>'])
+
+
+def node_id(lane_no: int, index: int) -> str:
+    return f"l{lane_no}_{index}"
+
+
+def swimlanes(views: Sequence[LaneView], *, title: str = "", needs: Sequence[Need] = ()) -> graphviz.Digraph:
+    """Draw lanes side by side (top to bottom), each a chain of steps from left to right."""
+    g = graphviz.Digraph(name="swimlanes")
+    g.attr("graph", label=title, **style.LANE_GRAPH)
+    g.attr("node", **{**style.NODE_ATTRS, "fontsize": "10"})
+    g.attr("edge", **style.EDGE_ATTRS)
+    visible: set[tuple[str, int]] = set()
+    for lane_no, view in enumerate(views):
+        lane = graphviz.Digraph(name=f"cluster_lane{lane_no}")
+        status = "finished" if view.finished else f"at step {view.cursor} of {view.length}"
+        lane.attr(label=f"{view.task}  ({status})", **style.LANE_CLUSTER)
+        order: list[str] = []
+        groups: list[tuple[tuple[int, str, int] | None, list[LaneCell]]] = []
+        for cell in view.cells:
+            key = _segment(cell.step) if cell.step is not None else None
+            if groups and key is not None and groups[-1][0] == key:
+                groups[-1][1].append(cell)
+            else:
+                groups.append((key, [cell]))
+        for seg_no, (key, cells) in enumerate(groups):
+            if key is None:
+                fid = f"l{lane_no}_f{seg_no}"
+                lane.node(fid, f"... {cells[0].folded} more steps ...", **style.LANE_FOLD)
+                order.append(fid)
+                continue
+            first = cells[0].step
+            assert first is not None
+            seg = graphviz.Digraph(name=f"cluster_l{lane_no}s{seg_no}")
+            seg.attr(label=_segment_label(first), fontsize="9", **style.SEGMENT_CLUSTER[first.section.value])
+            for cell in cells:
+                step = cell.step
+                assert step is not None
+                nid = node_id(lane_no, step.index)
+                attrs = {"fillcolor": style.FAMILY_FILL[step.family], **style.LANE_STATE[cell.state]}
+                if cell.state in (PENDING,):
+                    attrs["fillcolor"] = style.LANE_STATE[PENDING]["fillcolor"]
+                tip = f"{view.task}: {step.title} ({step.stage.value}, {step.where})"
+                if cell.state == BLOCKED:
+                    tip += " - blocked here"
+                elif cell.state == DONE and cell.time is not None:
+                    tip += f" - ran at move {cell.time}"
+                seg.node(nid, cell_label(cell), tooltip=tip, **attrs)
+                order.append(nid)
+                visible.add((view.task, step.index))
+            lane.subgraph(seg)
+        for a, b in zip(order, order[1:]):
+            lane.edge(a, b, **style.LANE_ORDER_EDGE)
+        g.subgraph(lane)
+    lane_of = {view.task: n for n, view in reversed(list(enumerate(views)))}
+    for src_task, src_idx, dst_task, dst_idx, label in needs:
+        if (src_task, src_idx) in visible and (dst_task, dst_idx) in visible:
+            g.edge(
+                node_id(lane_of[src_task], src_idx), node_id(lane_of[dst_task], dst_idx), label=label,
+                **style.NEEDS_EDGE,
+            )
+    return g
+
+
+__all__ = ["cell_label", "node_id", "swimlanes"]
