@@ -75,19 +75,26 @@ def test_slider_changes_the_loop_bounds(ex: Explorer) -> None:
 
 
 def test_failed_verification_shows_in_the_verdict_and_recovers(ex: Explorer) -> None:
+    from ts_explore.render import style
+
     ex.controls["forget_commit"].value = True
-    assert ex.verdict is not None and not ex.verdict.ok
-    assert "&#10008;" in ex.status.value
-    ex.tabs.selected_index = 2  # Verdict
-    assert "fail" in ex.panes["verdict"].value
+    assert ex.verdict is not None and not ex.verdict.ok and ex.verdict.deadlocks
+    assert "&#10008;" in ex.status.value and "credit simulation blocked" in ex.status.value
+    assert f'color="{style.BLOCKED_BORDER}"' in ex.dot  # the blocked steps are marked in the drawing
+    ex.tabs.selected_index = 2  # Verdict: every check, the failing ones crossed out
     failing = [c for c in ex.verdict.checks if not c.passed]
-    assert failing and failing[0].name in ex.panes["verdict"].value
-    ex.tabs.selected_index = 3  # Deadlock tab says something useful either way
-    assert ex.deadlock_box.children
+    assert failing and all(c.title in ex.panes["verdict"].value for c in ex.verdict.checks)
+    assert "UNSAFE" in ex.panes["verdict"].value and "&#10007;" in ex.panes["verdict"].value
+    ex.tabs.selected_index = 3  # Deadlock: the counterexample stepper
+    (stepper,) = ex.deadlock_box.children
+    sliders = [w for w in stepper.children for w in getattr(w, "children", ()) if isinstance(w, widgets.IntSlider)]
+    assert sliders and sliders[0].max == len(ex.verdict.deadlocks[0].interleaving)
     ex.tabs.selected_index = 2
     ex.controls["forget_commit"].value = False
     assert ex.verdict.ok and "&#10004;" in ex.status.value
-    assert "fail<" not in ex.panes["verdict"].value and "pass" in ex.panes["verdict"].value  # redrawn
+    assert "SAFE" in ex.panes["verdict"].value and "&#10007;" not in ex.panes["verdict"].value  # redrawn
+    ex.tabs.selected_index = 3
+    assert "no deadlock to step through" in ex.deadlock_box.children[0].value
 
 
 def test_grammar_error_shows_the_problem_box_then_recovers(ex: Explorer) -> None:

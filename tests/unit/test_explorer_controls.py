@@ -92,16 +92,21 @@ def test_launch_blockers_name_every_reason() -> None:
     (clc,) = launch_blockers(_clc_task_set(), SM90, has_launcher=True)
     assert "CLC work queue needs sm_100" in clc and "sm_90" in clc
     assert launch_blockers(_clc_task_set(), SM100, has_launcher=True) == []
-    assert "did not record" in launch_blockers(None, SM100, has_launcher=True)[0]
+    assert "does not verify" in launch_blockers(None, SM100, has_launcher=True)[0]
     assert "sm_80" in launch_blockers(CLC_SET, Device((8, 0), "A100"), has_launcher=True)[0]
+
+    class RecordOnly:
+        name, kernel = "sketch", None
+
+    assert "has no GPU kernel" in launch_blockers(CLC_SET, SM90, True, RecordOnly())[0]
 
 
 def test_launch_button_runs_the_launcher_and_shows_its_result() -> None:
     calls = []
 
     class Result:
-        def _repr_html_(self) -> str:
-            return "<b>1.23 ms, matches the reference</b>"
+        def summary(self) -> str:
+            return "1.23 ms, matches the reference"
 
     def launch(scenario, config):
         calls.append((scenario, config))

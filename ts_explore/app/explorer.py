@@ -24,7 +24,9 @@ import ipywidgets as widgets
 
 from ..analysis.diff import ScheduleDiff, diff_task_sets
 from ..capture import problem_from_exception
+from ..capture.verify import verify
 from ..model import Problem, TaskSet
+from ..model.verdict import Verdict
 from ..render.deps import dependency_graph
 from ..render.diff import diff_graph
 from ..render.tree import schedule_graph
@@ -32,6 +34,7 @@ from ..scenarios.base import BuildContext, Built, Scenario, get
 from . import controls as ctl
 from . import panels
 from .launch_panel import LaunchPanel
+from .stepper import Stepper
 
 TABS = ("schedule", "changes", "verdict", "deadlock", "dependencies", "launch")
 TAB_TITLES = {
@@ -45,12 +48,8 @@ TAB_TITLES = {
 RESULT_CACHE_SIZE = 64
 
 
-def _verify(built: Built) -> Any:
+def _verify(built: Built) -> Verdict:
     """Verify a freshly built task set; the one place the explorer asks for a Verdict."""
-    try:
-        from ..capture.verify import verify
-    except ImportError:
-        from ._fallback_verify import fallback_verify as verify
     return verify(**built.verify_kwargs())
 
 
@@ -59,7 +58,7 @@ class Outcome:
     """What one configuration gave: a verdict and drawing, or the error that stopped it."""
 
     config: Any
-    verdict: Any = None
+    verdict: Verdict | None = None
     task_set: TaskSet | None = None
     dot: str | None = None
     problem: Problem | None = None  # TS rejected the schedule (grammar / Task construction)
@@ -70,7 +69,7 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return self.verdict is not None and bool(self.verdict.ok)
+        return self.verdict is not None and self.task_set is not None and bool(self.verdict.ok)
 
 
 class Explorer:
@@ -116,7 +115,7 @@ class Explorer:
         return self._outcome.config
 
     @property
-    def verdict(self) -> Any:
+    def verdict(self) -> Verdict | None:
         """The current Verdict, or None when the configuration did not build."""
         return self._outcome.verdict
 
@@ -282,6 +281,9 @@ class Explorer:
             return Outcome(config, error=f"verification could not run: {type(exc).__name__}: {exc}",
                            hint="The scenario built tasks TaskManager cannot take; check the scenario's build().")
         task_set = verdict.task_set
+        if task_set is None:  # capture failed: the verdict stands, there is nothing to draw
+            return Outcome(config, verdict=verdict, error="the tasks verified but could not be captured for "
+                           "drawing: " + panels.headline(verdict), hint="Report this with the configuration.")
         dot = schedule_graph(task_set, highlight=verdict.highlight_keys()).source
         return Outcome(config, verdict=verdict, task_set=task_set, dot=dot, notes=tuple(built.notes),
                        seconds=time.perf_counter() - start)
@@ -361,15 +363,10 @@ class Explorer:
     def _deadlock_children(self, out: Outcome) -> list[widgets.Widget]:
         if out.verdict is None:
             return [widgets.HTML(panels.note_html("Nothing was verified for this configuration."))]
-        if out.verdict.ok:
-            return [widgets.HTML(panels.note_html("Verification passed: there is no deadlock to step through."))]
-        if not getattr(out.verdict, "deadlocks", None):
-            return [widgets.HTML(panels.note_html(
-                "No deadlock was found; the failing checks are listed in the Verdict tab."))]
-        try:
-            from .stepper import Stepper
-        except ImportError:
-            return [widgets.HTML(panels.note_html("The deadlock stepper is not part of this installation."))]
+        if not out.verdict.findings:
+            text = ("Verification passed: there is no deadlock to step through." if out.verdict.ok else
+                    "The exhaustive search found no deadlock or race; the failing checks are in the Verdict tab.")
+            return [widgets.HTML(panels.note_html(text))]
         return [Stepper(out.verdict).widget]
 
 

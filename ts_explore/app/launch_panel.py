@@ -92,11 +92,14 @@ def launcher_available() -> bool:
     return importlib.util.find_spec("ts_explore.launch") is not None
 
 
-def launch_blockers(task_set: TaskSet | None, device: Device, has_launcher: bool) -> list[str]:
+def launch_blockers(task_set: TaskSet | None, device: Device, has_launcher: bool,
+                    scenario: Any = None) -> list[str]:
     """Every reason the current configuration cannot be launched here (empty: it can)."""
     reasons = []
+    if scenario is not None and getattr(scenario, "kernel", "") is None:
+        reasons.append(f"scenario {scenario.name!r} has no GPU kernel: it can be recorded and verified, not launched")
     if task_set is None:
-        reasons.append("the current configuration did not record; fix it first")
+        reasons.append("the current configuration does not verify; fix it first (see the Verdict tab)")
     if not has_launcher:
         reasons.append("this installation has no GPU launcher (ts_explore.launch)")
     if device.capability is None:
@@ -127,7 +130,7 @@ class LaunchPanel:
     def update(self, scenario: Any, config: Any, task_set: TaskSet | None) -> None:
         """Re-decide whether ``config`` of ``scenario`` can be launched here."""
         self._target = (scenario, config) if task_set is not None else None
-        blockers = launch_blockers(task_set, self._probe(), self._has_launcher())
+        blockers = launch_blockers(task_set, self._probe(), self._has_launcher(), scenario)
         self.button.disabled = bool(blockers)
         if blockers:
             items = "".join(f"<li>{html.escape(r)}</li>" for r in blockers)
@@ -149,8 +152,11 @@ class LaunchPanel:
 
                 launch = ts_explore.launch
             result = launch(*self._target)
-            shown = result._repr_html_() if hasattr(result, "_repr_html_") else f"<pre>{html.escape(repr(result))}</pre>"
-            self.result.value = shown
+            if hasattr(result, "_repr_html_"):
+                self.result.value = result._repr_html_()
+            else:
+                text = result.summary() if hasattr(result, "summary") else repr(result)
+                self.result.value = f"<pre>{html.escape(str(text))}</pre>"
         except Exception as exc:  # noqa: BLE001 - show it, keep the notebook usable
             self.result.value = note_html(f"launch failed: {type(exc).__name__}: {exc}", FAIL_COLOUR)
         finally:

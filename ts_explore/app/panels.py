@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import functools
 import html
-from typing import Any, Iterable
+from typing import Any
 
 import graphviz
 
 from ..analysis.diff import ScheduleDiff
 from ..model import Problem
+from ..model.verdict import Status, Verdict
+from ..render import style
 from ..render.display import graph_mimebundle
+from ..render.verdict_html import verdict_html as render_verdict_html
 
-OK_COLOUR = "#1a7f37"
-FAIL_COLOUR = "#b42318"
-WARN_COLOUR = "#9a6700"
+OK_COLOUR = style.PASS_COLOR
+FAIL_COLOUR = style.FAIL_COLOR
+WARN_COLOUR = style.WARN_COLOR
 BOX = "border-radius:6px;padding:6px 10px;margin:4px 0;font-family:sans-serif"
 
 
@@ -59,61 +62,21 @@ def problem_html(problem: Problem) -> str:
     return problem.to_html()
 
 
-def verdict_state(verdict: Any) -> bool | None:
+def verdict_state(verdict: Verdict) -> bool | None:
     """True when proven safe, False when unsafe, None when inconclusive (runtime domain, state cap)."""
-    if verdict.ok:
-        return True
-    status = getattr(getattr(verdict, "status", None), "value", None)
-    return None if status == "inconclusive" else False
+    return {Status.SAFE: True, Status.UNSAFE: False}.get(verdict.status)
 
 
-def headline(verdict: Any) -> str:
+def headline(verdict: Verdict) -> str:
     """The first line of the verdict's summary, with a count when there are more."""
     lines = [line for line in verdict.summary().splitlines() if line.strip()] or ["verified"]
     more = f" (+{len(lines) - 1} more in the Verdict tab)" if len(lines) > 1 else ""
     return lines[0] + more
 
 
-def _check_rows(checks: Iterable[Any]) -> str:
-    rows = []
-    for check in checks:
-        passed = bool(getattr(check, "passed", False))
-        mark = f"<span style='color:{OK_COLOUR}'>&#10004; pass</span>" if passed else (
-            f"<span style='color:{FAIL_COLOUR};font-weight:bold'>&#10008; fail</span>")
-        name = str(getattr(check, "name", "?"))
-        title = str(getattr(check, "title", "") or name)
-        message = html.escape(str(getattr(check, "message", "") or ""))
-        hint = str(getattr(check, "hint", "") or "")
-        if hint and not passed:
-            message += f"<div><b>How to fix:</b> {html.escape(hint)}</div>"
-        rows.append(
-            f"<tr><td style='padding:2px 8px'>{mark}</td>"
-            f"<td style='padding:2px 8px;text-align:left' title='{html.escape(name)}'>{html.escape(title)}</td>"
-            f"<td style='padding:2px 8px;white-space:pre-wrap;text-align:left'>{message}</td></tr>"
-        )
-    return "".join(rows)
-
-
-def verdict_html(verdict: Any) -> str:
-    """Every check with pass/fail and its message, under the verdict's summary, then its notes."""
-    state = verdict_state(verdict)
-    colour = OK_COLOUR if state else (WARN_COLOUR if state is None else FAIL_COLOUR)
-    checks = list(getattr(verdict, "checks", ()))
-    failed = sum(1 for c in checks if not getattr(c, "passed", False))
-    summary = "".join(f"<div>{html.escape(line)}</div>" for line in verdict.summary().splitlines())
-    notes = [str(getattr(n, "message", n)) for n in getattr(verdict, "warnings", ())]
-    note_list = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
-    notes_html = f"<div style='margin-top:6px'><b>Notes</b><ul>{note_list}</ul></div>" if notes else ""
-    return (
-        f"<div class='ts-explore-verdict' style='font-family:sans-serif'>"
-        f"<div style='color:{colour};font-weight:bold;margin:4px 0'>{summary}</div>"
-        f"<div style='color:#555'>{len(checks)} checks, {failed} failed</div>"
-        "<table style='border-collapse:collapse;margin-top:4px'>"
-        "<tr><th style='text-align:left;padding:2px 8px'>result</th>"
-        "<th style='text-align:left;padding:2px 8px'>check</th>"
-        "<th style='text-align:left;padding:2px 8px'>message</th></tr>"
-        f"{_check_rows(checks)}</table>{notes_html}</div>"
-    )
+def verdict_html(verdict: Verdict) -> str:
+    """Every check pass/fail, the exhaustive runs, findings and caveats (the Verdict's own table)."""
+    return render_verdict_html(verdict)
 
 
 def status_html(*, ok: bool | None, headline: str, details: str = "", elapsed_s: float | None = None) -> str:
