@@ -186,3 +186,22 @@ def test_simulation_blocked_lines_map_to_tasks_even_with_cut_names():
     assert [(b.task, b.resource) for b in v.simulation_blocked] == [
         ("Ping", "left_buffer_rope"), ("Pong", "left_buffer_ring")]
     assert all(b.step_uid == 0 for b in v.simulation_blocked)
+
+
+def test_one_search_per_variant_when_the_simulation_already_failed(monkeypatch):
+    from cutlass.experimental.task_scheduling import exhaustive_checker as ec
+
+    calls = []
+    original = ec.check_all_interleavings
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("verbose"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(ec, "check_all_interleavings", counting)
+    v = verify(**gallery.get("missing_release").broken())
+    assert calls == [True]  # the path was recorded during TaskManager's own search
+    assert v.deadlocks[0].interleaving is not None
+    calls.clear()
+    v = verify(**gallery.get("smem_alias_race").broken())  # simulation passes: search, then search for the path
+    assert calls == [False, True] and v.races[0].interleaving is not None

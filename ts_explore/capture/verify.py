@@ -40,7 +40,7 @@ from . import checker as ck
 from .checks import SETUP, ObservedTaskManager, check_hint, check_title
 from .problems import problem_from_exception
 from .schedule import resource_namer
-from .simulation import simulation_findings
+from .simulation import SIMULATION, simulation_findings
 from .tasks import _all_resources, capture_task_set
 from .ts_text import parse_printed_notes
 
@@ -82,6 +82,13 @@ def _run_task_manager(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dic
     original = ec.check_all_interleavings
 
     def intercept(*args: Any, **kwargs: Any) -> Any:
+        stalled = any(name == SIMULATION and exc is not None for name, exc in session.outcomes)
+        if stalled and not kwargs.get("verbose") and len(args) == 1:
+            # the credit simulation already failed: the search will too, so record its
+            # paths in this same run instead of searching twice
+            result, paths = ck.run_with_paths(args[0], kwargs, original)
+            session.records.append(ck.RunRecord(dict(kwargs), result, paths=paths))
+            return result
         result = original(*args, **kwargs)
         session.records.append(ck.RunRecord(dict(kwargs), result))
         return result
@@ -231,8 +238,20 @@ def verify(tasks: Any = None, resource_dependency_graph: Any = None, **task_mana
         task_set: TaskSet | None = capture_task_set(task_list, graph)
     except Exception:  # noqa: BLE001 - drawings lose their tree; verification still runs
         task_set = None
-    infos = {id(t): info for t, info in zip(task_list, task_set.tasks)} if task_set else {}
+    with ck.cached_domain_probes():
+        return _verify(task_list, graph, task_manager_kwargs, resources, name_of, task_set, start)
 
+
+def _verify(
+    task_list: list[Any],
+    graph: dict[Any, Any],
+    task_manager_kwargs: dict[str, Any],
+    resources: list[Any],
+    name_of: Callable[[Any], str],
+    task_set: TaskSet | None,
+    start: float,
+) -> Verdict:
+    infos = {id(t): info for t, info in zip(task_list, task_set.tasks)} if task_set else {}
     session = _run_task_manager(task_list, graph, task_manager_kwargs)
     notes_extra: list[Note] = []
     with warnings.catch_warnings(record=True) as caught:
@@ -251,8 +270,8 @@ def verify(tasks: Any = None, resource_dependency_graph: Any = None, **task_mana
                 task_list, infos, name_of, skipped_tile=bool(kw.get("skipped_tile")),
                 opaque_assignment=kw.get("opaque_assignment"), num_tiles=int(kw.get("num_tiles", 1)),
             )
-            paths: list[Any] = []
-            if not record.result.is_safe:
+            paths: list[Any] = record.paths or []
+            if not record.result.is_safe and record.paths is None:
                 try:
                     paths = ck.capture_paths(task_list, kw, ec.check_all_interleavings)
                 except Exception as exc:  # noqa: BLE001 - the verdict stands without a path

@@ -45,6 +45,17 @@ def node_id(lane_no: int, index: int) -> str:
     return f"l{lane_no}_{index}"
 
 
+def _attrs(attrs: dict[str, str]) -> str:
+    """``[k="v" ...]`` written directly: lanes have many nodes and graphviz's generic quoting is slow."""
+    parts = []
+    for key, value in attrs.items():
+        if value.startswith("<") and value.endswith(">"):
+            parts.append(f"{key}={value}")
+        else:
+            parts.append(f'{key}="' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    return "[" + " ".join(parts) + "]"
+
+
 def swimlanes(views: Sequence[LaneView], *, title: str = "", needs: Sequence[Need] = ()) -> graphviz.Digraph:
     """Draw lanes side by side (top to bottom), each a chain of steps from left to right."""
     g = graphviz.Digraph(name="swimlanes")
@@ -73,7 +84,8 @@ def swimlanes(views: Sequence[LaneView], *, title: str = "", needs: Sequence[Nee
             first = cells[0].step
             assert first is not None
             seg = graphviz.Digraph(name=f"cluster_l{lane_no}s{seg_no}")
-            seg.attr(label=_segment_label(first), fontsize="9", **style.SEGMENT_CLUSTER[first.section.value])
+            seg_attrs = {"label": _segment_label(first), "fontsize": "9", **style.SEGMENT_CLUSTER[first.section.value]}
+            seg.body.append(f"\t\tgraph {_attrs(seg_attrs)}\n")
             for cell in cells:
                 step = cell.step
                 assert step is not None
@@ -86,12 +98,12 @@ def swimlanes(views: Sequence[LaneView], *, title: str = "", needs: Sequence[Nee
                     tip += " - blocked here"
                 elif cell.state == DONE and cell.time is not None:
                     tip += f" - ran at move {cell.time}"
-                seg.node(nid, cell_label(cell), tooltip=tip, **attrs)
+                seg.body.append(f"\t\t{nid} {_attrs({'label': cell_label(cell), 'tooltip': tip, **attrs})}\n")
                 order.append(nid)
                 visible.add((view.task, step.index))
             lane.subgraph(seg)
-        for a, b in zip(order, order[1:]):
-            lane.edge(a, b, **style.LANE_ORDER_EDGE)
+        order_attrs = _attrs(dict(style.LANE_ORDER_EDGE))
+        lane.body.extend(f"\t{a} -> {b} {order_attrs}\n" for a, b in zip(order, order[1:]))
         g.subgraph(lane)
     lane_of = {view.task: n for n, view in reversed(list(enumerate(views)))}
     for src_task, src_idx, dst_task, dst_idx, label in needs:
