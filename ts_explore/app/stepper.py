@@ -161,6 +161,13 @@ class Stepper:
             self.sentence.value = f"<span style='color:{style.FAIL_COLOR}'>could not draw step {k}: {html.escape(repr(exc))}</span>"
 
     @property
+    def text(self) -> str:
+        """The sentence for the current move, as plain text."""
+        if self.finding is None or self.run is None:
+            return self.verdict.summary()
+        return state_sentence(self.finding, self.run, self.slider.value)
+
+    @property
     def states(self) -> dict[str, str]:
         """Cell states per task at the current move (for tests and scripts)."""
         k = self.slider.value
