@@ -205,3 +205,26 @@ def test_one_search_per_variant_when_the_simulation_already_failed(monkeypatch):
     calls.clear()
     v = verify(**gallery.get("smem_alias_race").broken())  # simulation passes: search, then search for the path
     assert calls == [False, True] and v.races[0].interleaving is not None
+
+
+def test_unconsumed_outputs_are_noted():
+    from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
+    from cutlass.experimental.task_scheduling.task import Task
+
+    from ts_explore.examples import resources as R
+
+    src, dst = R.GmemSource(name="src"), R.GmemSink(name="dst")
+
+    @schedule
+    def copy(src, dst):
+        with domain_loop(0, 2, 1):
+            src.get_item()  # read, then dropped: nothing consumes the value
+            item = src.get_item()
+            dst.set_item(item)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TS warns about the dropped value while recording
+        task = Task([src], [dst], 0, 1, schedule=copy(src, dst), name="Copy")
+    v = verify(tasks=[task], resource_dependency_graph={dst: [src], src: []})
+    (note,) = [n for n in v.warnings if n.kind == "unconsumed-output"]
+    assert (note.task, note.resource) == ("Copy", "src") and "item" in note.message

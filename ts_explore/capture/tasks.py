@@ -45,7 +45,18 @@ from .schedule import (
     skip_predicate_of,
 )
 
-_TREES: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+# id(task) -> (weak reference to the task, its Schedule tree). Keyed by id because TS
+# Tasks are dataclasses with eq=True and so unhashable (a WeakKeyDictionary rejects them).
+_TREES: dict[int, tuple["weakref.ref[Any]", Any]] = {}
+
+
+def _remember(task: Any, tree: Any) -> None:
+    key = id(task)
+    try:
+        ref = weakref.ref(task, lambda _r, key=key: _TREES.pop(key, None))
+    except TypeError:  # not weak-referenceable: keep the lists fallback
+        return
+    _TREES[key] = (ref, tree)
 
 
 def _install_tree_memory() -> None:
@@ -59,10 +70,7 @@ def _install_tree_memory() -> None:
         original(self, *args, **kwargs)
         tree = kwargs.get("schedule")
         if isinstance(tree, sb.Schedule):
-            try:
-                _TREES[self] = tree
-            except TypeError:  # not weak-referenceable: keep the lists fallback
-                pass
+            _remember(self, tree)
 
     init._ts_explore_wrapped = True  # type: ignore[attr-defined]
     _TsTask.__init__ = init  # type: ignore[method-assign]
@@ -73,10 +81,10 @@ _install_tree_memory()
 
 def schedule_tree_of(task: Any) -> Any | None:
     """The TS ``Schedule`` tree a task was built from, if it was remembered."""
-    try:
-        return _TREES.get(task)
-    except TypeError:
+    entry = _TREES.get(id(task))
+    if entry is None or entry[0]() is not task:
         return None
+    return entry[1]
 
 
 def _smem_bytes(resource: Any) -> int:
