@@ -74,6 +74,7 @@ def seed_task_set(name: str) -> Build | None:
 
 
 def p50(fn: Callable[[dict[str, Any]], Any], build: Build, repeat: int) -> float:
+    """Median wall time of ``fn(build())``; the build is not timed."""
     times = []
     for _ in range(repeat):
         kwargs = build()
@@ -84,6 +85,7 @@ def p50(fn: Callable[[dict[str, Any]], Any], build: Build, repeat: int) -> float
 
 
 def raw_task_manager(kwargs: dict[str, Any], **extra: Any) -> None:
+    """A bare TaskManager, output discarded (stops at the first failing check)."""
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -93,15 +95,18 @@ def raw_task_manager(kwargs: dict[str, Any], **extra: Any) -> None:
 
 
 def all_checks_task_manager(kwargs: dict[str, Any]) -> None:
+    """TaskManager in warn-only mode: every check runs, as in verify."""
     raw_task_manager(kwargs, skip_validation=True)
 
 
 def verify_and_dot(kwargs: dict[str, Any]) -> Any:
+    """verify, then build the wait-for graph and the swimlanes (DOT source only)."""
     v = verify(**kwargs)
     return v, ts_explore.deadlock_graph(v), ts_explore.swimlanes(v)
 
 
 def verify_and_svg(kwargs: dict[str, Any]) -> None:
+    """verify, draw, and render both drawings to SVG with an empty cache."""
     _svg_for_source.cache_clear()
     _v, g1, g2 = verify_and_dot(kwargs)
     _svg_for_source(g1.source, g1.engine)
@@ -109,6 +114,7 @@ def verify_and_svg(kwargs: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Print the latency table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--svg-repeat", type=int, default=5)

@@ -57,6 +57,7 @@ class RunRecord:
 
     @property
     def variant(self) -> str:
+        """``normal`` or ``skipped-tile``."""
         return "skipped-tile" if self.kwargs.get("skipped_tile") else "normal"
 
 

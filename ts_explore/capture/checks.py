@@ -69,10 +69,12 @@ CHECKS: dict[str, tuple[str, str]] = {
 
 
 def check_title(name: str) -> str:
+    """A TS check's name in words."""
     return CHECKS.get(name, (name.strip("_").replace("_", " "), ""))[0]
 
 
 def check_hint(name: str) -> str:
+    """How to fix a failure of a TS check."""
     return CHECKS.get(name, ("", "Read TS's message; it names the rule."))[1]
 
 

@@ -48,7 +48,7 @@ _TM_PARAMS = frozenset(inspect.signature(TaskManager.__init__).parameters) - {"s
 
 
 @dataclass
-class _Session:
+class _Collected:
     """What one verification collects while TaskManager runs."""
 
     outcomes: list[tuple[str, BaseException | None]]
@@ -77,20 +77,20 @@ def _check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[
     return list(tasks)
 
 
-def _run_task_manager(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dict[str, Any]) -> _Session:
-    session = _Session(outcomes=[], records=[], caught=[])
+def _run_task_manager(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dict[str, Any]) -> _Collected:
+    collected = _Collected(outcomes=[], records=[], caught=[])
     original = ec.check_all_interleavings
 
     def intercept(*args: Any, **kwargs: Any) -> Any:
-        stalled = any(name == SIMULATION and exc is not None for name, exc in session.outcomes)
+        stalled = any(name == SIMULATION and exc is not None for name, exc in collected.outcomes)
         if stalled and not kwargs.get("verbose") and len(args) == 1:
             # the credit simulation already failed: the search will too, so record its
             # paths in this same run instead of searching twice
             result, paths = ck.run_with_paths(args[0], kwargs, original)
-            session.records.append(ck.RunRecord(dict(kwargs), result, paths=paths))
+            collected.records.append(ck.RunRecord(dict(kwargs), result, paths=paths))
             return result
         result = original(*args, **kwargs)
-        session.records.append(ck.RunRecord(dict(kwargs), result))
+        collected.records.append(ck.RunRecord(dict(kwargs), result))
         return result
 
     out = io.StringIO()
@@ -100,15 +100,15 @@ def _run_task_manager(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dic
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
                 ObservedTaskManager(
-                    tasks, dict(graph), outcomes=session.outcomes, **{"verbose": False, **tm_kwargs}
+                    tasks, dict(graph), outcomes=collected.outcomes, **{"verbose": False, **tm_kwargs}
                 )
         except Exception as exc:  # noqa: BLE001 - a crash outside the checks is a failed setup check
-            session.outcomes.insert(0, (SETUP, exc))
+            collected.outcomes.insert(0, (SETUP, exc))
         finally:
             ec.check_all_interleavings = original  # type: ignore[assignment]
-        session.caught = list(caught)
-    session.output = out.getvalue()
-    return session
+        collected.caught = list(caught)
+    collected.output = out.getvalue()
+    return collected
 
 
 def _expected_variants(tasks: list[Any], tm_kwargs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -130,17 +130,17 @@ def _same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
-def _complete_runs(tasks: list[Any], session: _Session, tm_kwargs: dict[str, Any]) -> None:
+def _complete_runs(tasks: list[Any], collected: _Collected, tm_kwargs: dict[str, Any]) -> None:
     """Run the checker variants TaskManager skipped after its first unsafe result."""
-    if not any(name == "_exhaustive_aliasing_races" for name, _ in session.outcomes):
+    if not any(name == "_exhaustive_aliasing_races" for name, _ in collected.outcomes):
         return
     for kwargs in _expected_variants(tasks, tm_kwargs):
-        if not any(_same_call(kwargs, r.kwargs) for r in session.records):
+        if not any(_same_call(kwargs, r.kwargs) for r in collected.records):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 result = ec.check_all_interleavings(tasks, **kwargs)
-            session.caught.extend(caught)
-            session.records.append(ck.RunRecord(kwargs, result, run_by="ts-explore"))
+            collected.caught.extend(caught)
+            collected.records.append(ck.RunRecord(kwargs, result, run_by="ts-explore"))
 
 
 def _opaque_text(assignment: dict | None, id_names: dict[int, str]) -> tuple[tuple[str, bool], ...]:
@@ -154,9 +154,9 @@ def _opaque_text(assignment: dict | None, id_names: dict[int, str]) -> tuple[tup
     return tuple(items)
 
 
-def _checks(session: _Session) -> tuple[CheckOutcome, ...]:
+def _checks(collected: _Collected) -> tuple[CheckOutcome, ...]:
     out = []
-    for name, exc in session.outcomes:
+    for name, exc in collected.outcomes:
         if exc is None:
             out.append(CheckOutcome(name, check_title(name), True))
             continue
@@ -173,11 +173,11 @@ def _checks(session: _Session) -> tuple[CheckOutcome, ...]:
     return tuple(out)
 
 
-def _notes(session: _Session, task_set: TaskSet | None) -> tuple[Note, ...]:
+def _notes(collected: _Collected, task_set: TaskSet | None) -> tuple[Note, ...]:
     notes = [
-        Note(n.kind, f"{n.level}: {n.text}", n.task, n.resource) for n in parse_printed_notes(session.output)
+        Note(n.kind, f"{n.level}: {n.text}", n.task, n.resource) for n in parse_printed_notes(collected.output)
     ]
-    for w in session.caught:
+    for w in collected.caught:
         notes.append(Note("ts-warning", str(w.message).strip()))
     if task_set is not None:
         notes.extend(_unconsumed_outputs(task_set))
@@ -252,11 +252,11 @@ def _verify(
     start: float,
 ) -> Verdict:
     infos = {id(t): info for t, info in zip(task_list, task_set.tasks)} if task_set else {}
-    session = _run_task_manager(task_list, graph, task_manager_kwargs)
+    collected = _run_task_manager(task_list, graph, task_manager_kwargs)
     notes_extra: list[Note] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        _complete_runs(task_list, session, task_manager_kwargs)
+        _complete_runs(task_list, collected, task_manager_kwargs)
         runs = []
         ts_names = [t.name for t in task_list]
         display = {}
@@ -264,7 +264,7 @@ def _verify(
             display.setdefault(getattr(r, "name", ""), name_of(r))
         id_names = {id(r): name_of(r) for r in resources}
         model = ck.credit_model(task_list, name_of)
-        for record in session.records:
+        for record in collected.records:
             kw = record.kwargs
             lanes = ck.lanes_for(
                 task_list, infos, name_of, skipped_tile=bool(kw.get("skipped_tile")),
@@ -278,14 +278,14 @@ def _verify(
                     notes_extra.append(Note("counterexample-unavailable", f"{type(exc).__name__}: {exc}"))
             opaque = _opaque_text(kw.get("opaque_assignment"), id_names)
             runs.append(ck.convert_run(record, lanes, model, ts_names, display, paths, opaque))
-        blocked, imbalances = simulation_findings(session.outcomes, task_list, infos, name_of, runs)
+        blocked, imbalances = simulation_findings(collected.outcomes, task_list, infos, name_of, runs)
         domain_notes = _domain_notes(task_list, task_set)
     del caught  # repeats of what TaskManager already warned (domain probes)
-    checks = _checks(session)
-    raw = _raw_output(session, checks)
+    checks = _checks(collected)
+    raw = _raw_output(collected, checks)
     return Verdict(
         checks=checks,
-        warnings=_notes(session, task_set) + tuple(notes_extra),
+        warnings=_notes(collected, task_set) + tuple(notes_extra),
         simulation_blocked=blocked,
         imbalances=imbalances,
         runs=tuple(runs),
@@ -296,13 +296,13 @@ def _verify(
     )
 
 
-def _raw_output(session: _Session, checks: tuple[CheckOutcome, ...]) -> str:
-    parts = [session.output.rstrip()]
+def _raw_output(collected: _Collected, checks: tuple[CheckOutcome, ...]) -> str:
+    parts = [collected.output.rstrip()]
     failed = [c for c in checks if not c.passed]
     if failed:
         parts.append("\n".join(f"--- {c.name} ({c.error_type}) ---\n{c.message}" for c in failed))
-    if session.caught:
-        parts.append("--- warnings ---\n" + "\n".join(str(w.message) for w in session.caught))
+    if collected.caught:
+        parts.append("--- warnings ---\n" + "\n".join(str(w.message) for w in collected.caught))
     return "\n\n".join(p for p in parts if p)
 
 

@@ -32,6 +32,7 @@ class CheckerStep:
 
     @property
     def method(self) -> str:
+        """What the user typed after the dot: ``fill`` or ``acquire``."""
         return self.label or self.stage.method
 
     @property
@@ -80,9 +81,11 @@ class CreditModel:
     approximate: bool = False  # PipelineGroups present: replay treats the group as one resource
 
     def producer_count(self, resource: str) -> int:
+        """Tasks that commit this resource each round."""
         return dict(self.producers).get(resource, 1)
 
     def consumer_count(self, resource: str) -> int:
+        """Tasks that wait on this resource each round."""
         return dict(self.consumers).get(resource, 1)
 
 

@@ -111,6 +111,7 @@ class Deadlock:
     kind = "deadlock"
 
     def describe(self) -> str:
+        """One line in words."""
         text = "deadlock: " + (self.explanation or "; ".join(b.sentence for b in self.blocked))
         if self.cycle:
             text += f" (wait-for cycle {' -> '.join(self.cycle)})"
@@ -134,6 +135,7 @@ class Race:
     kind = "race"
 
     def describe(self) -> str:
+        """One line in words."""
         access = {"prod": "writes", "cons": "reads", "cons_held": "holds"}.get(self.victim_access, self.victim_access)
         return (
             f"SMEM aliasing race: {self.writer_task} writes {self.writer_resource} while "
@@ -155,6 +157,7 @@ class PdlViolation:
     kind = "pdl-order"
 
     def describe(self) -> str:
+        """One line in words."""
         return (
             f"PDL launch before wait: {self.launch_task} can call {self.launch_resource}.launch_griddep "
             "before any task has called wait_griddep"
@@ -183,10 +186,12 @@ class ExhaustiveRun:
 
     @property
     def safe(self) -> bool:
+        """No deadlock, race or PDL order violation in this run."""
         return not (self.deadlocks or self.races or self.pdl_violations)
 
     @property
     def label(self) -> str:
+        """``normal`` / ``skipped-tile``, plus the opaque assignment when there is one."""
         text = self.variant
         if self.opaque:
             text += " (" + ", ".join(f"{k}={v}" for k, v in self.opaque) + ")"
@@ -224,10 +229,12 @@ class Verdict:
     # -- the answer -------------------------------------------------------------------
     @property
     def failed_checks(self) -> tuple[CheckOutcome, ...]:
+        """The checks that did not pass."""
         return tuple(c for c in self.checks if not c.passed)
 
     @property
     def status(self) -> Status:
+        """SAFE, UNSAFE, or INCONCLUSIVE (stand-in domain or state cap, nothing found)."""
         if self.failed_checks or not all(r.safe for r in self.runs):
             return Status.UNSAFE
         if self.domain_notes or any(r.hit_state_limit for r in self.runs):
@@ -246,14 +253,17 @@ class Verdict:
 
     @property
     def deadlocks(self) -> tuple[Deadlock, ...]:
+        """Deadlocks of every exhaustive run."""
         return tuple(d for r in self.runs for d in r.deadlocks)
 
     @property
     def races(self) -> tuple[Race, ...]:
+        """Aliasing races of every exhaustive run."""
         return tuple(x for r in self.runs for x in r.races)
 
     @property
     def pdl_violations(self) -> tuple[PdlViolation, ...]:
+        """PDL launch-before-wait violations of every exhaustive run."""
         return tuple(x for r in self.runs for x in r.pdl_violations)
 
     @property

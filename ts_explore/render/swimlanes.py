@@ -33,6 +33,7 @@ def _segment_label(step: CheckerStep) -> str:
 
 
 def cell_label(cell: LaneCell) -> str:
+    """HTML-like label: resource.method, then stage (and part) and the move that ran it."""
     step = cell.step
     assert step is not None
     sub = step.stage.short + (f" ({step.part})" if step.part else "")
@@ -42,6 +43,7 @@ def cell_label(cell: LaneCell) -> str:
 
 
 def node_id(lane_no: int, index: int) -> str:
+    """Stable node id of a lane step."""
     return f"l{lane_no}_{index}"
 
 
