@@ -9,11 +9,13 @@ step of another task that would free it.
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import graphviz
 
-from ..analysis.unroll import BLOCKED, DONE, PENDING, LaneCell, LaneView
+from ..analysis.unroll import BLOCKED, DONE, LaneCell, LaneView
+from ..model import Family
 from ..model.verdict import CheckerStep
 from . import style
 from .labels import esc, html_label
@@ -58,6 +60,13 @@ def _attrs(attrs: dict[str, str]) -> str:
     return "[" + " ".join(parts) + "]"
 
 
+@functools.lru_cache(maxsize=None)
+def _look(state: str, family: Family) -> str:
+    """The (cached) colour attributes of a lane cell."""
+    attrs = {"fillcolor": style.FAMILY_FILL[family], **style.LANE_STATE[state]}
+    return _attrs(attrs)[1:-1]
+
+
 def swimlanes(views: Sequence[LaneView], *, title: str = "", needs: Sequence[Need] = ()) -> graphviz.Digraph:
     """Draw lanes side by side (top to bottom), each a chain of steps from left to right."""
     g = graphviz.Digraph(name="swimlanes")
@@ -92,15 +101,13 @@ def swimlanes(views: Sequence[LaneView], *, title: str = "", needs: Sequence[Nee
                 step = cell.step
                 assert step is not None
                 nid = node_id(lane_no, step.index)
-                attrs = {"fillcolor": style.FAMILY_FILL[step.family], **style.LANE_STATE[cell.state]}
-                if cell.state in (PENDING,):
-                    attrs["fillcolor"] = style.LANE_STATE[PENDING]["fillcolor"]
+                look = _look(cell.state, step.family)
                 tip = f"{view.task}: {step.title} ({step.stage.value}, {step.where})"
                 if cell.state == BLOCKED:
                     tip += " - blocked here"
                 elif cell.state == DONE and cell.time is not None:
                     tip += f" - ran at move {cell.time}"
-                seg.body.append(f"\t\t{nid} {_attrs({'label': cell_label(cell), 'tooltip': tip, **attrs})}\n")
+                seg.body.append(f"\t\t{nid} [label={cell_label(cell)} {_attrs({'tooltip': tip})[1:-1]} {look}]\n")
                 order.append(nid)
                 visible.add((view.task, step.index))
             lane.subgraph(seg)
