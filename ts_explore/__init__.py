@@ -11,57 +11,76 @@ parts (widgets, GPU launch) a session never touches.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 __version__ = "0.1.0"
 
-# public name -> module that defines it
+# public name -> "module:attribute", or "module" for a public submodule
 _EXPORTS: dict[str, str] = {
     # foundation
-    "capture": "ts_explore.capture",
-    "record": "ts_explore.capture",
-    "Recording": "ts_explore.capture",
-    "schedule_graph": "ts_explore.api",
-    "dependency_graph": "ts_explore.api",
-    "save": "ts_explore.api",
-    "task_set": "ts_explore.api",
-    "Problem": "ts_explore.model",
-    "ScheduleTree": "ts_explore.model",
-    "TaskInfo": "ts_explore.model",
-    "TaskSet": "ts_explore.model",
-    "QueueKind": "ts_explore.model",
+    "capture": "ts_explore.capture:capture",
+    "record": "ts_explore.capture:record",
+    "Recording": "ts_explore.capture:Recording",
+    "schedule_graph": "ts_explore.api:schedule_graph",
+    "dependency_graph": "ts_explore.api:dependency_graph",
+    "save": "ts_explore.api:save",
+    "task_set": "ts_explore.api:task_set",
+    "Problem": "ts_explore.model:Problem",
+    "ScheduleTree": "ts_explore.model:ScheduleTree",
+    "TaskInfo": "ts_explore.model:TaskInfo",
+    "TaskSet": "ts_explore.model:TaskSet",
+    "QueueKind": "ts_explore.model:QueueKind",
     # verification and deadlock debugging
-    "verify": "ts_explore.capture.verify",
-    "Verdict": "ts_explore.model.verdict",
-    "swimlanes": "ts_explore.analysis_api",
-    "deadlock_graph": "ts_explore.analysis_api",
-    "Stepper": "ts_explore.app.stepper",
+    "verify": "ts_explore.capture.verify:verify",
+    "Verdict": "ts_explore.model.verdict:Verdict",
+    "swimlanes": "ts_explore.analysis_api:swimlanes",
+    "deadlock_graph": "ts_explore.analysis_api:deadlock_graph",
+    "Stepper": "ts_explore.app.stepper:Stepper",
     "gallery": "ts_explore.gallery",
     # explorer
     "scenarios": "ts_explore.scenarios",
-    "Explorer": "ts_explore.app.explorer",
+    "Explorer": "ts_explore.app.explorer:Explorer",
     # GPU
-    "launch": "ts_explore.launch",
-    "LaunchResult": "ts_explore.launch",
+    "launch": "ts_explore.launch:launch",
+    "LaunchResult": "ts_explore.launch:LaunchResult",
 }
 
 __all__ = sorted([*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"])
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
+    target = _EXPORTS.get(name)
+    if target is None:
         raise AttributeError(f"module 'ts_explore' has no attribute {name!r}")
+    module, _, attr = target.partition(":")
     mod = importlib.import_module(module)
-    # a name that IS a subpackage (gallery, scenarios) is the module; otherwise the
-    # attribute of that name (``verify`` lives in ``ts_explore.capture.verify``).
-    value = mod if module == f"{__name__}.{name}" else getattr(mod, name)
+    value = getattr(mod, attr) if attr else mod
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
     return __all__
+
+
+class _Package(types.ModuleType):
+    """Keeps public functions that share a subpackage's name (``capture``, ``launch``).
+
+    Importing ``ts_explore.capture`` would otherwise replace the function
+    ``ts_explore.capture`` with the subpackage; the subpackage stays reachable
+    through ``sys.modules`` and ``from ts_explore.capture import ...``.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        target = _EXPORTS.get(name, "")
+        if ":" in target and isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.{name}":
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def load_ipython_extension(ip: Any) -> None:

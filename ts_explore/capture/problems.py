@@ -8,9 +8,11 @@ generic hint, so a new TS message never crashes the notebook.
 
 from __future__ import annotations
 
+import difflib
 import linecache
 import os
 import re
+import sysconfig
 import traceback
 from types import TracebackType
 
@@ -120,20 +122,23 @@ def classify(message: str) -> tuple[str, str]:
     return "schedule-error", "Read TS's message above; it names the rule the schedule breaks."
 
 
-_SKIP_DIRS = tuple(
-    os.path.normpath(p) + os.sep
-    for p in (
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # ts_explore/
-        os.path.dirname(os.path.abspath(re.__file__)),  # the standard library
-    )
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_STDLIB_DIRS = tuple(
+    os.path.normpath(sysconfig.get_paths()[key]) + os.sep for key in ("stdlib", "platstdlib")
 )
 
 
-def _is_library(filename: str) -> bool:
+def _is_user_code(filename: str) -> bool:
+    """True for the user's files and notebook cells; False for TS, ts_explore and Python itself."""
+    if filename.startswith("<"):
+        return filename.startswith("<ipython-input")
     path = os.path.normpath(os.path.abspath(filename))
-    if "cutlass" in path.split(os.sep) or "nvidia_cutlass_dsl" in path:
-        return True
-    return path.startswith(_SKIP_DIRS) and "site-packages" not in path.split(os.sep)[-3:-1]
+    parts = path.split(os.sep)
+    if "site-packages" in parts or "dist-packages" in parts:
+        return False
+    if path.startswith(_PACKAGE_DIR):
+        return False
+    return not path.startswith(_STDLIB_DIRS)
 
 
 def user_frame(tb: TracebackType | None) -> tuple[str, int] | None:
@@ -141,9 +146,18 @@ def user_frame(tb: TracebackType | None) -> tuple[str, int] | None:
     best: tuple[str, int] | None = None
     for frame, lineno in traceback.walk_tb(tb):
         filename = frame.f_code.co_filename
-        if not _is_library(filename):
+        if _is_user_code(filename):
             best = (filename, lineno)
     return best
+
+
+def _did_you_mean(message: str) -> str | None:
+    """'Did you mean get_item()?' for a typo'd work method, from TS's list of available ones."""
+    m = re.search(r"no work method '([^']+)'\. Available work methods: (.*)\.$", message)
+    if not m:
+        return None
+    close = difflib.get_close_matches(m.group(1), [n.strip() for n in m.group(2).split(",")], n=1)
+    return f"Did you mean {close[0]}()? Check the spelling of the work method." if close else None
 
 
 def problem_from_exception(exc: BaseException) -> Problem:
@@ -153,6 +167,8 @@ def problem_from_exception(exc: BaseException) -> Problem:
     if rule == "schedule-error" and not isinstance(exc, ValueError):
         rule = "python-error"
         hint = "The schedule function raised a Python error before TS could record it; fix the line shown."
+    if rule == "unknown-method":
+        hint = _did_you_mean(message) or hint
     where = user_frame(exc.__traceback__)
     line = filename = source = None
     if where is not None:

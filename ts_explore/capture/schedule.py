@@ -140,17 +140,21 @@ def _lambda_source(fn: Any) -> str | None:
     if start < 0:
         return None
     snippet = text[start:]
+    colon = snippet.find(":")
+    if colon < 0:
+        return None
     depth = 0
-    for i, ch in enumerate(snippet):  # cut at the first unbalanced ')' or ','
+    for i in range(colon + 1, len(snippet)):  # the body ends at an unbalanced ')' or a top-level ','
+        ch = snippet[i]
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             if depth == 0:
                 return snippet[:i].strip()
             depth -= 1
-        elif ch == "," and depth == 0:
+        elif ch in ",\n" and depth == 0:
             return snippet[:i].strip()
-    return snippet.splitlines()[0].strip()
+    return snippet.strip()
 
 
 def _literal_text(value: Any) -> str:

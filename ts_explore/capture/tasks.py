@@ -45,18 +45,9 @@ from .schedule import (
     skip_predicate_of,
 )
 
-# id(task) -> (weak reference to the task, its Schedule tree). Keyed by id because TS
-# Tasks are dataclasses with eq=True and so unhashable (a WeakKeyDictionary rejects them).
-_TREES: dict[int, tuple["weakref.ref[Any]", Any]] = {}
-
-
-def _remember(task: Any, tree: Any) -> None:
-    key = id(task)
-    try:
-        ref = weakref.ref(task, lambda _r, key=key: _TREES.pop(key, None))
-    except TypeError:  # not weak-referenceable: keep the lists fallback
-        return
-    _TREES[key] = (ref, tree)
+# id(task) -> (weak reference to the task, its Schedule tree). Tasks are unhashable,
+# so a WeakKeyDictionary cannot hold them; the weak reference drops the entry.
+_TREES: dict[int, tuple[weakref.ref, Any]] = {}
 
 
 def _install_tree_memory() -> None:
@@ -70,7 +61,12 @@ def _install_tree_memory() -> None:
         original(self, *args, **kwargs)
         tree = kwargs.get("schedule")
         if isinstance(tree, sb.Schedule):
-            _remember(self, tree)
+            key = id(self)
+            try:
+                ref = weakref.ref(self, lambda _r, key=key: _TREES.pop(key, None))
+            except TypeError:  # not weak-referenceable: keep the lists fallback
+                return
+            _TREES[key] = (ref, tree)
 
     init._ts_explore_wrapped = True  # type: ignore[attr-defined]
     _TsTask.__init__ = init  # type: ignore[method-assign]

@@ -65,6 +65,7 @@ class Scenario:
     build_fn: Callable[[Any, BuildContext], Built]
     description: str = ""
     check_fn: Callable[[Any], None] | None = None  # raise ValueError for bad combinations
+    kernel: str | None = None  # module of the GPU kernel family (``ts_explore.kernels.*``); None: record only
 
     def default_config(self) -> Any:
         return self.config_type()
@@ -120,7 +121,8 @@ def get(name_or_scenario: str | Scenario) -> Scenario:
 def knob(default: Any, *, min: int | None = None, max: int | None = None, step: int | None = None,
          label: str | None = None, help: str = "") -> Any:
     """A config field with widget hints: ``stages: int = knob(2, min=1, max=8)``."""
-    meta = {k: v for k, v in {"min": min, "max": max, "step": step, "label": label, "help": help}.items() if v}
+    hints = {"min": min, "max": max, "step": step, "label": label, "help": help}
+    meta = {k: v for k, v in hints.items() if v is not None and v != ""}  # keep min=0
     if isinstance(default, (list, dict, set)):
         raise TypeError("use a tuple for sequence defaults so configs stay frozen and hashable")
     return field(default=default, metadata=meta)

@@ -1,0 +1,66 @@
+"""DSL helpers shared by the catalog kernels: run a built task set, per-thread vector views."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from typing import Any, Callable
+
+import cutlass
+import cutlass.cute as cute
+from cutlass.experimental.task_scheduling.task_manager import TaskManager
+
+from ..scenarios.base import Built
+
+# Called with the freshly built task set while the kernel is traced (before
+# TaskManager touches it); tests use it to compare the traced schedule with
+# the one recorded on the CPU.
+BuiltHook = Callable[[Built], None]
+
+
+def quiet_task_manager(built: Built) -> TaskManager:
+    """Construct TaskManager (it verifies) without its stdout tables or trace-time warnings."""
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return TaskManager(**built.verify_kwargs(), verbose=False)
+
+
+def run_built(built: Built, on_built: BuiltHook | None = None) -> None:
+    """Inside ``@cute.kernel``: hand the built tasks to TaskManager and run them."""
+    if on_built is not None:
+        on_built(built)
+    tm = quiet_task_manager(built)
+    tm.setup_resources_and_tasks()
+    uses_barriers = any(
+        getattr(r, "pipeline_config", None) is not None for r in tm.resources
+    )
+    if uses_barriers:
+        # Pipeline mbarriers were initialised by setup: make them visible to
+        # every warp (and to the bulk-copy engine) before any task runs.
+        cute.arch.mbarrier_init_fence()
+        cute.arch.sync_threads()
+    tm.run()
+
+
+def thread_vectors(base: Any, threads: int, vector: int, count: int) -> Any:
+    """View ``threads * vector * count`` contiguous elements as ``(vector, thread, j)``.
+
+    Thread ``t`` owns ``[(None, t, None)]``: ``count`` vectors spaced a whole
+    CTA-row apart, so lane-adjacent threads touch adjacent vectors (coalesced).
+    """
+    layout = cute.make_layout((vector, threads, count), stride=(1, vector, vector * threads))
+    return cute.make_tensor(base, layout)
+
+
+def tile_start(tensor: Any, tile: int, index: Any) -> Any:
+    """Pointer to tile ``index`` of a 1-D tensor, keeping the alignment a static tile size implies."""
+    return cute.zipped_divide(tensor, (tile,))[(None, index)].iterator
+
+
+def int32_vector_ssa(vector: int, count: int) -> Callable[[], Any]:
+    """Default factory for a task-local ``(vector, count)`` int32 register value."""
+    return lambda: cute.full((vector, count), 0, cutlass.Int32)
+
+
+__all__ = ["BuiltHook", "int32_vector_ssa", "quiet_task_manager", "run_built", "thread_vectors", "tile_start"]

@@ -1,0 +1,130 @@
+"""Persistent copy over tiles: no queue (one CTA per tile), static persistent, or CLC dynamic.
+
+A tile is ``tile`` int32 elements, walked in rows of ``threads x vector x
+per_thread`` elements by a domain loop. The work queue (when there is one)
+hands each CTA its next tile; ``skip_work_tile_if`` drops over-launched tiles
+and the ones the configured skip rule names, and their output stays untouched.
+"""
+
+# No ``from __future__ import annotations`` here: the DSL reads the resources'
+# ``cutlass.Constexpr`` field annotations as objects, not strings.
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import cuda.bindings.driver as cuda
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils as utils
+from cutlass.experimental.task_scheduling.resources import (
+    MemoryResource,
+    StageInfo,
+    TaskLocalVariable,
+    WorkQueue,
+    consumer_work,
+    producer_work,
+)
+
+from ..scenarios.common import SkipRule, skip_tile
+from .common import BuiltHook, int32_vector_ssa, run_built, thread_vectors
+
+
+@dataclass(kw_only=True)
+class TileRows(MemoryResource):
+    """Global memory seen as tiles of rows; each thread owns ``per_thread`` vectors of a row."""
+
+    data: Any = None  # 1-D global tensor; None on the CPU
+    tile: cutlass.Constexpr[int] = 8192
+    threads: cutlass.Constexpr[int] = 128
+    vector: cutlass.Constexpr[int] = 4
+    per_thread: cutlass.Constexpr[int] = 1
+    item: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self) -> None:
+        self.item = TaskLocalVariable(dtype=cute.TensorSSA,
+                                      default_factory=int32_vector_ssa(self.vector, self.per_thread),
+                                      docs="this thread's vectors of the current row")
+
+    @cute.jit
+    def _row(self, stage_info: StageInfo) -> Any:
+        row_elems = self.threads * self.vector * self.per_thread
+        rows = self.tile // row_elems
+        tile_x = stage_info.work_tile.tile_idx[0]
+        start = cute.zipped_divide(self.data, (row_elems,))[(None, tile_x * rows + stage_info.loop_offset)].iterator
+        tid = cute.arch.thread_idx()[0] % self.threads
+        return thread_vectors(start, self.threads, self.vector, self.per_thread)[(None, tid, None)]
+
+    @consumer_work(returns=item)
+    @cute.jit
+    def load(self, stage_info: StageInfo) -> cute.TensorSSA:
+        frag = cute.make_rmem_tensor((self.vector, self.per_thread), cutlass.Int32)
+        cute.autovec_copy(self._row(stage_info), frag)
+        return frag.load()
+
+    @producer_work
+    @cute.jit
+    def store(self, stage_info: StageInfo, item: cute.TensorSSA) -> None:
+        frag = cute.make_rmem_tensor((self.vector, self.per_thread), cutlass.Int32)
+        frag.store(item)
+        cute.autovec_copy(frag, self._row(stage_info))
+
+
+@dataclass(kw_only=True)
+class SkippingQueue(WorkQueue):
+    """A work queue whose ``skip_work_tile_if`` applies the scenario's skip rule."""
+
+    rule: cutlass.Constexpr = field(init=False, default=SkipRule.NONE)
+    every_k: cutlass.Constexpr[int] = field(init=False, default=2)
+    mask: cutlass.Constexpr = field(init=False, default=())
+    skip_fn: cutlass.Constexpr = field(init=False, default=None)
+    logical_tiles: Any = field(init=False, default=None)  # tiles at or past this index were over-launched
+
+    def __init__(self, *, rule: SkipRule = SkipRule.NONE, every_k: int = 2, mask: tuple = (),
+                 skip_fn: Any = None, logical_tiles: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rule, self.every_k, self.mask, self.skip_fn = rule, every_k, tuple(mask), skip_fn
+        self.logical_tiles = logical_tiles
+
+    def skip_work_tile_if(self, work_tile: Any) -> Any:
+        """True for over-launched tiles and for those the skip rule names."""
+        return skip_tile(self.rule, work_tile.tile_idx[0], k=self.every_k, mask=self.mask, fn=self.skip_fn,
+                         logical_tiles=self.logical_tiles)
+
+
+def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
+    """Compile the persistent copy; call it as ``fn(src_ptr, dst_ptr, n, logical_tiles, total_tiles, grid, stream)``."""
+    from ..model import QueueKind
+    from ..scenarios.base import BuildContext
+    from ..scenarios.persistent import SCENARIO
+    from .build import compile_with_pointers
+
+    threads = cfg.threads_per_cta
+
+    @cute.kernel
+    def kernel(src: cute.Tensor, dst: cute.Tensor, logical_tiles: cutlass.Int32, sched: Any) -> None:
+        bx, _, _ = cute.arch.block_idx()
+        tx, _, _ = cute.arch.thread_idx()
+        gx, _, _ = cute.arch.grid_dim()
+        extra = {"logical_tiles": logical_tiles, "scheduler_params": sched}
+        if cutlass.const_expr(cfg.queue is QueueKind.CLC):
+            extra["clc_response"] = cute.arch.alloc_smem(cutlass.Int128, cfg.scheduler_stages)
+        ctx = BuildContext(on_gpu=True, block=bx, thread=tx, grid=gx, tensors={"src": src, "dst": dst}, extra=extra)
+        run_built(SCENARIO.build(cfg, ctx), on_built)
+
+    @cute.jit
+    def host(src_ptr: cute.Pointer, dst_ptr: cute.Pointer, n: cutlass.Int32, logical_tiles: cutlass.Int32,
+             total_tiles: cutlass.Int32, grid: cutlass.Int32, stream: cuda.CUstream) -> None:
+        src = cute.make_tensor(src_ptr, cute.make_layout(n))
+        dst = cute.make_tensor(dst_ptr, cute.make_layout(n))
+        if cutlass.const_expr(cfg.queue is QueueKind.CLC):
+            sched = utils.ClcDynamicPersistentTileSchedulerParams((total_tiles, 1, 1), (1, 1, 1), 1, True)
+            launch_grid = utils.ClcDynamicPersistentTileScheduler.get_grid_shape(sched)
+        else:
+            sched = utils.PersistentTileSchedulerParams((total_tiles, 1, 1), (1, 1, 1))
+            launch_grid = (grid, 1, 1)
+        kernel(src, dst, logical_tiles, sched).launch(grid=launch_grid, block=(threads, 1, 1), stream=stream)
+
+    return compile_with_pointers(host, pointers=2, ints=4)
+
+
+__all__ = ["SkippingQueue", "TileRows", "compile_copy"]

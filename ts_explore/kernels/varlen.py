@@ -1,0 +1,135 @@
+"""Variable-length copy: packed segments into a padded 2-D output, one segment per work tile.
+
+With the dynamic domain on, the loop end is ``VarlenTask.get_domain`` (TS 4.8.1
+requires that exact name), evaluated per tile from the offsets table; with it
+off, every tile loops to the longest length and the work bodies guard each
+access instead.
+"""
+
+# No ``from __future__ import annotations`` here: the DSL reads the resources'
+# ``cutlass.Constexpr`` field annotations as objects, not strings.
+
+from dataclasses import dataclass
+from typing import Any
+
+import cuda.bindings.driver as cuda
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils as utils
+from cutlass.experimental.task_scheduling.resources import (
+    MemoryResource,
+    StageInfo,
+    TaskLocalVariable,
+    consumer_work,
+    producer_work,
+)
+from cutlass.experimental.task_scheduling.task import Task
+
+from .common import BuiltHook, run_built
+
+
+class VarlenTask(Task):
+    """A task whose domain end is the current tile's segment length."""
+
+    def __init__(self, *, offsets: Any = None, lengths: tuple[int, ...] = (), view_tile: int = 0,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._offsets = offsets  # int32 tensor of N + 1 offsets in a kernel; None on the CPU
+        self._lengths = tuple(lengths)
+        self._view_tile = view_tile
+
+    def get_domain(self, tile_coord: Any) -> Any:
+        """Segment length of tile ``tile_coord[0]``.
+
+        On the CPU the verifier asks for tile (0, 0, 0); the answer is the
+        length of the tile the config views, so the picture and the check
+        show that tile's loop.
+        """
+        if self._offsets is None:
+            return self._lengths[self._view_tile]
+        tile = tile_coord[0]
+        return self._offsets[tile + 1] - self._offsets[tile]
+
+
+@dataclass(kw_only=True)
+class PackedSource(MemoryResource):
+    """Packed 1-D input: element ``loop_offset`` of segment ``tile``."""
+
+    packed: Any = None
+    offsets: Any = None
+    guarded: cutlass.Constexpr[bool] = False  # without a dynamic domain, skip offsets past the segment
+    val: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self) -> None:
+        self.val = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0), docs="one packed element")
+
+    @consumer_work(returns=val)
+    @cute.jit
+    def load(self, stage_info: StageInfo) -> cutlass.Int32:
+        tile = stage_info.work_tile.tile_idx[0]
+        first = self.offsets[tile]
+        val = cutlass.Int32(0)
+        if cutlass.const_expr(self.guarded):
+            if stage_info.loop_offset < self.offsets[tile + 1] - first:
+                val = self.packed[first + stage_info.loop_offset]
+        else:
+            val = self.packed[first + stage_info.loop_offset]
+        return val
+
+
+@dataclass(kw_only=True)
+class PaddedSink(MemoryResource):
+    """Padded output, row ``tile`` of width ``row_width``."""
+
+    padded: Any = None
+    offsets: Any = None
+    row_width: Any = 0
+    guarded: cutlass.Constexpr[bool] = False
+
+    @producer_work
+    @cute.jit
+    def store(self, stage_info: StageInfo, val: cutlass.Int32) -> None:
+        tile = stage_info.work_tile.tile_idx[0]
+        where = tile * self.row_width + stage_info.loop_offset
+        if cutlass.const_expr(self.guarded):
+            if stage_info.loop_offset < self.offsets[tile + 1] - self.offsets[tile]:
+                self.padded[where] = val
+        else:
+            self.padded[where] = val
+
+
+def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
+    """Compile the varlen copy; call it as ``fn(packed, padded, offsets, segments, row_width, grid, stream)``."""
+    from ..model import QueueKind
+    from ..scenarios.base import BuildContext
+    from ..scenarios.varlen import SCENARIO
+    from .build import compile_with_pointers
+
+    threads = cfg.warps * 32
+
+    @cute.kernel
+    def kernel(packed: cute.Tensor, padded: cute.Tensor, offsets: cute.Tensor, row_width: cutlass.Int32,
+               sched: Any) -> None:
+        bx, _, _ = cute.arch.block_idx()
+        tx, _, _ = cute.arch.thread_idx()
+        gx, _, _ = cute.arch.grid_dim()
+        ctx = BuildContext(on_gpu=True, block=bx, thread=tx, grid=gx,
+                           tensors={"packed": packed, "padded": padded, "offsets": offsets},
+                           extra={"row_width": row_width, "scheduler_params": sched})
+        run_built(SCENARIO.build(cfg, ctx), on_built)
+
+    @cute.jit
+    def host(packed_ptr: cute.Pointer, padded_ptr: cute.Pointer, offsets_ptr: cute.Pointer,
+             segments: cutlass.Int32, row_width: cutlass.Int32, grid: cutlass.Int32, stream: cuda.CUstream) -> None:
+        packed = cute.make_tensor(packed_ptr, cute.make_layout(segments * row_width))
+        padded = cute.make_tensor(padded_ptr, cute.make_layout(segments * row_width))
+        offsets = cute.make_tensor(offsets_ptr, cute.make_layout(segments + 1))
+        sched = utils.PersistentTileSchedulerParams((segments, 1, 1), (1, 1, 1))
+        launch_grid = (grid, 1, 1) if cutlass.const_expr(cfg.queue is QueueKind.STATIC) else (segments, 1, 1)
+        kernel(packed, padded, offsets, row_width, sched).launch(grid=launch_grid, block=(threads, 1, 1),
+                                                                 stream=stream)
+
+    return compile_with_pointers(host, pointers=3, ints=3)
+
+
+__all__ = ["PackedSource", "PaddedSink", "VarlenTask", "compile_copy"]

@@ -1,0 +1,90 @@
+"""Grid-stride copy: one task; each thread's domain starts at its global index and strides by the grid."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
+from cutlass.experimental.task_scheduling.task import Task
+
+from ..kernels.grid_stride import VectorSink, VectorSource, vector_view
+from .base import BuildContext, Built, Scenario, knob, register
+from .common import auto_ctas, require, runtime, tensor, viewpoint
+
+
+@dataclass(frozen=True)
+class GridStrideCopy:
+    """Knobs of the grid-stride copy (``elements`` sizes the CPU view; a launch takes its own sizes)."""
+
+    elements: int = knob(1 << 14, min=64, max=1 << 22, label="elements (CPU view)",
+                         help="int32 elements copied in the picture; launch() takes its own sizes")
+    ctas: int = knob(8, min=0, max=8192, label="CTAs",
+                     help="CTAs launched; 0 fills the GPU (SMs x CTAs that fit); fewer CTAs = longer loops")
+    warps: int = knob(4, min=1, max=32, label="warps per task")
+    vector: int = knob(4, min=1, max=4, label="vector width (int32 per access)",
+                       help="4 = 128-bit loads and stores; must be 1, 2 or 4")
+    per_thread: int = knob(1, min=1, max=8, label="vectors in flight per thread",
+                           help="each iteration loads this many vectors before storing them")
+    unroll: int = knob(1, min=1, max=8, label="unroll")
+    block: int = knob(0, min=0, max=8191, label="view as CTA")
+    thread: int = knob(0, min=0, max=1023, label="view as thread")
+
+    @property
+    def threads(self) -> int:
+        return self.warps * 32
+
+    def grid(self) -> int:
+        """CTAs in the CPU view (``ctas``, or what fills an assumed 132-SM GPU)."""
+        return self.ctas or auto_ctas(self.threads)
+
+
+def check(cfg: GridStrideCopy) -> None:
+    """Reject configs the kernel cannot run, naming the fix."""
+    require(cfg.vector in (1, 2, 4), f"vector={cfg.vector} is not a 32/64/128-bit access",
+            "use vector=1, 2 or 4")
+    require(1 <= cfg.per_thread <= 8, f"per_thread={cfg.per_thread} is out of range", "use 1..8")
+    require(cfg.threads <= 1024, f"{cfg.warps} warps = {cfg.threads} threads exceed 1024 per CTA",
+            "use warps <= 32")
+    require(cfg.elements % cfg.vector == 0, f"elements={cfg.elements} is not a multiple of vector={cfg.vector}",
+            "pick a multiple of the vector width")
+    require(cfg.thread < cfg.threads, f"view thread {cfg.thread} does not exist in a {cfg.threads}-thread CTA",
+            f"pick thread < {cfg.threads}")
+    require(cfg.block < cfg.grid(), f"view CTA {cfg.block} is not launched ({cfg.grid()} CTAs)",
+            f"pick block < {cfg.grid()} or raise ctas")
+
+
+def build(cfg: GridStrideCopy, ctx: BuildContext) -> Built:
+    """One copy task over warps [0, warps): load vectors, route them, store them."""
+    where = viewpoint(cfg, ctx, cfg.grid())
+    n_vectors = runtime(ctx, "n_vectors", cfg.elements // cfg.vector)
+    threads = cfg.threads
+    stride = where.grid * threads  # vectors between a thread's successive accesses
+    common = dict(n_vectors=n_vectors, stride=stride, vector=cfg.vector, per_thread=cfg.per_thread)
+    src = VectorSource(name="src", data=vector_view(tensor(ctx, "src"), cfg.vector), **common)
+    dst = VectorSink(name="dst", data=vector_view(tensor(ctx, "dst"), cfg.vector), **common)
+    start = where.block * threads + where.thread
+
+    @schedule
+    def grid_stride_copy(src: VectorSource, dst: VectorSink) -> None:
+        with domain_loop(start, n_vectors, stride * cfg.per_thread, unroll=cfg.unroll):
+            item = src.load()
+            dst.store(item=item)
+
+    task = Task(name="copy", src_resources=[src], dst_resources=[dst], warp_idx=0, num_warps=cfg.warps,
+                schedule=grid_stride_copy(src, dst))
+    return Built(tasks=[task], resource_dependency_graph={dst: [src]},
+                 notes=(f"thread {where.thread} of CTA {where.block} copies vectors {start}, "
+                        f"{start}+{stride}, ... (stride = {where.grid} CTAs x {threads} threads)",)
+                 if not ctx.on_gpu else ())
+
+
+SCENARIO = register(Scenario(
+    name="grid_stride_copy",
+    title="Grid-stride copy",
+    config_type=GridStrideCopy,
+    build_fn=build,
+    check_fn=check,
+    description="One task; each thread strides over the tensor by the whole grid, "
+                "moving vectors of int32 from a source to a sink resource.",
+    kernel="ts_explore.kernels.grid_stride",
+))

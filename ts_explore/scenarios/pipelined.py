@@ -1,0 +1,141 @@
+"""Warp-specialized pipelined copy: a load task and a store task share a ring of SMEM stages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cutlass.pipeline as pipeline
+from cutlass.experimental.task_scheduling.memory import SmemAllocator
+from cutlass.experimental.task_scheduling.resources import PipelineConfig
+from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
+from cutlass.experimental.task_scheduling.task import Task
+
+from ..kernels.pipelined import Loader, SmemStages, TileIndex, TileSink
+from .base import BuildContext, Built, Scenario, knob, register
+from .common import SMEM_PER_CTA_BYTES, auto_ctas, is_power_of_two, require, runtime, tensor, viewpoint
+
+
+@dataclass(frozen=True)
+class PipelinedCopy:
+    """Knobs of the producer/consumer copy through shared memory."""
+
+    elements: int = knob(1 << 16, min=256, max=1 << 24, label="elements (CPU view)",
+                         help="int32 elements in the picture; a multiple of the tile")
+    tile: int = knob(4096, min=256, max=16384, step=256, label="tile (int32 elements)",
+                     help="elements per stage; each CTA walks tiles block, block+grid, ...")
+    stages: int = knob(4, min=1, max=8, label="SMEM stages")
+    loader: Loader = Loader.TMA
+    load_warps: int = knob(1, min=1, max=4, label="warps of the load task")
+    store_warps: int = knob(4, min=1, max=16, label="warps of the store task")
+    vector: int = knob(4, min=1, max=4, label="vector width (int32 per access)")
+    ctas: int = knob(4, min=0, max=8192, label="CTAs", help="0 fills the GPU")
+    block: int = knob(0, min=0, max=8191, label="view as CTA")
+
+    @property
+    def threads(self) -> int:
+        return (self.store_warps + self.load_warps) * 32
+
+    def grid(self) -> int:
+        return self.ctas or auto_ctas(self.threads)
+
+    @property
+    def smem_bytes(self) -> int:
+        return self.stages * self.tile * 4
+
+
+def check(cfg: PipelinedCopy) -> None:
+    """Reject impossible stage/tile/warp combinations, naming the fix."""
+    require(cfg.vector in (1, 2, 4), f"vector={cfg.vector} is not a 32/64/128-bit access", "use 1, 2 or 4")
+    require(is_power_of_two(cfg.tile), f"tile={cfg.tile} is not a power of two", "use 256, 512, ... 16384")
+    store_share = cfg.vector * cfg.store_warps * 32
+    require(cfg.tile % store_share == 0,
+            f"a {cfg.tile}-element tile does not split evenly over {cfg.store_warps} store warps x {cfg.vector}",
+            "raise the tile or lower store_warps/vector")
+    require(cfg.tile // store_share <= 64,
+            f"each store thread would hold {cfg.tile // store_share} vectors in registers",
+            "use more store warps or a smaller tile")
+    require(cfg.smem_bytes + 64 * cfg.stages <= SMEM_PER_CTA_BYTES,
+            f"{cfg.stages} stages x {cfg.tile * 4} B = {cfg.smem_bytes} B exceed the {SMEM_PER_CTA_BYTES} B of "
+            "shared memory a CTA may use", "lower stages or tile")
+    if cfg.loader is Loader.TMA:
+        require(cfg.load_warps == 1, f"the bulk-copy loader issues from one thread; load_warps={cfg.load_warps} "
+                "would leave warps idle", "set load_warps=1 (or loader=THREADS)")
+    else:
+        load_share = cfg.vector * cfg.load_warps * 32
+        require(cfg.tile % load_share == 0,
+                f"a {cfg.tile}-element tile does not split evenly over {cfg.load_warps} load warps x {cfg.vector}",
+                "raise the tile or lower load_warps")
+    require(cfg.threads <= 1024, f"{cfg.threads} threads exceed 1024 per CTA", "use fewer warps")
+    require(cfg.elements % cfg.tile == 0, f"elements={cfg.elements} is not a multiple of tile={cfg.tile}",
+            "pick a multiple of the tile")
+    require(cfg.block < cfg.grid(), f"view CTA {cfg.block} is not launched ({cfg.grid()} CTAs)",
+            f"pick block < {cfg.grid()} or raise ctas")
+
+
+def pipeline_config(cfg: PipelinedCopy) -> PipelineConfig:
+    """TmaAsync (one issuing thread, bytes counted) or AsyncAsync (all load threads arrive)."""
+    consumers = pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.store_warps * 32)
+    if cfg.loader is Loader.TMA:
+        return PipelineConfig.create_tma_async_pipeline_cfg(
+            num_stages=cfg.stages, num_bytes=cfg.tile * 4,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread), consumer_group=consumers)
+    return PipelineConfig.create_async_async_pipeline_cfg(
+        num_stages=cfg.stages, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.load_warps * 32),
+        consumer_group=consumers, cta_layout_vmnk=(1, 1, 1, 1))
+
+
+def build(cfg: PipelinedCopy, ctx: BuildContext) -> Built:
+    """Store task on warps [0, store_warps), load task right after; both loop over this CTA's tiles."""
+    where = viewpoint(cfg, ctx, cfg.grid())
+    n_tiles = runtime(ctx, "n_tiles", cfg.elements // cfg.tile)
+    store_threads = cfg.store_warps * 32
+    index = TileIndex(name="tile_index")
+    smem = SmemStages(name="smem", pipeline_config=pipeline_config(cfg), source=tensor(ctx, "src"),
+                      tile=cfg.tile, stages=cfg.stages, vector=cfg.vector, use_tma=cfg.loader is Loader.TMA,
+                      load_threads=cfg.load_warps * 32, load_thread0=store_threads, store_threads=store_threads)
+    out = TileSink(name="dst", target=tensor(ctx, "dst"), tile=cfg.tile, vector=cfg.vector,
+                   store_threads=store_threads)
+    allocator = SmemAllocator()
+    allocator.add_resource(smem)
+    allocator.compute_layout()
+
+    @schedule
+    def load(index: TileIndex, smem: SmemStages) -> None:
+        with domain_loop(where.block, n_tiles, where.grid):
+            tile = index.locate()
+            smem.try_acquire()
+            smem.acquire()
+            smem.load_tile(tile=tile)
+            smem.commit()
+
+    @schedule
+    def store(smem: SmemStages, out: TileSink) -> None:
+        with domain_loop(where.block, n_tiles, where.grid):
+            smem.try_wait()
+            smem.wait()
+            item = smem.read()
+            smem.release()
+            out.store(item=item)
+
+    store_task = Task(name="store", src_resources=[smem], dst_resources=[out], warp_idx=0,
+                      num_warps=cfg.store_warps, schedule=store(smem, out))
+    load_task = Task(name="load", src_resources=[index], dst_resources=[smem], warp_idx=cfg.store_warps,
+                     num_warps=cfg.load_warps, schedule=load(index, smem))
+    notes = () if ctx.on_gpu else (
+        f"CTA {where.block} copies tiles {where.block}, {where.block}+{where.grid}, ... of {n_tiles}",
+        f"{cfg.stages} stages x {cfg.tile * 4} B of shared memory; loader: {cfg.loader.value}",
+    )
+    return Built(tasks=[store_task, load_task], resource_dependency_graph={smem: [index], out: [smem]},
+                 task_manager_kwargs={"smem_allocator": allocator}, notes=notes)
+
+
+SCENARIO = register(Scenario(
+    name="pipelined_copy",
+    title="Warp-specialized pipelined copy",
+    config_type=PipelinedCopy,
+    build_fn=build,
+    check_fn=check,
+    description="A load task fills a ring of shared-memory stages (bulk copy engine or threads); "
+                "a store task waits, reads, releases and writes global memory.",
+    kernel="ts_explore.kernels.pipelined",
+))
