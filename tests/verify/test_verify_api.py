@@ -228,3 +228,8 @@ def test_unconsumed_outputs_are_noted():
     v = verify(tasks=[task], resource_dependency_graph={dst: [src], src: []})
     (note,) = [n for n in v.warnings if n.kind == "unconsumed-output"]
     assert (note.task, note.resource) == ("Copy", "src") and "item" in note.message
+
+
+def test_work_queue_tiles_are_not_unconsumed_outputs():
+    v = verify(**B.skipped_tile_deadlock(False))  # both tasks call wq.get_and_advance_work_tile()
+    assert v.ok and not [n for n in v.warnings if n.kind == "unconsumed-output"]

@@ -34,7 +34,7 @@ from cutlass.experimental.task_scheduling.resources import WorkQueue
 from cutlass.experimental.task_scheduling.task import Task
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
-from ..model import TaskSet
+from ..model import Family, TaskSet
 from ..model.verdict import CheckOutcome, DomainNote, Note, Status, Verdict
 from . import checker as ck
 from .checks import SETUP, ObservedTaskManager, check_hint, check_title
@@ -185,7 +185,7 @@ def _notes(collected: _Collected, task_set: TaskSet | None) -> tuple[Note, ...]:
 
 
 def _unconsumed_outputs(task_set: TaskSet) -> list[Note]:
-    """Work calls whose returned variables feed no route and no condition."""
+    """Work calls whose returned variables feed no route and no condition (TS warns only while recording)."""
     notes = []
     for info in task_set.tasks:
         tree = info.schedule
@@ -193,7 +193,8 @@ def _unconsumed_outputs(task_set: TaskSet) -> list[Note]:
             b.condition.step for b in tree.blocks() if b.condition is not None and b.condition.step is not None
         }
         for step in tree.steps():
-            if step.returns and step.uid not in used:
+            # a WorkQueue's work_tile feeds the next tile inside TS, never a route
+            if step.returns and step.uid not in used and step.family is not Family.QUEUE:
                 notes.append(
                     Note(
                         "unconsumed-output",
