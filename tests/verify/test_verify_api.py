@@ -233,3 +233,17 @@ def test_unconsumed_outputs_are_noted():
 def test_work_queue_tiles_are_not_unconsumed_outputs():
     v = verify(**B.skipped_tile_deadlock(False))  # both tasks call wq.get_and_advance_work_tile()
     assert v.ok and not [n for n in v.warnings if n.kind == "unconsumed-output"]
+
+
+def test_a_failure_while_reading_ts_results_is_a_failed_check(monkeypatch):
+    from ts_explore.capture import checker
+
+    def boom(*args, **kwargs):
+        raise AttributeError("unexpected checker entry")
+
+    monkeypatch.setattr(checker, "lanes_for", boom)
+    v = verify(**gallery.get("cross_wait").broken())
+    assert not v.ok
+    failed = {c.name: c for c in v.failed_checks}
+    assert "unexpected checker entry" in failed["ts-explore analysis"].message
+    assert "_exhaustive_aliasing_races" in failed  # TS's own verdict is still there

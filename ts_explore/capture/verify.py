@@ -35,9 +35,9 @@ from cutlass.experimental.task_scheduling.task import Task
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
 from ..model import Family, TaskSet
-from ..model.verdict import CheckOutcome, DomainNote, Note, Status, Verdict
+from ..model.verdict import CheckOutcome, DomainNote, ExhaustiveRun, Note, Status, Verdict
 from . import checker as ck
-from .checks import SETUP, ObservedTaskManager, check_hint, check_title
+from .checks import ANALYSIS, SETUP, ObservedTaskManager, check_hint, check_title
 from .problems import problem_from_exception
 from .schedule import resource_namer
 from .simulation import SIMULATION, simulation_findings
@@ -254,47 +254,65 @@ def _verify(
 ) -> Verdict:
     infos = {id(t): info for t, info in zip(task_list, task_set.tasks)} if task_set else {}
     collected = _run_task_manager(task_list, graph, task_manager_kwargs)
-    notes_extra: list[Note] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        _complete_runs(task_list, collected, task_manager_kwargs)
-        runs = []
-        ts_names = [t.name for t in task_list]
-        display = {}
-        for r in resources:
-            display.setdefault(getattr(r, "name", ""), name_of(r))
-        id_names = {id(r): name_of(r) for r in resources}
-        model = ck.credit_model(task_list, name_of)
-        for record in collected.records:
-            kw = record.kwargs
-            lanes = ck.lanes_for(
-                task_list, infos, name_of, skipped_tile=bool(kw.get("skipped_tile")),
-                opaque_assignment=kw.get("opaque_assignment"), num_tiles=int(kw.get("num_tiles", 1)),
+    notes: list[Note] = []
+    try:
+        with warnings.catch_warnings(record=True):  # repeats of TaskManager's own warnings
+            warnings.simplefilter("always")
+            runs, blocked, imbalances = _analyse(
+                task_list, collected, task_manager_kwargs, resources, name_of, infos, notes
             )
-            paths: list[Any] = record.paths or []
-            if not record.result.is_safe and record.paths is None:
-                try:
-                    paths = ck.capture_paths(task_list, kw, ec.check_all_interleavings)
-                except Exception as exc:  # noqa: BLE001 - the verdict stands without a path
-                    notes_extra.append(Note("counterexample-unavailable", f"{type(exc).__name__}: {exc}"))
-            opaque = _opaque_text(kw.get("opaque_assignment"), id_names)
-            runs.append(ck.convert_run(record, lanes, model, ts_names, display, paths, opaque))
-        blocked, imbalances = simulation_findings(collected.outcomes, task_list, infos, name_of, runs)
-        domain_notes = _domain_notes(task_list, task_set)
-    del caught  # repeats of what TaskManager already warned (domain probes)
+            domain_notes = _domain_notes(task_list, task_set)
+    except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
+        runs, blocked, imbalances, domain_notes = [], (), (), ()
+        collected.outcomes.append((ANALYSIS, exc))
     checks = _checks(collected)
-    raw = _raw_output(collected, checks)
     return Verdict(
         checks=checks,
-        warnings=_notes(collected, task_set) + tuple(notes_extra),
+        warnings=_notes(collected, task_set) + tuple(notes),
         simulation_blocked=blocked,
         imbalances=imbalances,
         runs=tuple(runs),
         domain_notes=domain_notes,
-        raw_output=raw,
+        raw_output=_raw_output(collected, checks),
         task_set=task_set,
         elapsed_s=time.perf_counter() - start,
     )
+
+
+def _analyse(
+    task_list: list[Any],
+    collected: _Collected,
+    task_manager_kwargs: dict[str, Any],
+    resources: list[Any],
+    name_of: Callable[[Any], str],
+    infos: dict[int, Any],
+    notes: list[Note],
+) -> tuple[list[ExhaustiveRun], tuple[Any, ...], tuple[Any, ...]]:
+    """Turn the recorded checker runs and the simulation's failure into model data."""
+    _complete_runs(task_list, collected, task_manager_kwargs)
+    ts_names = [t.name for t in task_list]
+    display: dict[str, str] = {}
+    for r in resources:
+        display.setdefault(getattr(r, "name", ""), name_of(r))
+    id_names = {id(r): name_of(r) for r in resources}
+    model = ck.credit_model(task_list, name_of)
+    runs = []
+    for record in collected.records:
+        kw = record.kwargs
+        lanes = ck.lanes_for(
+            task_list, infos, name_of, skipped_tile=bool(kw.get("skipped_tile")),
+            opaque_assignment=kw.get("opaque_assignment"), num_tiles=int(kw.get("num_tiles", 1)),
+        )
+        paths: list[Any] = record.paths or []
+        if not record.result.is_safe and record.paths is None:
+            try:
+                paths = ck.capture_paths(task_list, kw, ec.check_all_interleavings)
+            except Exception as exc:  # noqa: BLE001 - the verdict stands without a path
+                notes.append(Note("counterexample-unavailable", f"{type(exc).__name__}: {exc}"))
+        opaque = _opaque_text(kw.get("opaque_assignment"), id_names)
+        runs.append(ck.convert_run(record, lanes, model, ts_names, display, paths, opaque))
+    blocked, imbalances = simulation_findings(collected.outcomes, task_list, infos, name_of, runs)
+    return runs, blocked, imbalances
 
 
 def _raw_output(collected: _Collected, checks: tuple[CheckOutcome, ...]) -> str:
