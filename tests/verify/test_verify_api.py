@@ -49,6 +49,10 @@ def test_misuse_raises_type_error():
         verify(tasks=[1, 2], resource_dependency_graph={})
     with pytest.raises(TypeError, match="resource_dependency_graph"):
         verify(tasks=case.broken()["tasks"], resource_dependency_graph=[1])
+    kw = case.broken()
+    graph = {k: (v[0] if v else None) for k, v in kw["resource_dependency_graph"].items()}
+    with pytest.raises(TypeError, match="LIST of upstream"):
+        verify(tasks=kw["tasks"], resource_dependency_graph=graph)
     with pytest.raises(TypeError, match="unknown TaskManager argument"):
         verify(**case.broken(), not_an_option=True)
 

@@ -68,6 +68,12 @@ def _check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[
             "verify(resource_dependency_graph=...) takes a dict {downstream resource: [upstream resources]}, "
             f"got {type(graph).__name__}"
         )
+    bad_values = [type(v).__name__ for v in graph.values() if not isinstance(v, (list, tuple))]
+    if bad_values:
+        raise TypeError(
+            "verify(resource_dependency_graph=...) maps each downstream resource to a LIST of upstream "
+            f"resources (use [] for sources); got {', '.join(sorted(set(bad_values)))}"
+        )
     unknown = sorted(set(tm_kwargs) - _TM_PARAMS)
     if unknown:
         raise TypeError(
