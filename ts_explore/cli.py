@@ -205,7 +205,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_launch(args: argparse.Namespace) -> int:
     from . import scenarios
-    from .launch import LaunchError, launch
 
     if args.list or not args.scenario:
         for name, sc in sorted(scenarios.CATALOG.items()):
@@ -216,6 +215,8 @@ def cmd_launch(args: argparse.Namespace) -> int:
     except KeyError as exc:
         raise UsageError(str(exc.args[0])) from exc
     config = parse_settings(scenario, args.set)
+    from .launch import LaunchError, launch
+
     try:
         with _Progress(f"compiling and launching {scenario.name}"):
             result = launch(scenario, config, reps=args.reps, force=args.force)

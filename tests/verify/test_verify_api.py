@@ -49,6 +49,10 @@ def test_misuse_raises_type_error():
         verify(tasks=[1, 2], resource_dependency_graph={})
     with pytest.raises(TypeError, match="resource_dependency_graph"):
         verify(tasks=case.broken()["tasks"], resource_dependency_graph=[1])
+    kw = case.broken()
+    graph = {k: (v[0] if v else None) for k, v in kw["resource_dependency_graph"].items()}
+    with pytest.raises(TypeError, match="LIST of upstream"):
+        verify(tasks=kw["tasks"], resource_dependency_graph=graph)
     with pytest.raises(TypeError, match="unknown TaskManager argument"):
         verify(**case.broken(), not_an_option=True)
 
@@ -186,3 +190,64 @@ def test_simulation_blocked_lines_map_to_tasks_even_with_cut_names():
     assert [(b.task, b.resource) for b in v.simulation_blocked] == [
         ("Ping", "left_buffer_rope"), ("Pong", "left_buffer_ring")]
     assert all(b.step_uid == 0 for b in v.simulation_blocked)
+
+
+def test_one_search_per_variant_when_the_simulation_already_failed(monkeypatch):
+    from cutlass.experimental.task_scheduling import exhaustive_checker as ec
+
+    calls = []
+    original = ec.check_all_interleavings
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("verbose"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(ec, "check_all_interleavings", counting)
+    v = verify(**gallery.get("missing_release").broken())
+    assert calls == [True]  # the path was recorded during TaskManager's own search
+    assert v.deadlocks[0].interleaving is not None
+    calls.clear()
+    v = verify(**gallery.get("smem_alias_race").broken())  # simulation passes: search, then search for the path
+    assert calls == [False, True] and v.races[0].interleaving is not None
+
+
+def test_unconsumed_outputs_are_noted():
+    from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
+    from cutlass.experimental.task_scheduling.task import Task
+
+    from ts_explore.examples import resources as R
+
+    src, dst = R.GmemSource(name="src"), R.GmemSink(name="dst")
+
+    @schedule
+    def copy(src, dst):
+        with domain_loop(0, 2, 1):
+            src.get_item()  # read, then dropped: nothing consumes the value
+            item = src.get_item()
+            dst.set_item(item)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TS warns about the dropped value while recording
+        task = Task([src], [dst], 0, 1, schedule=copy(src, dst), name="Copy")
+    v = verify(tasks=[task], resource_dependency_graph={dst: [src], src: []})
+    (note,) = [n for n in v.warnings if n.kind == "unconsumed-output"]
+    assert (note.task, note.resource) == ("Copy", "src") and "item" in note.message
+
+
+def test_work_queue_tiles_are_not_unconsumed_outputs():
+    v = verify(**B.skipped_tile_deadlock(False))  # both tasks call wq.get_and_advance_work_tile()
+    assert v.ok and not [n for n in v.warnings if n.kind == "unconsumed-output"]
+
+
+def test_a_failure_while_reading_ts_results_is_a_failed_check(monkeypatch):
+    from ts_explore.capture import checker
+
+    def boom(*args, **kwargs):
+        raise AttributeError("unexpected checker entry")
+
+    monkeypatch.setattr(checker, "lanes_for", boom)
+    v = verify(**gallery.get("cross_wait").broken())
+    assert not v.ok
+    failed = {c.name: c for c in v.failed_checks}
+    assert "unexpected checker entry" in failed["ts-explore analysis"].message
+    assert "_exhaustive_aliasing_races" in failed  # TS's own verdict is still there

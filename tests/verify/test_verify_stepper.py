@@ -25,7 +25,8 @@ def test_starts_at_the_initial_state(stepper):
 def test_slider_moves_cursors_and_highlights_changed_credit(stepper):
     stepper.slider.value = 3  # Load's acquire of smem
     assert "takes a free slot of smem" in stepper.sentence.value
-    assert "smem free slots 1 -&gt; 0" in stepper.sentence.value
+    assert "smem free slots 1 \u2192 0" in stepper.sentence.value
+    assert stepper.text.startswith("Step 3: Load takes a free slot of smem")
     assert "data-changed='1'" in stepper.credits.value and "1 &#8594; 0" in stepper.credits.value
     assert stepper.states["Load"].startswith("done,done,done,next")
     assert "blocked" not in stepper.lanes.value.split("data-state='")[1]

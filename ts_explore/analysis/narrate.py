@@ -67,7 +67,7 @@ def move_sentence(inter: Interleaving, k: int) -> str:
         if before and after:
             label = "free slots" if kind == "empty" else "commits"
             b, a = (before.empty, after.empty) if kind == "empty" else (before.full, after.full)
-            change = f" ({resource} {label} {b} -> {a})"
+            change = f" ({resource} {label} {b} \u2192 {a})"
     verb = {
         Stage.PRODUCER_ACQUIRE: f"takes a free slot of {move.resource}",
         Stage.PRODUCER_COMMIT: f"commits {move.resource}",

@@ -26,6 +26,8 @@ class LaneCell:
 
 @dataclass(frozen=True)
 class LaneView:
+    """One task's lane at one moment: its cells (some folded) and its cursor."""
+
     task: str
     cells: tuple[LaneCell, ...]
     cursor: int  # index of the next step (== number of steps done)
@@ -33,6 +35,7 @@ class LaneView:
 
     @property
     def finished(self) -> bool:
+        """The task ran every step."""
         return self.cursor >= self.length
 
 

@@ -33,11 +33,17 @@ def lanes_html(views: tuple[LaneView, ...]) -> str:
         cells = [f"<td style='font-weight:bold;padding:2px 6px;white-space:nowrap'>{html.escape(view.task)}"
                  f"<br><span style='font-weight:normal;font-size:10px;color:#666'>"
                  f"{'finished' if view.finished else f'step {view.cursor}/{view.length}'}</span></td>"]
+        segment = None
         for cell in view.cells:
             if cell.step is None:
                 cells.append(f"<td style='color:#999;font-size:10px;padding:0 4px'>&#8230;{cell.folded}&#8230;</td>")
+                segment = None
                 continue
             s = cell.step
+            where = f"<div style='font-size:8px;color:#1f5fa8;text-align:left'>{html.escape(s.where)}</div>"
+            if (s.tile, s.section, s.iteration) == segment:
+                where = ""
+            segment = (s.tile, s.section, s.iteration)
             fill = style.FAMILY_FILL[s.family] if cell.state != "pending" else "#ffffff"
             color = "#222" if cell.state != "pending" else "#999"
             border = _BORDER.get(cell.state, "1px solid #ccc")
@@ -47,7 +53,7 @@ def lanes_html(views: tuple[LaneView, ...]) -> str:
             cells.append(
                 f"<td title='{tip}' data-state='{cell.state}' style='background:{fill};color:{color};border:{border};"
                 f"border-radius:4px;padding:1px 4px;font-size:10px;white-space:nowrap;text-align:center'>"
-                f"{arrow}{html.escape(s.title)}{mark}</td>"
+                f"{where}{arrow}{html.escape(s.title)}{mark}</td>"
             )
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<div style='overflow-x:auto'><table style='border-collapse:separate;border-spacing:2px'>{''.join(rows)}</table></div>"
@@ -112,6 +118,7 @@ class Stepper:
 
     @property
     def moves(self) -> int:
+        """Length of the counterexample (0 when there is none)."""
         inter = self.finding.interleaving if self.finding is not None else None
         return len(inter) if inter is not None else 0
 
@@ -159,6 +166,13 @@ class Stepper:
                 self.next_button.disabled = self.last_button.disabled = k >= self.moves
         except Exception as exc:  # noqa: BLE001 - show it in the panel, keep the notebook usable
             self.sentence.value = f"<span style='color:{style.FAIL_COLOR}'>could not draw step {k}: {html.escape(repr(exc))}</span>"
+
+    @property
+    def text(self) -> str:
+        """The sentence for the current move, as plain text."""
+        if self.finding is None or self.run is None:
+            return self.verdict.summary()
+        return state_sentence(self.finding, self.run, self.slider.value)
 
     @property
     def states(self) -> dict[str, str]:

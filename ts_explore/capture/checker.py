@@ -10,9 +10,10 @@ swapped for a recorder, to get the shortest interleaving TS only prints.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from cutlass.experimental.task_scheduling import task_manager as ts_tm
@@ -22,7 +23,7 @@ from cutlass.experimental.task_scheduling.resources import PipelineGroup, WorkQu
 from ..analysis.cycles import wait_for
 from ..analysis.narrate import blocked_sentence
 from ..analysis.paths import replay
-from ..model import Section, Stage, TaskInfo
+from ..model import Family, Section, Stage, TaskInfo
 from ..model.verdict import (
     COMMIT_CREDIT,
     EMPTY_CREDIT,
@@ -52,15 +53,46 @@ class RunRecord:
     kwargs: dict[str, Any]
     result: Any
     run_by: str = "TaskManager"
+    paths: list[tuple[str, tuple, list]] | None = None  # recorded during the run itself, when it was verbose
 
     @property
     def variant(self) -> str:
+        """``normal`` or ``skipped-tile``."""
         return "skipped-tile" if self.kwargs.get("skipped_tile") else "normal"
 
 
 def task_name(task: Any) -> str:
     """The name ts-explore shows for a task (TaskInfo's rule)."""
     return task.name or f"task@{task.warp_start}"
+
+
+_TS_PROBE = ts_tm._try_probe_domain
+_probe_cache: dict[int, tuple[Any, int | None]] | None = None  # set while a verification runs
+
+
+def probe_domain(task: Any) -> int | None:
+    """TS's host-side ``get_domain`` probe (an int loop end, or None); cached while verifying."""
+    if _probe_cache is None:
+        return _TS_PROBE(task)
+    hit = _probe_cache.get(id(task))
+    if hit is None or hit[0] is not task:
+        hit = _probe_cache[id(task)] = (task, _TS_PROBE(task))
+    return hit[1]
+
+
+@contextlib.contextmanager
+def cached_domain_probes() -> Iterator[None]:
+    """One probe per task per verification: TS probes in every expansion and each probe traces DSL code."""
+    global _probe_cache
+    with LOCK:
+        outer = _probe_cache
+        _probe_cache = {} if outer is None else outer
+        ts_tm._try_probe_domain = probe_domain
+        try:
+            yield
+        finally:
+            ts_tm._try_probe_domain = _TS_PROBE if outer is None else probe_domain
+            _probe_cache = outer
 
 
 def loop_iterations(task: Any) -> int:
@@ -70,7 +102,7 @@ def loop_iterations(task: Any) -> int:
     if task.domain_getter is None and isinstance(end, int) and static:
         return len(range(start, end, step))
     if task.domain_getter is not None and static:
-        probed = ts_tm._try_probe_domain(task)
+        probed = probe_domain(task)
         if probed is not None:
             return len(range(start, probed, step))
     step_i = step if isinstance(step, int) else 1
@@ -83,7 +115,7 @@ def static_domain(task: Any) -> bool:
     if not (isinstance(task.domain_start, int) and isinstance(task.step, int)):
         return False
     if task.domain_getter is not None:
-        return ts_tm._try_probe_domain(task) is not None
+        return probe_domain(task) is not None
     return isinstance(task.domain, int)
 
 
@@ -104,14 +136,25 @@ def _iterations(task: Any, entries: list[Any], skipped: bool, assignment: dict |
     return [it for _, it in mine] if same else [None] * len(entries)
 
 
-def _parts(entry: tuple) -> list[tuple[tuple, str]]:
-    """How TS's ``_explode_sync_work`` splits one entry: (entry, part label) pairs."""
-    phases = ec._consumer_work_phase_entries(entry)
-    if len(phases) > 1:
-        return [(phases[0], "write phase"), (phases[1], "read phase")]
-    if ec._should_double_nonpipeline_producer_work(entry[0], entry[1]):
-        return [(entry, "1/2"), (entry, "2/2")]
-    return [(entry, "")]
+_PARTS = {2: ("write phase", "read phase"), -2: ("1/2", "2/2"), 1: ("",)}
+
+
+def _split(entry: tuple) -> int:
+    """How TS's ``_explode_sync_work`` splits an entry: 2 read/write phases, -2 doubled, 1 kept."""
+    if len(ec._consumer_work_phase_entries(entry)) > 1:
+        return 2
+    return -2 if ec._should_double_nonpipeline_producer_work(entry[0], entry[1]) else 1
+
+
+@dataclass(frozen=True)
+class _ResourceStage:
+    """What a lane step needs from one (resource, stage) pair; TS resources are slow to query."""
+
+    name: str
+    stage: Stage
+    split: int
+    tracked: bool
+    family: Family
 
 
 def lanes_for(
@@ -124,47 +167,61 @@ def lanes_for(
     num_tiles: int = 1,
 ) -> tuple[Lane, ...]:
     """Each task's checker schedule as :class:`Lane` s (same order and length as TS's)."""
-    raw: list[list[tuple[tuple, int | None, int, str]]] = []
+    facts: dict[tuple[int, Any], _ResourceStage] = {}
+
+    def fact(entry: tuple) -> _ResourceStage:
+        key = (id(entry[0]), entry[1])
+        found = facts.get(key)
+        if found is None:
+            res, stage = entry[0], Stage(entry[1].value)
+            found = facts[key] = _ResourceStage(
+                name_of(res), stage, _split(entry), not isinstance(res, WorkQueue), family_of(res, stage)
+            )
+        return found
+
+    per_task: list[list[tuple[tuple, int | None, str]]] = []
     for task in tasks:
         entries = ec._expand_task_for_check(task, skipped_tile, opaque_assignment)
         iters = _iterations(task, entries, skipped_tile, opaque_assignment)
-        one = [(p, it, part) for e, it in zip(entries, iters) for p, part in _parts(e)]
-        raw.append([(e, it, tile, part) for tile in range(num_tiles) for e, it, part in one])
+        per_task.append(
+            [(e, it, part) for e, it in zip(entries, iters) for part in _PARTS[fact(e).split]] * num_tiles
+        )
     domain_rids = ts_tm._domain_interleaved_resource_ids(tasks)
-    keys = ts_tm._precompute_stage_credit_keys(tasks, [[r[0] for r in lane] for lane in raw], domain_rids)
+    if domain_rids:  # per-physical-stage credit pools: ask TS which slot each entry uses
+        keys = ts_tm._precompute_stage_credit_keys(tasks, [[e for e, _, _ in lane] for lane in per_task], domain_rids)
+    else:
+        keys = [[(0, 0)] * len(lane) for lane in per_task]
     lanes = []
-    for task, lane, lane_keys in zip(tasks, raw, keys):
+    for task, lane, lane_keys in zip(tasks, per_task, keys):
         info = infos.get(id(task))
+        labels = _labels(task)
         uids = {}
         if info is not None:
             uids = {(s.section, s.resource, s.stage, s.call_index): s.uid for s in info.schedule.steps()}
+        name = task_name(task)
+        per_tile = len(lane) // max(num_tiles, 1)
         steps = []
-        for idx, ((entry, it, tile, part), key) in enumerate(zip(lane, lane_keys)):
-            res, stage, cid, tag = entry[0], Stage(entry[1].value), entry[2], entry[3]
+        for idx, ((entry, it, part), key) in enumerate(zip(lane, lane_keys)):
+            f = fact(entry)
+            cid, tag = entry[2], entry[3]
             section = _SECTION_OF_TAG.get(tag, Section.LOOP)
-            name = name_of(res)
             steps.append(
                 CheckerStep(
-                    task=task_name(task), index=idx, resource=name, stage=stage, call_index=cid,
-                    section=section, tag=tag, iteration=it, tile=tile, part=part,
-                    step_uid=uids.get((section, name, stage, cid)), label=_label(task, res, entry[1], cid, section),
-                    credit_slot=key[1], tracked=not isinstance(res, WorkQueue), family=family_of(res, stage),
+                    name, idx, f.name, f.stage, cid, section, tag, it, idx // per_tile if per_tile else 0, part,
+                    uids.get((section, f.name, f.stage, cid)), labels.get((section, id(entry[0]), entry[1], cid)),
+                    key[1], f.tracked, f.family,
                 )
             )
-        lanes.append(Lane(task_name(task), tuple(steps)))
+        lanes.append(Lane(name, tuple(steps)))
     return tuple(lanes)
 
 
-def _label(task: Any, res: Any, stage: Any, cid: int, section: Section) -> str | None:
-    lists = {
-        Section.HEAD: task.head_schedule_list,
-        Section.LOOP: [(r, s, c, lbl) for r, s, c, _g, lbl in task.loop_schedule_list],
-        Section.TAIL: task.tail_schedule_list,
-    }[section]
-    for r, s, c, lbl in lists:
-        if r is res and s == stage and c == cid:
-            return lbl
-    return None
+def _labels(task: Any) -> dict[tuple[Section, int, Any, int], str | None]:
+    """Work-method label of every (section, resource id, stage, call id) of a task."""
+    out = {(Section.HEAD, id(r), s, c): lbl for r, s, c, lbl in task.head_schedule_list}
+    out.update({(Section.LOOP, id(r), s, c): lbl for r, s, c, _g, lbl in task.loop_schedule_list})
+    out.update({(Section.TAIL, id(r), s, c): lbl for r, s, c, lbl in task.tail_schedule_list})
+    return out
 
 
 def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
@@ -222,19 +279,26 @@ class _PathRecorder(ec._VerboseReporter):
         self.sink.append(("pdl-order", tuple(cursors), list(path or [])))
 
 
-def capture_paths(tasks: list[Any], kwargs: dict[str, Any], run: Callable[..., Any]) -> list[tuple[str, tuple, list]]:
-    """Re-run one checker variant verbosely and return ``(kind, cursors, path)`` per finding."""
+def run_with_paths(
+    tasks: list[Any], kwargs: dict[str, Any], run: Callable[..., Any]
+) -> tuple[Any, list[tuple[str, tuple, list]]]:
+    """Run one checker variant verbosely; its CheckResult and ``(kind, cursors, path)`` per finding."""
     with LOCK:
         original = ec._VerboseReporter
         sink: list[tuple[str, tuple, list]] = []
         _PathRecorder.sink = sink
         ec._VerboseReporter = _PathRecorder  # type: ignore[misc]
         try:
-            run(tasks, **{**kwargs, "verbose": True})
+            result = run(tasks, **{**kwargs, "verbose": True})
         finally:
             ec._VerboseReporter = original  # type: ignore[misc]
             _PathRecorder.sink = []
-    return sink
+    return result, sink
+
+
+def capture_paths(tasks: list[Any], kwargs: dict[str, Any], run: Callable[..., Any]) -> list[tuple[str, tuple, list]]:
+    """Re-run one checker variant verbosely and return ``(kind, cursors, path)`` per finding."""
+    return run_with_paths(tasks, kwargs, run)[1]
 
 
 def moves_of(path: list[tuple[str, str]], lanes: tuple[Lane, ...], ts_names: list[str]) -> tuple[CheckerStep, ...] | None:
@@ -339,6 +403,7 @@ __all__ = [
     "lanes_for",
     "loop_iterations",
     "moves_of",
+    "run_with_paths",
     "static_domain",
     "task_name",
 ]

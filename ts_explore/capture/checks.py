@@ -15,11 +15,14 @@ from typing import Any, Callable
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
 SETUP = "TaskManager"
+ANALYSIS = "ts-explore analysis"
 
 # TS check method -> (title in words, how to fix a failure)
 CHECKS: dict[str, tuple[str, str]] = {
     SETUP: ("TaskManager construction",
             "TaskManager could not start verifying these objects; read the message and check the tasks and graph."),
+    ANALYSIS: ("reading TS's results",
+               "ts-explore could not turn TS's results into a counterexample; TS's own checks above still stand."),
     "_print_task_schedules": ("credit simulation",
                               "Every wait needs a commit before it and every acquire a free slot: "
                               "reorder the steps or add stages so each task can move on."),
@@ -69,10 +72,12 @@ CHECKS: dict[str, tuple[str, str]] = {
 
 
 def check_title(name: str) -> str:
+    """A TS check's name in words."""
     return CHECKS.get(name, (name.strip("_").replace("_", " "), ""))[0]
 
 
 def check_hint(name: str) -> str:
+    """How to fix a failure of a TS check."""
     return CHECKS.get(name, ("", "Read TS's message; it names the rule."))[1]
 
 
@@ -103,4 +108,4 @@ class ObservedTaskManager(TaskManager):
             self._ts_explore_outcomes.append((name, None))
 
 
-__all__ = ["CHECKS", "SETUP", "ObservedTaskManager", "check_hint", "check_name", "check_title"]
+__all__ = ["ANALYSIS", "CHECKS", "SETUP", "ObservedTaskManager", "check_hint", "check_name", "check_title"]

@@ -80,6 +80,8 @@ def parse_blocked(message: str) -> list[BlockedLine] | None:
 
 @dataclass(frozen=True)
 class ImbalanceLine:
+    """An end-of-simulation balance error: how many of what, on which resource."""
+
     kind: str
     count: int
     resource: str

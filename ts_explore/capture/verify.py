@@ -34,13 +34,13 @@ from cutlass.experimental.task_scheduling.resources import WorkQueue
 from cutlass.experimental.task_scheduling.task import Task
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
-from ..model import TaskSet
-from ..model.verdict import CheckOutcome, DomainNote, Note, Status, Verdict
+from ..model import Family, TaskSet
+from ..model.verdict import CheckOutcome, DomainNote, ExhaustiveRun, Note, Status, Verdict
 from . import checker as ck
-from .checks import SETUP, ObservedTaskManager, check_hint, check_title
+from .checks import ANALYSIS, SETUP, ObservedTaskManager, check_hint, check_title
 from .problems import problem_from_exception
 from .schedule import resource_namer
-from .simulation import simulation_findings
+from .simulation import SIMULATION, simulation_findings
 from .tasks import _all_resources, capture_task_set
 from .ts_text import parse_printed_notes
 
@@ -48,7 +48,7 @@ _TM_PARAMS = frozenset(inspect.signature(TaskManager.__init__).parameters) - {"s
 
 
 @dataclass
-class _Session:
+class _Collected:
     """What one verification collects while TaskManager runs."""
 
     outcomes: list[tuple[str, BaseException | None]]
@@ -68,6 +68,12 @@ def _check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[
             "verify(resource_dependency_graph=...) takes a dict {downstream resource: [upstream resources]}, "
             f"got {type(graph).__name__}"
         )
+    bad_values = [type(v).__name__ for v in graph.values() if not isinstance(v, (list, tuple))]
+    if bad_values:
+        raise TypeError(
+            "verify(resource_dependency_graph=...) maps each downstream resource to a LIST of upstream "
+            f"resources (use [] for sources); got {', '.join(sorted(set(bad_values)))}"
+        )
     unknown = sorted(set(tm_kwargs) - _TM_PARAMS)
     if unknown:
         raise TypeError(
@@ -77,13 +83,20 @@ def _check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[
     return list(tasks)
 
 
-def _run_task_manager(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dict[str, Any]) -> _Session:
-    session = _Session(outcomes=[], records=[], caught=[])
+def _run_task_manager(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dict[str, Any]) -> _Collected:
+    collected = _Collected(outcomes=[], records=[], caught=[])
     original = ec.check_all_interleavings
 
     def intercept(*args: Any, **kwargs: Any) -> Any:
+        stalled = any(name == SIMULATION and exc is not None for name, exc in collected.outcomes)
+        if stalled and not kwargs.get("verbose") and len(args) == 1:
+            # the credit simulation already failed: the search will too, so record its
+            # paths in this same run instead of searching twice
+            result, paths = ck.run_with_paths(args[0], kwargs, original)
+            collected.records.append(ck.RunRecord(dict(kwargs), result, paths=paths))
+            return result
         result = original(*args, **kwargs)
-        session.records.append(ck.RunRecord(dict(kwargs), result))
+        collected.records.append(ck.RunRecord(dict(kwargs), result))
         return result
 
     out = io.StringIO()
@@ -93,15 +106,15 @@ def _run_task_manager(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dic
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
                 ObservedTaskManager(
-                    tasks, dict(graph), outcomes=session.outcomes, **{"verbose": False, **tm_kwargs}
+                    tasks, dict(graph), outcomes=collected.outcomes, **{"verbose": False, **tm_kwargs}
                 )
         except Exception as exc:  # noqa: BLE001 - a crash outside the checks is a failed setup check
-            session.outcomes.insert(0, (SETUP, exc))
+            collected.outcomes.insert(0, (SETUP, exc))
         finally:
             ec.check_all_interleavings = original  # type: ignore[assignment]
-        session.caught = list(caught)
-    session.output = out.getvalue()
-    return session
+        collected.caught = list(caught)
+    collected.output = out.getvalue()
+    return collected
 
 
 def _expected_variants(tasks: list[Any], tm_kwargs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -123,17 +136,17 @@ def _same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
-def _complete_runs(tasks: list[Any], session: _Session, tm_kwargs: dict[str, Any]) -> None:
+def _complete_runs(tasks: list[Any], collected: _Collected, tm_kwargs: dict[str, Any]) -> None:
     """Run the checker variants TaskManager skipped after its first unsafe result."""
-    if not any(name == "_exhaustive_aliasing_races" for name, _ in session.outcomes):
+    if not any(name == "_exhaustive_aliasing_races" for name, _ in collected.outcomes):
         return
     for kwargs in _expected_variants(tasks, tm_kwargs):
-        if not any(_same_call(kwargs, r.kwargs) for r in session.records):
+        if not any(_same_call(kwargs, r.kwargs) for r in collected.records):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 result = ec.check_all_interleavings(tasks, **kwargs)
-            session.caught.extend(caught)
-            session.records.append(ck.RunRecord(kwargs, result, run_by="ts-explore"))
+            collected.caught.extend(caught)
+            collected.records.append(ck.RunRecord(kwargs, result, run_by="ts-explore"))
 
 
 def _opaque_text(assignment: dict | None, id_names: dict[int, str]) -> tuple[tuple[str, bool], ...]:
@@ -147,9 +160,9 @@ def _opaque_text(assignment: dict | None, id_names: dict[int, str]) -> tuple[tup
     return tuple(items)
 
 
-def _checks(session: _Session) -> tuple[CheckOutcome, ...]:
+def _checks(collected: _Collected) -> tuple[CheckOutcome, ...]:
     out = []
-    for name, exc in session.outcomes:
+    for name, exc in collected.outcomes:
         if exc is None:
             out.append(CheckOutcome(name, check_title(name), True))
             continue
@@ -166,11 +179,11 @@ def _checks(session: _Session) -> tuple[CheckOutcome, ...]:
     return tuple(out)
 
 
-def _notes(session: _Session, task_set: TaskSet | None) -> tuple[Note, ...]:
+def _notes(collected: _Collected, task_set: TaskSet | None) -> tuple[Note, ...]:
     notes = [
-        Note(n.kind, f"{n.level}: {n.text}", n.task, n.resource) for n in parse_printed_notes(session.output)
+        Note(n.kind, f"{n.level}: {n.text}", n.task, n.resource) for n in parse_printed_notes(collected.output)
     ]
-    for w in session.caught:
+    for w in collected.caught:
         notes.append(Note("ts-warning", str(w.message).strip()))
     if task_set is not None:
         notes.extend(_unconsumed_outputs(task_set))
@@ -178,7 +191,7 @@ def _notes(session: _Session, task_set: TaskSet | None) -> tuple[Note, ...]:
 
 
 def _unconsumed_outputs(task_set: TaskSet) -> list[Note]:
-    """Work calls whose returned variables feed no route and no condition."""
+    """Work calls whose returned variables feed no route and no condition (TS warns only while recording)."""
     notes = []
     for info in task_set.tasks:
         tree = info.schedule
@@ -186,7 +199,8 @@ def _unconsumed_outputs(task_set: TaskSet) -> list[Note]:
             b.condition.step for b in tree.blocks() if b.condition is not None and b.condition.step is not None
         }
         for step in tree.steps():
-            if step.returns and step.uid not in used:
+            # a WorkQueue's work_tile feeds the next tile inside TS, never a route
+            if step.returns and step.uid not in used and step.family is not Family.QUEUE:
                 notes.append(
                     Note(
                         "unconsumed-output",
@@ -231,59 +245,89 @@ def verify(tasks: Any = None, resource_dependency_graph: Any = None, **task_mana
         task_set: TaskSet | None = capture_task_set(task_list, graph)
     except Exception:  # noqa: BLE001 - drawings lose their tree; verification still runs
         task_set = None
-    infos = {id(t): info for t, info in zip(task_list, task_set.tasks)} if task_set else {}
+    with ck.cached_domain_probes():
+        return _verify(task_list, graph, task_manager_kwargs, resources, name_of, task_set, start)
 
-    session = _run_task_manager(task_list, graph, task_manager_kwargs)
-    notes_extra: list[Note] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        _complete_runs(task_list, session, task_manager_kwargs)
-        runs = []
-        ts_names = [t.name for t in task_list]
-        display = {}
-        for r in resources:
-            display.setdefault(getattr(r, "name", ""), name_of(r))
-        id_names = {id(r): name_of(r) for r in resources}
-        model = ck.credit_model(task_list, name_of)
-        for record in session.records:
-            kw = record.kwargs
-            lanes = ck.lanes_for(
-                task_list, infos, name_of, skipped_tile=bool(kw.get("skipped_tile")),
-                opaque_assignment=kw.get("opaque_assignment"), num_tiles=int(kw.get("num_tiles", 1)),
+
+def _verify(
+    task_list: list[Any],
+    graph: dict[Any, Any],
+    task_manager_kwargs: dict[str, Any],
+    resources: list[Any],
+    name_of: Callable[[Any], str],
+    task_set: TaskSet | None,
+    start: float,
+) -> Verdict:
+    infos = {id(t): info for t, info in zip(task_list, task_set.tasks)} if task_set else {}
+    collected = _run_task_manager(task_list, graph, task_manager_kwargs)
+    notes: list[Note] = []
+    try:
+        with warnings.catch_warnings(record=True):  # repeats of TaskManager's own warnings
+            warnings.simplefilter("always")
+            runs, blocked, imbalances = _analyse(
+                task_list, collected, task_manager_kwargs, resources, name_of, infos, notes
             )
-            paths: list[Any] = []
-            if not record.result.is_safe:
-                try:
-                    paths = ck.capture_paths(task_list, kw, ec.check_all_interleavings)
-                except Exception as exc:  # noqa: BLE001 - the verdict stands without a path
-                    notes_extra.append(Note("counterexample-unavailable", f"{type(exc).__name__}: {exc}"))
-            opaque = _opaque_text(kw.get("opaque_assignment"), id_names)
-            runs.append(ck.convert_run(record, lanes, model, ts_names, display, paths, opaque))
-        blocked, imbalances = simulation_findings(session.outcomes, task_list, infos, name_of, runs)
-        domain_notes = _domain_notes(task_list, task_set)
-    del caught  # repeats of what TaskManager already warned (domain probes)
-    checks = _checks(session)
-    raw = _raw_output(session, checks)
+            domain_notes = _domain_notes(task_list, task_set)
+    except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
+        runs, blocked, imbalances, domain_notes = [], (), (), ()
+        collected.outcomes.append((ANALYSIS, exc))
+    checks = _checks(collected)
     return Verdict(
         checks=checks,
-        warnings=_notes(session, task_set) + tuple(notes_extra),
+        warnings=_notes(collected, task_set) + tuple(notes),
         simulation_blocked=blocked,
         imbalances=imbalances,
         runs=tuple(runs),
         domain_notes=domain_notes,
-        raw_output=raw,
+        raw_output=_raw_output(collected, checks),
         task_set=task_set,
         elapsed_s=time.perf_counter() - start,
     )
 
 
-def _raw_output(session: _Session, checks: tuple[CheckOutcome, ...]) -> str:
-    parts = [session.output.rstrip()]
+def _analyse(
+    task_list: list[Any],
+    collected: _Collected,
+    task_manager_kwargs: dict[str, Any],
+    resources: list[Any],
+    name_of: Callable[[Any], str],
+    infos: dict[int, Any],
+    notes: list[Note],
+) -> tuple[list[ExhaustiveRun], tuple[Any, ...], tuple[Any, ...]]:
+    """Turn the recorded checker runs and the simulation's failure into model data."""
+    _complete_runs(task_list, collected, task_manager_kwargs)
+    ts_names = [t.name for t in task_list]
+    display: dict[str, str] = {}
+    for r in resources:
+        display.setdefault(getattr(r, "name", ""), name_of(r))
+    id_names = {id(r): name_of(r) for r in resources}
+    model = ck.credit_model(task_list, name_of)
+    runs = []
+    for record in collected.records:
+        kw = record.kwargs
+        lanes = ck.lanes_for(
+            task_list, infos, name_of, skipped_tile=bool(kw.get("skipped_tile")),
+            opaque_assignment=kw.get("opaque_assignment"), num_tiles=int(kw.get("num_tiles", 1)),
+        )
+        paths: list[Any] = record.paths or []
+        if not record.result.is_safe and record.paths is None:
+            try:
+                paths = ck.capture_paths(task_list, kw, ec.check_all_interleavings)
+            except Exception as exc:  # noqa: BLE001 - the verdict stands without a path
+                notes.append(Note("counterexample-unavailable", f"{type(exc).__name__}: {exc}"))
+        opaque = _opaque_text(kw.get("opaque_assignment"), id_names)
+        runs.append(ck.convert_run(record, lanes, model, ts_names, display, paths, opaque))
+    blocked, imbalances = simulation_findings(collected.outcomes, task_list, infos, name_of, runs)
+    return runs, blocked, imbalances
+
+
+def _raw_output(collected: _Collected, checks: tuple[CheckOutcome, ...]) -> str:
+    parts = [collected.output.rstrip()]
     failed = [c for c in checks if not c.passed]
     if failed:
         parts.append("\n".join(f"--- {c.name} ({c.error_type}) ---\n{c.message}" for c in failed))
-    if session.caught:
-        parts.append("--- warnings ---\n" + "\n".join(str(w.message) for w in session.caught))
+    if collected.caught:
+        parts.append("--- warnings ---\n" + "\n".join(str(w.message) for w in collected.caught))
     return "\n\n".join(p for p in parts if p)
 
 

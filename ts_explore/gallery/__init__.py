@@ -93,6 +93,7 @@ _CASES = (
 )
 
 CASES: dict[str, Case] = {case.name: case for case in _CASES}
+globals().update(CASES)  # gallery.cross_wait, ...: also reachable as ``ts_explore.gallery:cross_wait.broken``
 
 
 def get(name: str) -> Case:
@@ -103,4 +104,4 @@ def get(name: str) -> Case:
         raise KeyError(f"no gallery case {name!r}; the gallery has: {', '.join(CASES)}") from None
 
 
-__all__ = ["CASES", "Case", "get"]
+__all__ = ["CASES", "Case", "get", *CASES]

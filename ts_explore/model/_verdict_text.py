@@ -18,6 +18,7 @@ _IMBALANCE_WORDS = {
 
 
 def imbalance_text(imb: "Imbalance") -> str:
+    """An imbalance in words."""
     words = _IMBALANCE_WORDS.get(imb.kind, "{r}: " + imb.message)
     return f"{imb.count} " + words.format(r=imb.resource)
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .problem import Problem
-from .schedule import Family, Section, Stage
+from .interleaving import CheckerStep, CreditCell, CreditModel, CreditPool, Interleaving, Lane
+from .schedule import Section, Stage
 from .tasks import TaskSet
 
 # Credit kinds a blocked step waits for (TS's words, kept for the reader).
@@ -60,115 +61,6 @@ class DomainNote:
     task: str
     bounds: str  # e.g. ``domain_loop(0, <runtime Int32>, 1)``
     checked_iterations: int
-
-
-@dataclass(frozen=True)
-class CheckerStep:
-    """One entry of a task's schedule as the exhaustive checker walks it (HEAD + loop x N + TAIL)."""
-
-    task: str
-    index: int  # cursor position in the task's checker schedule
-    resource: str
-    stage: Stage
-    call_index: int
-    section: Section
-    tag: str  # TS phase tag: H, '', F, L, P, I, T (SH/ST on a skipped tile)
-    iteration: int | None  # domain-loop iteration; None in HEAD/TAIL or when unknown
-    tile: int = 0  # work tile (persistent schedules are checked over 2 tiles)
-    part: str = ""  # split work (non-pipelined): "write phase"/"read phase", "1/2"/"2/2"
-    step_uid: int | None = None  # the ScheduleTree step this entry comes from
-    label: str | None = None  # the work method name
-    credit_slot: int = 0  # physical stage of the credit pool (only domain-interleaved resources use >0)
-    tracked: bool = True  # False for WorkQueue ops (never credit-tracked)
-    family: Family = Family.AUX  # colour family, as in the schedule tree drawing
-
-    @property
-    def method(self) -> str:
-        return self.label or self.stage.method
-
-    @property
-    def title(self) -> str:
-        """``right.wait``, ``smem.fill``."""
-        return f"{self.resource}.{self.method}"
-
-    @property
-    def where(self) -> str:
-        """``iteration 2`` / ``HEAD`` / ``TAIL``, plus the tile when there are several."""
-        if self.section is Section.LOOP:
-            text = f"iteration {self.iteration}" if self.iteration is not None else "loop"
-        else:
-            text = self.section.value.upper()
-        return f"tile {self.tile}, {text}" if self.tile else text
-
-
-@dataclass(frozen=True)
-class Lane:
-    """One task's checker schedule."""
-
-    task: str
-    steps: tuple[CheckerStep, ...]
-
-
-@dataclass(frozen=True)
-class CreditPool:
-    """One credit pool: a pipelined resource (one per physical stage when domain-interleaved)."""
-
-    resource: str
-    slot: int
-    initial_empty: int  # num_stages (1 per slot when domain-interleaved)
-
-
-@dataclass(frozen=True)
-class CreditModel:
-    """What a credit replay needs: pools and how many tasks share each side of a pipeline.
-
-    With ``producers[r] = n`` a commit credit appears only after every n-th
-    commit (all producers of the round committed); likewise for consumers.
-    """
-
-    pools: tuple[CreditPool, ...]
-    producers: tuple[tuple[str, int], ...] = ()
-    consumers: tuple[tuple[str, int], ...] = ()
-    approximate: bool = False  # PipelineGroups present: replay treats the group as one resource
-
-    def producer_count(self, resource: str) -> int:
-        return dict(self.producers).get(resource, 1)
-
-    def consumer_count(self, resource: str) -> int:
-        return dict(self.consumers).get(resource, 1)
-
-
-@dataclass(frozen=True)
-class CreditCell:
-    """Credits of one pool at one moment: free slots and published (committed, unwaited) slots."""
-
-    resource: str
-    slot: int
-    empty: int
-    full: int
-
-
-@dataclass(frozen=True)
-class Interleaving:
-    """A counterexample: the shortest interleaving to the bad state, with credits after every move.
-
-    ``credits[k]``/``cursors[k]`` describe the state after ``k`` moves
-    (``credits[0]`` is the initial state); ``changed[k]`` lists the
-    ``(resource, slot, "empty"|"full")`` cells move ``k`` changed.
-    """
-
-    moves: tuple[CheckerStep, ...]
-    credits: tuple[tuple[CreditCell, ...], ...]
-    cursors: tuple[tuple[int, ...], ...]
-    changed: tuple[tuple[tuple[str, int, str], ...], ...]
-    tasks: tuple[str, ...]
-    approximate: bool = False
-
-    def __len__(self) -> int:
-        return len(self.moves)
-
-    def __bool__(self) -> bool:  # a deadlock at the initial state has an empty, but real, path
-        return True
 
 
 @dataclass(frozen=True)
@@ -219,6 +111,7 @@ class Deadlock:
     kind = "deadlock"
 
     def describe(self) -> str:
+        """One line in words."""
         text = "deadlock: " + (self.explanation or "; ".join(b.sentence for b in self.blocked))
         if self.cycle:
             text += f" (wait-for cycle {' -> '.join(self.cycle)})"
@@ -242,6 +135,7 @@ class Race:
     kind = "race"
 
     def describe(self) -> str:
+        """One line in words."""
         access = {"prod": "writes", "cons": "reads", "cons_held": "holds"}.get(self.victim_access, self.victim_access)
         return (
             f"SMEM aliasing race: {self.writer_task} writes {self.writer_resource} while "
@@ -263,6 +157,7 @@ class PdlViolation:
     kind = "pdl-order"
 
     def describe(self) -> str:
+        """One line in words."""
         return (
             f"PDL launch before wait: {self.launch_task} can call {self.launch_resource}.launch_griddep "
             "before any task has called wait_griddep"
@@ -291,10 +186,12 @@ class ExhaustiveRun:
 
     @property
     def safe(self) -> bool:
+        """No deadlock, race or PDL order violation in this run."""
         return not (self.deadlocks or self.races or self.pdl_violations)
 
     @property
     def label(self) -> str:
+        """``normal`` / ``skipped-tile``, plus the opaque assignment when there is one."""
         text = self.variant
         if self.opaque:
             text += " (" + ", ".join(f"{k}={v}" for k, v in self.opaque) + ")"
@@ -332,10 +229,12 @@ class Verdict:
     # -- the answer -------------------------------------------------------------------
     @property
     def failed_checks(self) -> tuple[CheckOutcome, ...]:
+        """The checks that did not pass."""
         return tuple(c for c in self.checks if not c.passed)
 
     @property
     def status(self) -> Status:
+        """SAFE, UNSAFE, or INCONCLUSIVE (stand-in domain or state cap, nothing found)."""
         if self.failed_checks or not all(r.safe for r in self.runs):
             return Status.UNSAFE
         if self.domain_notes or any(r.hit_state_limit for r in self.runs):
@@ -354,14 +253,17 @@ class Verdict:
 
     @property
     def deadlocks(self) -> tuple[Deadlock, ...]:
+        """Deadlocks of every exhaustive run."""
         return tuple(d for r in self.runs for d in r.deadlocks)
 
     @property
     def races(self) -> tuple[Race, ...]:
+        """Aliasing races of every exhaustive run."""
         return tuple(x for r in self.runs for x in r.races)
 
     @property
     def pdl_violations(self) -> tuple[PdlViolation, ...]:
+        """PDL launch-before-wait violations of every exhaustive run."""
         return tuple(x for r in self.runs for x in r.pdl_violations)
 
     @property

@@ -9,11 +9,13 @@ step of another task that would free it.
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import graphviz
 
-from ..analysis.unroll import BLOCKED, DONE, PENDING, LaneCell, LaneView
+from ..analysis.unroll import BLOCKED, DONE, LaneCell, LaneView
+from ..model import Family
 from ..model.verdict import CheckerStep
 from . import style
 from .labels import esc, html_label
@@ -33,6 +35,7 @@ def _segment_label(step: CheckerStep) -> str:
 
 
 def cell_label(cell: LaneCell) -> str:
+    """HTML-like label: resource.method, then stage (and part) and the move that ran it."""
     step = cell.step
     assert step is not None
     sub = step.stage.short + (f" ({step.part})" if step.part else "")
@@ -42,7 +45,26 @@ def cell_label(cell: LaneCell) -> str:
 
 
 def node_id(lane_no: int, index: int) -> str:
+    """Stable node id of a lane step."""
     return f"l{lane_no}_{index}"
+
+
+def _attrs(attrs: dict[str, str]) -> str:
+    """``[k="v" ...]`` written directly: lanes have many nodes and graphviz's generic quoting is slow."""
+    parts = []
+    for key, value in attrs.items():
+        if value.startswith("<") and value.endswith(">"):
+            parts.append(f"{key}={value}")
+        else:
+            parts.append(f'{key}="' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    return "[" + " ".join(parts) + "]"
+
+
+@functools.lru_cache(maxsize=None)
+def _look(state: str, family: Family) -> str:
+    """The (cached) colour attributes of a lane cell."""
+    attrs = {"fillcolor": style.FAMILY_FILL[family], **style.LANE_STATE[state]}
+    return _attrs(attrs)[1:-1]
 
 
 def swimlanes(views: Sequence[LaneView], *, title: str = "", needs: Sequence[Need] = ()) -> graphviz.Digraph:
@@ -73,25 +95,24 @@ def swimlanes(views: Sequence[LaneView], *, title: str = "", needs: Sequence[Nee
             first = cells[0].step
             assert first is not None
             seg = graphviz.Digraph(name=f"cluster_l{lane_no}s{seg_no}")
-            seg.attr(label=_segment_label(first), fontsize="9", **style.SEGMENT_CLUSTER[first.section.value])
+            seg_attrs = {"label": _segment_label(first), "fontsize": "9", **style.SEGMENT_CLUSTER[first.section.value]}
+            seg.body.append(f"\t\tgraph {_attrs(seg_attrs)}\n")
             for cell in cells:
                 step = cell.step
                 assert step is not None
                 nid = node_id(lane_no, step.index)
-                attrs = {"fillcolor": style.FAMILY_FILL[step.family], **style.LANE_STATE[cell.state]}
-                if cell.state in (PENDING,):
-                    attrs["fillcolor"] = style.LANE_STATE[PENDING]["fillcolor"]
+                look = _look(cell.state, step.family)
                 tip = f"{view.task}: {step.title} ({step.stage.value}, {step.where})"
                 if cell.state == BLOCKED:
                     tip += " - blocked here"
                 elif cell.state == DONE and cell.time is not None:
                     tip += f" - ran at move {cell.time}"
-                seg.node(nid, cell_label(cell), tooltip=tip, **attrs)
+                seg.body.append(f"\t\t{nid} [label={cell_label(cell)} {_attrs({'tooltip': tip})[1:-1]} {look}]\n")
                 order.append(nid)
                 visible.add((view.task, step.index))
             lane.subgraph(seg)
-        for a, b in zip(order, order[1:]):
-            lane.edge(a, b, **style.LANE_ORDER_EDGE)
+        order_attrs = _attrs(dict(style.LANE_ORDER_EDGE))
+        lane.body.extend(f"\t{a} -> {b} {order_attrs}\n" for a, b in zip(order, order[1:]))
         g.subgraph(lane)
     lane_of = {view.task: n for n, view in reversed(list(enumerate(views)))}
     for src_task, src_idx, dst_task, dst_idx, label in needs:

@@ -27,14 +27,14 @@ def verdict_html(v: Verdict, *, raw: bool = True) -> str:
         f"{html.escape(v.status.value.upper())}: {html.escape(v.summary().splitlines()[0])}</div>"
     )
     rows = []
-    for c in v.checks:
-        if c.passed:
-            rows.append(_row("&#10003;", style.PASS_COLOR, c.title, ""))
-        else:
-            detail = c.message.strip().splitlines()[0] if c.message.strip() else c.error_type
-            if c.hint:
-                detail += f"\nfix: {c.hint}"
-            rows.append(_row("&#10007;", style.FAIL_COLOR, c.title, detail))
+    for c in v.failed_checks:
+        detail = c.message.strip().splitlines()[0] if c.message.strip() else c.error_type
+        if c.hint:
+            detail += f"\nfix: {c.hint}"
+        rows.append(_row("&#10007;", style.FAIL_COLOR, c.title, detail))
+    passed = [c.title for c in v.checks if c.passed]
+    if passed:
+        rows.append(_row("&#10003;", style.PASS_COLOR, f"{len(passed)} checks passed", ", ".join(passed)))
     for b in v.simulation_blocked:
         rows.append(_row("&#9888;", style.FAIL_COLOR, "credit simulation: blocked", b.sentence))
     for imb in v.imbalances:
