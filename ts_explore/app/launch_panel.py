@@ -63,7 +63,7 @@ class Device:
 
 @functools.lru_cache(maxsize=1)
 def probe_device(timeout_s: float = 30.0) -> Device:
-    """Ask a child Python process for CUDA device 0 (cached for the session)."""
+    """Ask a child Python process for CUDA device 0 (cached for the life of this Python process)."""
     try:
         out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=timeout_s,
                              check=False)
