@@ -91,7 +91,7 @@ class SkippingQueue(WorkQueue):
                          logical_tiles=self.logical_tiles)
 
 
-def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
+def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
     """Compile the persistent copy; call it as ``fn(src_ptr, dst_ptr, n, logical_tiles, total_tiles, grid, stream)``."""
     from ..model import QueueKind
     from ..scenarios.base import BuildContext
@@ -124,7 +124,7 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
             launch_grid = (grid, 1, 1)
         kernel(src, dst, logical_tiles, sched).launch(grid=launch_grid, block=(threads, 1, 1), stream=stream)
 
-    return compile_with_pointers(host, pointers=2, ints=4)
+    return compile_with_pointers(host, pointers=2, ints=4, arch=arch)
 
 
 __all__ = ["SkippingQueue", "TileRows", "compile_copy"]

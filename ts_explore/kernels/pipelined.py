@@ -131,7 +131,7 @@ class TileSink(MemoryResource):
         cute.autovec_copy(frag, thread_vectors(first, self.store_threads, self.vector, per_thread)[(None, tid, None)])
 
 
-def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
+def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
     """Compile the pipelined copy for ``cfg``; call it as ``fn(src_ptr, dst_ptr, n, grid, stream)``."""
     from ..scenarios.base import BuildContext
     from ..scenarios.pipelined import SCENARIO
@@ -155,7 +155,7 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
         dst = cute.make_tensor(dst_ptr, cute.make_layout(n))
         kernel(src, dst, n // cfg.tile).launch(grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream)
 
-    return compile_with_pointers(host, pointers=2, ints=2)
+    return compile_with_pointers(host, pointers=2, ints=2, arch=arch)
 
 
 __all__ = ["Loader", "SmemStages", "TileIndex", "TileSink", "compile_copy"]

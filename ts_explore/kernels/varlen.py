@@ -98,7 +98,7 @@ class PaddedSink(MemoryResource):
             self.padded[where] = val
 
 
-def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
+def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
     """Compile the varlen copy; call it as ``fn(packed, padded, offsets, segments, row_width, grid, stream)``."""
     from ..model import QueueKind
     from ..scenarios.base import BuildContext
@@ -129,7 +129,7 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
         kernel(packed, padded, offsets, row_width, sched).launch(grid=launch_grid, block=(threads, 1, 1),
                                                                  stream=stream)
 
-    return compile_with_pointers(host, pointers=3, ints=3)
+    return compile_with_pointers(host, pointers=3, ints=3, arch=arch)
 
 
 __all__ = ["PackedSource", "PaddedSink", "VarlenTask", "compile_copy"]

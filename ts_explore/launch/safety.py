@@ -1,0 +1,57 @@
+"""Checks made before anything reaches the GPU: the verifier's verdict and the hardware a config needs."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from ..scenarios.base import Scenario
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The verifier's answer for one config."""
+
+    ok: bool
+    summary: str
+
+
+def verdict_for(scenario: Scenario, config: Any) -> Gate:
+    """Build the config on the CPU and verify it (``ts_explore.verify`` when available, else TaskManager)."""
+    try:
+        built = scenario.build(config)
+    except Exception as exc:  # a bad config or a schedule that does not record
+        return Gate(False, f"{type(exc).__name__}: {exc}")
+    try:
+        from ..capture.verify import verify  # type: ignore[import-not-found]
+    except ImportError:
+        verify = None
+    if verify is not None:
+        v = verify(**built.verify_kwargs())
+        return Gate(bool(v.ok), v.summary())
+    from cutlass.experimental.task_scheduling.task_manager import TaskManager
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            TaskManager(**built.verify_kwargs(), verbose=False)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return Gate(False, f"{type(exc).__name__}: {first}")
+    return Gate(True, "ok (TaskManager verified every check)")
+
+
+def required_cc(config: Any) -> tuple[int, int, str] | None:
+    """The compute capability a config needs to run, and why (None: any sm_90 GPU)."""
+    from ..model import QueueKind
+
+    if getattr(config, "queue", None) is QueueKind.CLC:
+        return (10, 0, "CLC dynamic persistence (cluster launch control) needs an sm_100+ GPU; "
+                       "the schedule still records and verifies on this machine")
+    return None
+
+
+__all__ = ["Gate", "required_cc", "verdict_for"]
