@@ -86,7 +86,7 @@ def _planned_owner(config: Any, tiles: int) -> np.ndarray | None:
 
 
 def shapes_side_by_side(results: Mapping[str, Any], configs: Mapping[str, Any] | None = None,
-                        tiles: int = 24) -> Figure:
+                        tiles: int = 48) -> Figure:
     """Bandwidth of each scheduling shape (a refusal shows as an empty bar with its reason),
     above the tile-to-CTA map each shape plans. ``results`` maps a label to a LaunchResult,
     or to a LaunchError/str for a shape that did not run; ``configs`` supplies the configs
@@ -119,12 +119,13 @@ def shapes_side_by_side(results: Mapping[str, Any], configs: Mapping[str, Any] |
         notes.append(None if owner is not None else
                      "no config given" if cfg is None else "handed out at run time (CLC)")
     grid = np.vstack(owners)
-    bottom.imshow(grid, aspect="auto", cmap="tab20", interpolation="nearest")
+    image = bottom.imshow(grid, aspect="auto", cmap="viridis", interpolation="nearest")
+    fig.colorbar(image, ax=bottom, label="CTA index")
     for row, note in enumerate(notes):
         if note:
             bottom.text(tiles / 2, row, note, ha="center", va="center", fontsize="small")
     bottom.set_yticks(range(len(labels)), labels)
-    bottom.set_xlabel(f"tile (first {tiles}); colour = CTA that copies it")
+    bottom.set_xlabel(f"tile (first {tiles}); colour = the CTA that copies it (planned)")
     return fig
 
 

@@ -79,3 +79,12 @@ def test_watchdog_kills_a_hanging_kernel_and_the_next_launch_works() -> None:
     assert time.perf_counter() - start < 60
     after = launch("grid_stride_copy", sizes=[SMALL], reps=2)
     assert after.ok
+
+
+@pytest.mark.parametrize("overrides", [dict(tile=1024, stages=8), dict(tile=4096, stages=4), dict(store_warps=8)])
+def test_bulk_copy_refills_never_overtake_the_readers(overrides: dict) -> None:
+    """Many tiles per CTA and several CTAs per SM: without the proxy fence before release, a refill
+    raced the last readers of a stage (tens to thousands of wrong elements per 512 MiB)."""
+    for _ in range(2):
+        result = launch("pipelined_copy", sizes=[1 << 27], reps=1, warmup=0, references=False, ctas=0, **overrides)
+        assert result.ok, result.summary()

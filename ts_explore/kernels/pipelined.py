@@ -108,6 +108,12 @@ class SmemStages(MemoryResource):
         frag = cute.make_rmem_tensor((self.vector, per_thread), cutlass.Int32)
         view = thread_vectors(self._stage(stage_info), self.store_threads, self.vector, per_thread)
         cute.autovec_copy(view[(None, tid, None)], frag)
+        if cutlass.const_expr(self.use_tma):
+            # The next write to this stage comes from the bulk-copy engine (the async proxy):
+            # order these shared-memory reads before the release lets it in. Without the
+            # fence a refill can land while a few lanes are still reading (seen on an H200:
+            # tens of elements per 512 MiB came from the tile `stages` iterations later).
+            cute.arch.fence_view_async_shared()
         return frag.load()
 
 
