@@ -6,9 +6,9 @@ from __future__ import annotations
 class LaunchError(RuntimeError):
     """A launch that was refused or did not complete; ``reason`` is a stable slug.
 
-    Reasons: ``no_kernel``, ``no_cuda_python``, ``no_device``, ``needs_sm100``,
-    ``unverified``, ``bad_size``, ``unpicklable``, ``compile_failed``,
-    ``launch_failed``, ``timeout``, ``worker_died``. The message names the cause
+    Reasons: ``no_kernel``, ``bad_config``, ``unverified``, ``no_cuda_python``,
+    ``no_device``, ``needs_sm100``, ``bad_size``, ``unpicklable``,
+    ``compile_failed``, ``launch_failed``, ``timeout``, ``worker_died``. The message names the cause
     and the fix; the notebook (and the launcher) stay usable afterwards.
     """
 

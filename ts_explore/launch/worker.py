@@ -104,6 +104,9 @@ class WorkerHandle:
             ready = self._conn.poll(timeout)
         except (BrokenPipeError, EOFError, OSError):
             ready = None
+        except KeyboardInterrupt:  # the user interrupted the notebook: do not leave a busy worker behind
+            self.kill()
+            raise
         if ready is None or (not ready and not self.alive):
             code = self._proc.exitcode if self._proc is not None else None
             self.stop()
@@ -152,6 +155,9 @@ class WorkerHandle:
 
 def worker_main(conn: Any) -> None:
     """Child side: answer requests until told to stop or the pipe closes."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # interrupts belong to the notebook; it kills us if needed
     from .runner import Runner
 
     runner = Runner()
