@@ -274,3 +274,19 @@ def test_stage_family_colours_cover_every_stage() -> None:
     assert fam[Stage.PRODUCER_ACQUIRE] is Family.ACQUIRE
     assert fam[Stage.PRODUCER_COMMIT] is Family.COMMIT
     assert fam[Stage.PRODUCER_WORK] is Family.PRODUCER_WORK
+
+
+from cutlass import range_constexpr as imported_range_constexpr  # noqa: E402 - the import form under test
+
+
+def test_range_constexpr_imported_by_name_also_records() -> None:
+    @schedule
+    def sched(tmem, out):
+        with domain_loop(0, 2, 1):
+            for i in imported_range_constexpr(2):
+                out.store(t2r_rmem=tmem.load_subtile(subtile_idx=i), subtile_idx=i)
+
+    rec = ts_explore.record(sched, R.TmemAcc(name="tmem"), R.GmemOut(name="out"))
+    assert rec.ok, rec.error
+    assert [s.literals[0].text for s in rec.tree.steps()] == ["0", "0", "1", "1"]
+    assert imported_range_constexpr is cutlass.range_constexpr

@@ -99,22 +99,91 @@ DEP_EDGE_COLOR: Final[dict[str, str]] = {
     "work-queue": "#b08900",
 }
 
+# Schedule diff against the last safe configuration: (border, fill) per change.
+DIFF_ADDED: Final = ("#1a7f37", "#d2f4d3")
+DIFF_MOVED: Final = ("#c26a00", "#ffe3bf")
+DIFF_REMOVED: Final = ("#b42318", "#ffffff")
+DIFF_PENWIDTH: Final = "2.5"
+
+# Verification drawings: swimlanes (one lane per task) and wait-for graphs.
+LANE_GRAPH: Final = {"rankdir": "LR", "fontname": FONT, "fontsize": "12", "nodesep": "0.15", "ranksep": "0.12",
+                     "labelloc": "t", "labeljust": "l"}
+LANE_CLUSTER: Final = {"color": "#444444", "style": "rounded", "fontcolor": "#222222"}
+SEGMENT_CLUSTER: Final[dict[str, dict[str, str]]] = {
+    "head": {"color": "#888888", "style": "rounded,filled", "fillcolor": "#f7f7f7", "fontcolor": "#666666"},
+    "loop": {"color": "#1f5fa8", "style": "rounded,filled", "fillcolor": "#f3f8fe", "fontcolor": "#1f5fa8"},
+    "tail": {"color": "#888888", "style": "rounded,filled", "fillcolor": "#f7f7f7", "fontcolor": "#666666"},
+}
+# Per lane-cell state; "done" and "next" cells keep their family fill colour.
+LANE_STATE: Final[dict[str, dict[str, str]]] = {
+    "done": {"style": "rounded,filled", "color": "#666666"},
+    "next": {"style": "rounded,filled,bold", "color": "#1f6fd1", "penwidth": "2.5"},
+    "pending": {"style": "rounded,filled", "fillcolor": "#ffffff", "color": "#bbbbbb", "fontcolor": "#888888"},
+    "blocked": {"style": "rounded,filled,bold", "color": BLOCKED_BORDER, "penwidth": BLOCKED_PENWIDTH},
+    "offending": {"style": "rounded,filled,bold", "color": BLOCKED_BORDER, "penwidth": BLOCKED_PENWIDTH},
+}
+LANE_FOLD: Final = {"shape": "plaintext", "fontcolor": "#888888", "fontsize": "9"}
+LANE_ORDER_EDGE: Final = {"color": "#c0c0c0", "arrowsize": "0.4"}
+NEEDS_EDGE: Final = {"color": BLOCKED_BORDER, "fontcolor": BLOCKED_BORDER, "style": "dashed",
+                     "constraint": "false", "fontsize": "9"}
+
+WAIT_TASK: Final = {"shape": "box", "style": "rounded,filled", "fillcolor": "#ffffff", "color": "#444444"}
+WAIT_TASK_BLOCKED_FILL: Final = "#fdecea"
+WAIT_CREDIT: Final = {"shape": "ellipse", "style": "filled", "color": "#555555"}
+CREDIT_FILL: Final[dict[str, str]] = {"commit": FAMILY_FILL[Family.COMMIT], "empty": FAMILY_FILL[Family.RELEASE]}
+WAIT_EDGE: Final = {"color": "#555555", "fontcolor": "#555555"}
+CYCLE_EDGE: Final = {"color": BLOCKED_BORDER, "fontcolor": BLOCKED_BORDER, "penwidth": "2.5"}
+NOTE_NODE: Final = {"shape": "note", "style": "filled", "fillcolor": "#fff8e1", "color": "#b08900", "fontsize": "10"}
+ALIAS_EDGE: Final = {"color": BLOCKED_BORDER, "fontcolor": BLOCKED_BORDER, "dir": "none", "style": "bold",
+                     "penwidth": "2"}
+RESOURCE_NODE: Final = {"shape": "box3d", "style": "filled", "fillcolor": RESOURCE_FILL_PIPELINED, "color": "#555555"}
+
+# Verdict table (HTML) colours.
+PASS_COLOR: Final = "#2e7d32"
+FAIL_COLOR: Final = "#c62828"
+WARN_COLOR: Final = "#b08900"
+CHANGED_CELL_FILL: Final = "#ffe08a"
+
 __all__ = [
+    "ALIAS_EDGE",
     "BLOCKED_BORDER",
     "BLOCKED_PENWIDTH",
+    "CHANGED_CELL_FILL",
     "CLUSTER",
     "CONDITION_EDGE",
+    "CREDIT_FILL",
+    "CYCLE_EDGE",
     "DEP_EDGE_COLOR",
+    "DIFF_ADDED",
+    "DIFF_MOVED",
+    "DIFF_PENWIDTH",
+    "DIFF_REMOVED",
     "EDGE_ATTRS",
+    "FAIL_COLOR",
     "FAMILY_FILL",
     "FAMILY_LEGEND",
     "FONT",
     "GRAPH_ATTRS",
+    "LANE_CLUSTER",
+    "LANE_FOLD",
+    "LANE_GRAPH",
+    "LANE_ORDER_EDGE",
+    "LANE_STATE",
+    "NEEDS_EDGE",
     "NODE_ATTRS",
+    "NOTE_NODE",
     "ORDER_EDGE",
+    "PASS_COLOR",
     "RESOURCE_FILL",
     "RESOURCE_FILL_BARRIER",
     "RESOURCE_FILL_PIPELINED",
     "RESOURCE_FILL_QUEUE",
+    "RESOURCE_NODE",
     "ROUTE_EDGE",
+    "SEGMENT_CLUSTER",
+    "WAIT_CREDIT",
+    "WAIT_EDGE",
+    "WAIT_TASK",
+    "WAIT_TASK_BLOCKED_FILL",
+    "WARN_COLOR",
 ]

@@ -196,7 +196,8 @@ def schedule_graph(
         _write_tree(g, model.schedule, "", _uids(highlight, model.name))
         return g
     if isinstance(model, TaskSet):
-        g = _new_graph("task_manager", f"{len(model.tasks)} tasks")
+        n = len(model.tasks)
+        g = _new_graph("task_manager", f"{n} task{'' if n == 1 else 's'}")
         for i, task in enumerate(model.tasks):
             sub = graphviz.Digraph(name=f"cluster_t{i}")
             color, st, fill = style.CLUSTER["task"]

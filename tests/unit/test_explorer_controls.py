@@ -1,0 +1,141 @@
+"""Controls generated from any config dataclass, and the launch panel's decisions."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import ipywidgets as widgets
+import pytest
+
+from ts_explore.app import controls as ctl
+from ts_explore.app.launch_panel import Device, LaunchPanel, launch_blockers, parse_probe, probe_device
+from ts_explore.model import QueueKind, TaskSet
+from ts_explore.scenarios import knob
+
+
+class Mode(enum.Enum):
+    FAST = "fast"
+    SAFE = "safe"
+
+
+@dataclass(frozen=True)
+class Mixed:
+    n: int = knob(0, min=0, max=3)
+    free: int = 5  # no hints: a range around the default
+    ratio: float = knob(0.5, min=0, max=1)
+    name: str = "tile"
+    mode: Mode = Mode.SAFE
+    flag: bool = True
+    lengths: tuple[int, ...] = ()
+    table: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+def test_every_supported_type_gets_its_widget() -> None:
+    c = ctl.make_controls(Mixed())
+    assert isinstance(c["n"], widgets.IntSlider) and (c["n"].min, c["n"].max) == (0, 3)
+    assert isinstance(c["free"], widgets.IntSlider) and c["free"].min <= 5 <= c["free"].max
+    assert isinstance(c["ratio"], widgets.FloatSlider) and not c["ratio"].continuous_update
+    assert isinstance(c["name"], widgets.Text) and c["name"].value == "tile"
+    assert isinstance(c["mode"], widgets.Dropdown) and c["mode"].value is Mode.SAFE
+    assert isinstance(c["flag"], widgets.Checkbox)
+    assert isinstance(c["lengths"], widgets.Text) and c["lengths"].value == ""
+    assert c["table"].disabled  # shown, not editable
+
+
+def test_read_config_round_trips_and_parses_ints() -> None:
+    config = Mixed()
+    c = ctl.make_controls(config)
+    c["n"].value, c["mode"].value, c["lengths"].value = 2, Mode.FAST, " 4, 8,2 "
+    new = ctl.read_config(config, c)
+    assert (new.n, new.mode, new.lengths, new.flag) == (2, Mode.FAST, (4, 8, 2), True)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("", ()), ("(1, 2)", (1, 2)), ("[3]", (3,)), ("5,", (5,)), ("-1, 0", (-1, 0))],
+)
+def test_parse_ints_accepts_python_like_spellings(text: str, expected: tuple[int, ...]) -> None:
+    assert ctl.parse_ints("lengths", text) == expected
+
+
+def test_parse_ints_names_the_field_and_the_fix() -> None:
+    with pytest.raises(ctl.ConfigValueError, match=r"lengths: '2\.5' .* e\.g\. 4, 8, 2"):
+        ctl.parse_ints("lengths", "1, 2.5")
+    with pytest.raises(ctl.ConfigValueError, match="at least 1"):
+        ctl.parse_ints("lengths", "0", {"min": 1})
+
+
+def test_non_dataclass_config_is_refused() -> None:
+    with pytest.raises(TypeError, match="must be a dataclass"):
+        ctl.field_types(int)
+
+
+SM90 = Device((9, 0), "NVIDIA H200")
+SM100 = Device((10, 0), "NVIDIA B200")
+CLC_SET = TaskSet(tasks=(), resources=(), edges=())
+
+
+def _clc_task_set() -> TaskSet:
+    from ts_explore.model import ResourceInfo
+
+    return TaskSet(tasks=(), resources=(ResourceInfo("wq", "WorkQueue", queue_kind=QueueKind.CLC),), edges=())
+
+
+def test_launch_blockers_name_every_reason() -> None:
+    none = Device(None, problem="no NVIDIA driver could be loaded")
+    assert launch_blockers(CLC_SET, none, has_launcher=False) == [
+        "this installation has no GPU launcher (ts_explore.launch)",
+        "no NVIDIA driver could be loaded",
+    ]
+    assert launch_blockers(CLC_SET, SM90, has_launcher=True) == []
+    (clc,) = launch_blockers(_clc_task_set(), SM90, has_launcher=True)
+    assert "CLC work queue needs sm_100" in clc and "sm_90" in clc
+    assert launch_blockers(_clc_task_set(), SM100, has_launcher=True) == []
+    assert "does not verify" in launch_blockers(None, SM100, has_launcher=True)[0]
+    assert "sm_80" in launch_blockers(CLC_SET, Device((8, 0), "A100"), has_launcher=True)[0]
+
+    class RecordOnly:
+        name, kernel = "sketch", None
+
+    assert "has no GPU kernel" in launch_blockers(CLC_SET, SM90, True, RecordOnly())[0]
+
+
+def test_launch_button_runs_the_launcher_and_shows_its_result() -> None:
+    calls = []
+
+    class Result:
+        def summary(self) -> str:
+            return "1.23 ms, matches the reference"
+
+    def launch(scenario, config):
+        calls.append((scenario, config))
+        return Result()
+
+    panel = LaunchPanel(launch=launch, probe=lambda: SM90, has_launcher=lambda: True)
+    panel.update("scenario", "config", CLC_SET)
+    assert not panel.button.disabled and "Ready" in panel.reasons.value
+    panel.button.click()
+    assert calls == [("scenario", "config")] and "matches the reference" in panel.result.value
+
+    def broken(scenario, config):
+        raise RuntimeError("compile failed: unsupported operation")
+
+    panel = LaunchPanel(launch=broken, probe=lambda: SM90, has_launcher=lambda: True)
+    panel.update("scenario", "config", CLC_SET)
+    panel.button.click()
+    assert "compile failed" in panel.result.value and not panel.button.disabled
+
+
+def test_probe_answers_are_understood() -> None:
+    assert parse_probe("ok 9 0 NVIDIA H200\n") == Device((9, 0), "NVIDIA H200")  # what an H200 answered
+    assert parse_probe("ok 9 0 NVIDIA H200").sm == 90
+    assert "pip install" in parse_probe("nocuda").problem
+    assert "no NVIDIA driver" in parse_probe("nodriver libcuda.so not found").problem
+    assert "no CUDA device" in parse_probe("nodevice").problem
+    assert "Traceback" in parse_probe("", "Traceback: boom").problem
+
+
+def test_probe_on_this_machine_gives_a_device_or_a_reason() -> None:
+    device = probe_device()
+    assert (device.capability is None) == bool(device.problem)

@@ -1,0 +1,1 @@
+"""Pure analyses over the model (no TS objects, no drawing)."""

@@ -1,0 +1,264 @@
+"""``ts-explore``: draw, verify and launch TS schedules from a shell or CI job.
+
+Exit codes: 0 success (safe / launched correctly), 1 the check failed (unsafe
+schedule, wrong results), 2 usage or load error, 3 cannot launch on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import enum
+import importlib
+import importlib.util
+import json
+import sys
+import threading
+import time
+import typing
+from pathlib import Path
+from typing import Any, Sequence
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    """A problem with the command line or the thing it names (exit 2)."""
+
+
+def load_target(spec: str) -> Any:
+    """Import ``MODULE:ATTR`` (MODULE is a dotted name or a .py path)."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(f"expected MODULE:ATTR (e.g. my_kernels:copy_schedule), got {spec!r}")
+    try:
+        if module_name.endswith(".py") or "/" in module_name:
+            path = Path(module_name)
+            if not path.exists():
+                raise UsageError(f"no such file: {module_name}")
+            mod_spec = importlib.util.spec_from_file_location(path.stem, path)
+            assert mod_spec is not None and mod_spec.loader is not None
+            module = importlib.util.module_from_spec(mod_spec)
+            sys.modules[path.stem] = module
+            mod_spec.loader.exec_module(module)
+        else:
+            sys.path.insert(0, str(Path.cwd()))
+            module = importlib.import_module(module_name)
+    except UsageError:
+        raise
+    except ModuleNotFoundError as exc:
+        raise UsageError(f"cannot import module {module_name!r}: {exc}. Run from the folder that holds it, or pass a .py path.") from exc
+    except Exception as exc:  # noqa: BLE001 - the user's module failed while importing
+        raise UsageError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from exc
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise UsageError(f"{module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def parse_settings(scenario: Any, pairs: Sequence[str]) -> Any:
+    """``--set key=value`` pairs converted by the config field types into a config."""
+    fields = {f.name: f for f in dataclasses.fields(scenario.config_type)}
+    hints = typing.get_type_hints(scenario.config_type)
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep:
+            raise UsageError(f"--set takes key=value, got {pair!r}")
+        if key not in fields:
+            raise UsageError(f"scenario {scenario.name!r} has no setting {key!r}; settings: {', '.join(fields)}")
+        values[key] = _convert(key, raw, hints.get(key, str))
+    try:
+        return scenario.config(**values)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _convert(key: str, raw: str, hint: Any) -> Any:
+    origin = typing.get_origin(hint)
+    try:
+        if isinstance(hint, type) and issubclass(hint, enum.Enum):
+            for member in hint:
+                if raw.lower() in (member.name.lower(), str(member.value).lower()):
+                    return member
+            raise ValueError(f"choose one of {', '.join(m.name.lower() for m in hint)}")
+        if hint is bool:
+            if raw.lower() in ("1", "true", "yes", "on"):
+                return True
+            if raw.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError("use true or false")
+        if hint is int:
+            return int(raw)
+        if hint is float:
+            return float(raw)
+        if origin is tuple:
+            return tuple(int(x) for x in raw.split(",") if x.strip())
+    except ValueError as exc:
+        raise UsageError(f"--set {key}={raw}: {exc}") from exc
+    return raw
+
+
+def _scenario_type() -> type:
+    from .scenarios import Scenario
+
+    return Scenario
+
+
+def _materialize(obj: Any) -> Any:
+    """Call zero-argument factories; leave objects alone."""
+    scenario_type = _scenario_type()
+    if callable(obj) and not isinstance(obj, (type, scenario_type)) and not hasattr(obj, "__wrapped__"):
+        try:
+            return obj()
+        except TypeError as exc:
+            raise UsageError(f"{getattr(obj, '__name__', obj)!r} must take no arguments: {exc}") from exc
+    return obj
+
+
+def _verify_kwargs(obj: Any, settings: Sequence[str] = ()) -> dict[str, Any]:
+    """Scenario (default config + --set) or a factory's (tasks, graph) -> verify kwargs."""
+    if isinstance(obj, _scenario_type()):
+        return obj.build(parse_settings(obj, settings)).verify_kwargs()
+    if settings:
+        raise UsageError("--set only applies to scenarios")
+    value = _materialize(obj)
+    if isinstance(value, dict) and "tasks" in value:
+        return dict(value)
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], dict):
+        return {"tasks": list(value[0]), "resource_dependency_graph": value[1]}
+    if hasattr(value, "verify_kwargs"):
+        return value.verify_kwargs()
+    raise UsageError(
+        "verify needs a scenario or a zero-argument callable returning (tasks, resource_dependency_graph); "
+        f"got {type(value).__name__}"
+    )
+
+
+def _drawable(obj: Any, settings: Sequence[str]) -> Any:
+    if isinstance(obj, _scenario_type()):
+        from .api import task_set
+
+        return task_set(obj.build(parse_settings(obj, settings)).verify_kwargs())
+    value = _materialize(obj)
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], dict):
+        from .api import task_set
+
+        return task_set(list(value[0]), value[1])
+    return value
+
+
+class _Progress:
+    """Prints elapsed time to stderr while a long check runs."""
+
+    def __init__(self, what: str, every: float = 2.0) -> None:
+        self.what, self.every = what, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        start = time.perf_counter()
+        while not self._stop.wait(self.every):
+            print(f"  ... still {self.what} ({time.perf_counter() - start:.0f} s)", file=sys.stderr, flush=True)
+
+    def __enter__(self) -> "_Progress":
+        self.start = time.perf_counter()
+        print(f"{self.what} ...", file=sys.stderr, flush=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        print(f"{self.what}: done in {time.perf_counter() - self.start:.2f} s", file=sys.stderr, flush=True)
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from .api import save
+
+    obj = _drawable(load_target(args.target), args.set)
+    try:
+        out = save(obj, args.output)
+    except TypeError as exc:
+        raise UsageError(f"cannot draw {args.target}: {exc}") from exc
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    print(f"wrote {out}")
+    return EXIT_OK
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from .capture.verify import verify
+
+    kwargs = _verify_kwargs(load_target(args.target), args.set)
+    with _Progress(f"verifying {len(kwargs['tasks'])} task(s)"):
+        verdict = verify(**kwargs)
+    if args.json:
+        print(json.dumps(verdict.to_dict(), indent=2, sort_keys=True))
+    else:
+        print("SAFE" if verdict.ok else "UNSAFE")
+        print(verdict.summary())
+    return EXIT_OK if verdict.ok else EXIT_FAIL
+
+
+def cmd_launch(args: argparse.Namespace) -> int:
+    from . import scenarios
+
+    if args.list or not args.scenario:
+        for name, sc in sorted(scenarios.CATALOG.items()):
+            print(f"{name:28} {sc.title}")
+        return EXIT_OK if args.list else EXIT_USAGE
+    try:
+        scenario = scenarios.get(args.scenario)
+    except KeyError as exc:
+        raise UsageError(str(exc.args[0])) from exc
+    config = parse_settings(scenario, args.set)
+    from .launch import LaunchError, launch
+
+    try:
+        with _Progress(f"compiling and launching {scenario.name}"):
+            result = launch(scenario, config, reps=args.reps, force=args.force)
+    except LaunchError as exc:
+        print(f"cannot launch: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    print(result.summary())
+    return EXIT_OK if result.correct else EXIT_FAIL
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ts-explore", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("render", help="draw a schedule, task, task manager or scenario to a file")
+    p.add_argument("target", help="MODULE:ATTR (module name or .py path)")
+    p.add_argument("-o", "--output", required=True, help="output file: .svg .png .pdf .dot")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="scenario setting")
+    p.set_defaults(func=cmd_render)
+    v = sub.add_parser("verify", help="verify a scenario or a (tasks, graph) factory; exit 0 safe, 1 unsafe")
+    v.add_argument("target", help="MODULE:ATTR: a scenario or a zero-argument callable returning (tasks, graph)")
+    v.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    v.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="scenario setting")
+    v.set_defaults(func=cmd_verify)
+    la = sub.add_parser("launch", help="compile and run a catalog scenario on the GPU")
+    la.add_argument("scenario", nargs="?", help="catalog name (see `ts-explore launch --list`)")
+    la.add_argument("--list", action="store_true", help="list the catalog and exit")
+    la.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="scenario setting")
+    la.add_argument("--reps", type=int, default=20)
+    la.add_argument("--force", action="store_true", help="launch even if the verifier says unsafe")
+    la.set_defaults(func=cmd_launch)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        print(f"ts-explore {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
