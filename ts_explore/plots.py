@@ -154,6 +154,19 @@ def launch_panel_figures(result: LaunchResult) -> list[Figure]:
     return figures
 
 
+def result_html(result: LaunchResult, dpi: int = 80) -> str:
+    """The launch summary and its panel figures as one HTML block (PNG images inline)."""
+    import base64
+    import html
+
+    images = "".join(
+        f"<img style='max-width:48%;margin:2px' src='data:image/png;base64,"
+        f"{base64.b64encode(to_png(fig, dpi)).decode()}'/>"
+        for fig in launch_panel_figures(result)
+    )
+    return f"<pre>{html.escape(result.summary())}</pre><div>{images}</div>"
+
+
 def to_png(fig: Figure, dpi: int = 100) -> bytes:
     """PNG bytes of a figure (for widgets.Image or files)."""
     buf = io.BytesIO()
@@ -161,5 +174,5 @@ def to_png(fig: Figure, dpi: int = 100) -> bytes:
     return buf.getvalue()
 
 
-__all__ = ["bandwidth_vs_size", "launch_panel_figures", "mismatch_heatmap", "shapes_side_by_side",
+__all__ = ["bandwidth_vs_size", "launch_panel_figures", "mismatch_heatmap", "result_html", "shapes_side_by_side",
            "timing_distribution", "to_png"]

@@ -247,3 +247,8 @@ def test_shapes_plot_marks_refused_shapes() -> None:
     owners = fig.axes[1].images[0].get_array()
     assert list(owners[1][:7]) == [0, 1, 2, 3, 4, 0, 1]  # static: tile t -> CTA t % 5
     assert dataclasses.is_dataclass(results["static"].config)
+
+
+def test_result_html_embeds_the_panel_figures() -> None:
+    page = fake_result(wrong=True)._repr_html_()
+    assert page.count("<img") == 3 and "WRONG" in page and "data:image/png;base64," in page

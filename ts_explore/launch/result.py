@@ -87,5 +87,11 @@ class LaunchResult:
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(self.summary())
 
+    def _repr_html_(self) -> str:
+        """Summary plus timing, bandwidth (and mismatch) figures: what notebooks and the launch panel show."""
+        from ..plots import result_html
+
+        return result_html(self)
+
 
 __all__ = ["MEMCPY", "TORCH", "LaunchResult", "SizeRun"]

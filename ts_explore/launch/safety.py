@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,28 +17,15 @@ class Gate:
 
 
 def verdict_for(scenario: Scenario, config: Any) -> Gate:
-    """Build the config on the CPU and verify it (``ts_explore.verify`` when available, else TaskManager)."""
+    """Build the config on the CPU (its own view: ``elements``, ``tiles``...) and run :func:`ts_explore.verify`."""
+    from ..capture.verify import verify
+
     try:
         built = scenario.build(config)
     except Exception as exc:  # a bad config or a schedule that does not record
         return Gate(False, f"{type(exc).__name__}: {exc}")
-    try:
-        from ..capture.verify import verify  # type: ignore[import-not-found]
-    except ImportError:
-        verify = None
-    if verify is not None:
-        v = verify(**built.verify_kwargs())
-        return Gate(bool(v.ok), v.summary())
-    from cutlass.experimental.task_scheduling.task_manager import TaskManager
-
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            TaskManager(**built.verify_kwargs(), verbose=False)
-    except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return Gate(False, f"{type(exc).__name__}: {first}")
-    return Gate(True, "ok (TaskManager verified every check)")
+    verdict = verify(**built.verify_kwargs())
+    return Gate(bool(verdict.ok), verdict.summary())
 
 
 def required_cc(config: Any) -> tuple[int, int, str] | None:
