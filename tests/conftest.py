@@ -18,7 +18,10 @@ def cuda_device_reason() -> str | None:
             from cuda import cuda as driver  # type: ignore[import-not-found,no-redef]
         except ImportError:
             return "cuda-python is not installed (pip install 'ts-explore[gpu]')"
-    err, = driver.cuInit(0)[:1]
+    try:
+        err, = driver.cuInit(0)[:1]
+    except Exception as exc:  # cuda-python raises when the driver library is missing
+        return f"no NVIDIA driver ({type(exc).__name__})"
     if int(err) != 0:
         return f"no CUDA driver/device (cuInit returned {int(err)})"
     err, count = driver.cuDeviceGetCount()

@@ -26,9 +26,14 @@ def default_stream() -> Any:
     return cuda.CUstream(0)
 
 
-def compile_with_pointers(host: Any, pointers: int, ints: int) -> Any:
-    """``cute.compile(host, ptr * pointers, 0 * ints, stream)``."""
+def compile_with_pointers(host: Any, pointers: int, ints: int, arch: str | None = None) -> Any:
+    """``cute.compile(host, ptr * pointers, 1 * ints, stream)`` for ``arch`` (e.g. ``sm_90a``).
+
+    Without ``arch`` the DSL uses ``CUTE_DSL_ARCH`` or the GPU it finds.
+    """
     args = [gmem_ptr() for _ in range(pointers)] + [cutlass.Int32(1) for _ in range(ints)]
+    if arch:
+        return cute.compile(host, *args, default_stream(), options=f"--gpu-arch {arch}")
     return cute.compile(host, *args, default_stream())
 
 

@@ -5,18 +5,19 @@ from __future__ import annotations
 import contextlib
 import io
 import warnings
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import cutlass
 import cutlass.cute as cute
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
-from ..scenarios.base import Built
+if TYPE_CHECKING:  # importing the scenarios package here would be circular
+    from ..scenarios.base import Built
 
 # Called with the freshly built task set while the kernel is traced (before
 # TaskManager touches it); tests use it to compare the traced schedule with
 # the one recorded on the CPU.
-BuiltHook = Callable[[Built], None]
+BuiltHook = Callable[["Built"], None]
 
 
 def quiet_task_manager(built: Built) -> TaskManager:

@@ -87,7 +87,7 @@ def vector_view(tensor: Any, vector: int) -> Any:
     return None if tensor is None else cute.zipped_divide(tensor, (vector,))
 
 
-def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
+def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
     """Compile the grid-stride copy for ``cfg``; call it as ``fn(src_ptr, dst_ptr, n, grid, stream)``."""
     from ..scenarios.base import BuildContext
     from ..scenarios.grid_stride import SCENARIO
@@ -112,7 +112,7 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
 
     from .build import compile_with_pointers
 
-    return compile_with_pointers(host, pointers=2, ints=2)
+    return compile_with_pointers(host, pointers=2, ints=2, arch=arch)
 
 
 __all__ = ["VectorSink", "VectorSource", "compile_copy", "vector_view"]

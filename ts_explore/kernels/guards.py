@@ -96,7 +96,7 @@ class Log(MemoryResource):
         self._tag(stage_info, MARKED)
 
 
-def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
+def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
     """Compile the demo; call it as ``fn(src, out, flags, rows, stream)`` (one CTA per row)."""
     from ..scenarios.base import BuildContext
     from ..scenarios.guards import SCENARIO
@@ -118,7 +118,7 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
         kernel(cute.make_tensor(src_ptr, layout), cute.make_tensor(out_ptr, layout),
                cute.make_tensor(flags_ptr, layout)).launch(grid=(rows, 1, 1), block=(32, 1, 1), stream=stream)
 
-    return compile_with_pointers(host, pointers=3, ints=1)
+    return compile_with_pointers(host, pointers=3, ints=1, arch=arch)
 
 
 __all__ = ["EVERY", "FIRST", "LAST", "Log", "MARKED", "Tape", "compile_copy"]

@@ -91,7 +91,7 @@ class SkippingQueue(WorkQueue):
                          logical_tiles=self.logical_tiles)
 
 
-def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
+def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
     """Compile the persistent copy; call it as ``fn(src_ptr, dst_ptr, n, logical_tiles, total_tiles, grid, stream)``."""
     from ..model import QueueKind
     from ..scenarios.base import BuildContext
@@ -102,13 +102,14 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
 
     @cute.kernel
     def kernel(src: cute.Tensor, dst: cute.Tensor, logical_tiles: cutlass.Int32, sched: Any) -> None:
-        bx, _, _ = cute.arch.block_idx()
+        bx, _, bz = cute.arch.block_idx()
         tx, _, _ = cute.arch.thread_idx()
-        gx, _, _ = cute.arch.grid_dim()
+        gx, _, gz = cute.arch.grid_dim()
         extra = {"logical_tiles": logical_tiles, "scheduler_params": sched}
         if cutlass.const_expr(cfg.queue is QueueKind.CLC):
             extra["clc_response"] = cute.arch.alloc_smem(cutlass.Int128, cfg.scheduler_stages)
-        ctx = BuildContext(on_gpu=True, block=bx, thread=tx, grid=gx, tensors={"src": src, "dst": dst}, extra=extra)
+        ctx = BuildContext(on_gpu=True, block=bx + bz, thread=tx, grid=gx * gz, tensors={"src": src, "dst": dst},
+                           extra=extra)
         run_built(SCENARIO.build(cfg, ctx), on_built)
 
     @cute.jit
@@ -121,10 +122,12 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
             launch_grid = utils.ClcDynamicPersistentTileScheduler.get_grid_shape(sched)
         else:
             sched = utils.PersistentTileSchedulerParams((total_tiles, 1, 1), (1, 1, 1))
-            launch_grid = (grid, 1, 1)
+            # The static scheduler numbers persistent CTAs along z (one per cluster); without a
+            # queue the CTA index along x is the tile.
+            launch_grid = (1, 1, grid) if cutlass.const_expr(cfg.queue is QueueKind.STATIC) else (grid, 1, 1)
         kernel(src, dst, logical_tiles, sched).launch(grid=launch_grid, block=(threads, 1, 1), stream=stream)
 
-    return compile_with_pointers(host, pointers=2, ints=4)
+    return compile_with_pointers(host, pointers=2, ints=4, arch=arch)
 
 
 __all__ = ["SkippingQueue", "TileRows", "compile_copy"]

@@ -108,6 +108,12 @@ class SmemStages(MemoryResource):
         frag = cute.make_rmem_tensor((self.vector, per_thread), cutlass.Int32)
         view = thread_vectors(self._stage(stage_info), self.store_threads, self.vector, per_thread)
         cute.autovec_copy(view[(None, tid, None)], frag)
+        if cutlass.const_expr(self.use_tma):
+            # The next write to this stage comes from the bulk-copy engine (the async proxy):
+            # order these shared-memory reads before the release lets it in. Without the
+            # fence a refill can land while a few lanes are still reading (seen on an H200:
+            # tens of elements per 512 MiB came from the tile `stages` iterations later).
+            cute.arch.fence_view_async_shared()
         return frag.load()
 
 
@@ -131,7 +137,7 @@ class TileSink(MemoryResource):
         cute.autovec_copy(frag, thread_vectors(first, self.store_threads, self.vector, per_thread)[(None, tid, None)])
 
 
-def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
+def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
     """Compile the pipelined copy for ``cfg``; call it as ``fn(src_ptr, dst_ptr, n, grid, stream)``."""
     from ..scenarios.base import BuildContext
     from ..scenarios.pipelined import SCENARIO
@@ -155,7 +161,7 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
         dst = cute.make_tensor(dst_ptr, cute.make_layout(n))
         kernel(src, dst, n // cfg.tile).launch(grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream)
 
-    return compile_with_pointers(host, pointers=2, ints=2)
+    return compile_with_pointers(host, pointers=2, ints=2, arch=arch)
 
 
 __all__ = ["Loader", "SmemStages", "TileIndex", "TileSink", "compile_copy"]

@@ -98,7 +98,7 @@ class PaddedSink(MemoryResource):
             self.padded[where] = val
 
 
-def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
+def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
     """Compile the varlen copy; call it as ``fn(packed, padded, offsets, segments, row_width, grid, stream)``."""
     from ..model import QueueKind
     from ..scenarios.base import BuildContext
@@ -110,10 +110,10 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
     @cute.kernel
     def kernel(packed: cute.Tensor, padded: cute.Tensor, offsets: cute.Tensor, row_width: cutlass.Int32,
                sched: Any) -> None:
-        bx, _, _ = cute.arch.block_idx()
+        bx, _, bz = cute.arch.block_idx()
         tx, _, _ = cute.arch.thread_idx()
-        gx, _, _ = cute.arch.grid_dim()
-        ctx = BuildContext(on_gpu=True, block=bx, thread=tx, grid=gx,
+        gx, _, gz = cute.arch.grid_dim()
+        ctx = BuildContext(on_gpu=True, block=bx + bz, thread=tx, grid=gx * gz,
                            tensors={"packed": packed, "padded": padded, "offsets": offsets},
                            extra={"row_width": row_width, "scheduler_params": sched})
         run_built(SCENARIO.build(cfg, ctx), on_built)
@@ -125,11 +125,12 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None) -> Any:
         padded = cute.make_tensor(padded_ptr, cute.make_layout(segments * row_width))
         offsets = cute.make_tensor(offsets_ptr, cute.make_layout(segments + 1))
         sched = utils.PersistentTileSchedulerParams((segments, 1, 1), (1, 1, 1))
-        launch_grid = (grid, 1, 1) if cutlass.const_expr(cfg.queue is QueueKind.STATIC) else (segments, 1, 1)
+        # The static scheduler numbers persistent CTAs along z; without a queue the CTA index along x is the tile.
+        launch_grid = (1, 1, grid) if cutlass.const_expr(cfg.queue is QueueKind.STATIC) else (segments, 1, 1)
         kernel(packed, padded, offsets, row_width, sched).launch(grid=launch_grid, block=(threads, 1, 1),
                                                                  stream=stream)
 
-    return compile_with_pointers(host, pointers=3, ints=3)
+    return compile_with_pointers(host, pointers=3, ints=3, arch=arch)
 
 
 __all__ = ["PackedSource", "PaddedSink", "VarlenTask", "compile_copy"]

@@ -1,0 +1,23 @@
+"""The one exception every launch refusal or failure raises."""
+
+from __future__ import annotations
+
+
+class LaunchError(RuntimeError):
+    """A launch that was refused or did not complete; ``reason`` is a stable slug.
+
+    Reasons: ``no_kernel``, ``bad_config``, ``unverified``, ``no_cuda_python``,
+    ``no_device``, ``needs_sm100``, ``bad_size``, ``unpicklable``,
+    ``compile_failed``, ``launch_failed``, ``timeout``, ``worker_died``. The message names the cause
+    and the fix; the notebook (and the launcher) stay usable afterwards.
+    """
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"[{self.reason}] {self.args[0]}"
+
+
+__all__ = ["LaunchError"]

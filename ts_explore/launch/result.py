@@ -1,0 +1,97 @@
+"""What a launch reports: per-size timings, reference copies, and correctness."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .device import DeviceInfo
+from .reference import Mismatch
+from .timing import Timing
+
+MEMCPY = "cudaMemcpyAsync D2D"
+TORCH = "torch.copy_"
+
+
+@dataclass(frozen=True)
+class SizeRun:
+    """One problem size: the kernel's timing, reference copies of the same bytes, and mismatches."""
+
+    elements: int
+    bytes_moved: int
+    grid: int
+    kernel: Timing
+    references: tuple[Timing, ...] = ()
+    mismatches: tuple[Mismatch, ...] = ()
+    checked: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return self.checked and all(m.count == 0 for m in self.mismatches)
+
+    @property
+    def gbps(self) -> float:
+        return self.kernel.gbps()
+
+    def reference(self, label: str) -> Timing | None:
+        return next((r for r in self.references if r.label == label), None)
+
+    def ratio(self, label: str = MEMCPY) -> float | None:
+        """Kernel bandwidth over a reference copy's (median vs median)."""
+        ref = self.reference(label)
+        return self.gbps / ref.gbps() if ref is not None else None
+
+
+@dataclass(frozen=True)
+class LaunchResult:
+    """A finished launch. Refusals and failures raise :class:`~ts_explore.launch.LaunchError` instead."""
+
+    scenario: str
+    config: Any
+    device: DeviceInfo
+    runs: tuple[SizeRun, ...]
+    compile_s: float  # spent compiling (or looking up the cache) in this launch
+    first_compile_s: float  # what compiling this config cost the first time
+    cache_hit: bool
+    verdict: str  # what the verifier said before launching
+    forced: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Every size checked and every output exactly as the host reference."""
+        return all(r.ok for r in self.runs)
+
+    @property
+    def best(self) -> SizeRun:
+        return max(self.runs, key=lambda r: r.gbps)
+
+    def summary(self) -> str:
+        """A few lines a notebook prints."""
+        head = (f"{self.scenario} on {self.device.name} ({self.device.arch}); compile "
+                f"{'cache hit, ' if self.cache_hit else ''}{self.compile_s:.3f} s "
+                f"(first compile {self.first_compile_s:.2f} s); verifier: {self.verdict}")
+        lines = [head]
+        for r in self.runs:
+            refs = ", ".join(f"{t.label} {t.gbps():.0f} GB/s" for t in r.references)
+            state = "correct" if r.ok else ("not checked" if not r.checked else
+                                            "WRONG: " + "; ".join(m.text for m in r.mismatches if m.count))
+            lines.append(f"  {r.elements:>12,d} elements, {r.grid} CTAs: {r.kernel.median_ms:.4f} ms, "
+                         f"{r.gbps:.0f} GB/s" + (f" (refs: {refs})" if refs else "") + f" - {state}")
+        if self.device.peak_gbps:
+            lines.append(f"  device peak (clock x bus width): {self.device.peak_gbps:.0f} GB/s")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self.summary())
+
+    def _repr_html_(self) -> str:
+        """Summary plus timing, bandwidth (and mismatch) figures: what notebooks and the launch panel show."""
+        from ..plots import result_html
+
+        return result_html(self)
+
+
+__all__ = ["MEMCPY", "TORCH", "LaunchResult", "SizeRun"]

@@ -1,0 +1,152 @@
+"""Inside the worker: open the device, compile through the cache, run each size, time and check it."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .cache import CompileCache
+from .device import Buffers, CudaError, DeviceInfo, check, open_device
+from .errors import LaunchError
+from .reference import HostProblem, compare, plan_for
+from .result import MEMCPY, SizeRun
+from .timing import Timing, time_events, time_torch_copy
+
+
+class Runner:
+    """Handles launch requests; keeps the CUDA context and the compile cache between them."""
+
+    def __init__(self) -> None:
+        self.cache = CompileCache()
+        self.info: DeviceInfo | None = None
+        self.stream: Any = None
+        self.broken = False  # a kernel fault poisons the context: the worker must restart
+
+    def open(self) -> DeviceInfo:
+        if self.info is None:
+            try:
+                import cuda.bindings.driver  # noqa: F401
+            except ImportError:
+                raise LaunchError("no_cuda_python", "cuda-python is not installed; pip install "
+                                  "'ts-explore[gpu]' (or cuda-bindings) on a machine with a CUDA GPU") from None
+            try:
+                _, self.info, self.stream = open_device()
+            except CudaError as exc:
+                raise LaunchError("no_device", f"no usable CUDA device ({exc}); launches need an NVIDIA GPU "
+                                  "and driver; record and verify work without one") from None
+        return self.info
+
+    def handle(self, message: dict[str, Any]) -> dict[str, Any]:
+        op = message.get("op")
+        info = self.open()
+        if op == "device":
+            return {"ok": True, "device": info}
+        if op != "launch":
+            raise LaunchError("launch_failed", f"unknown worker request {op!r}")
+        return self.launch(message, info)
+
+    def launch(self, m: dict[str, Any], info: DeviceInfo) -> dict[str, Any]:
+        from ..scenarios import get
+        from .safety import required_cc
+
+        kernel = importlib.import_module(m["kernel"])
+        need = required_cc(m["config"])
+        if need is not None and info.cc < need[:2]:
+            raise LaunchError("needs_sm100" if need[0] == 10 else "needs_newer_gpu",
+                              f"{need[2]}; this GPU is {info.name} ({info.arch})")
+        scenario = get(m["scenario"])
+        key = (m["scenario"], m["config"], info.arch)
+        try:
+            compiled, spent, hit = self.cache.get(key, lambda: kernel.compile_copy(m["config"], arch=f"{info.arch}a"))
+        except LaunchError:
+            raise
+        except Exception as exc:
+            text = str(exc).strip().splitlines()
+            raise LaunchError("compile_failed", f"compiling {scenario.name} failed: {type(exc).__name__}: "
+                              f"{' '.join(text[:6])}") from None
+        plan = plan_for(m["kernel"])
+        runs = tuple(self.run_size(compiled.fn, plan(m["config"], size, info.sms), m) for size in m["sizes"])
+        return {"ok": True, "device": info, "runs": runs, "compile_s": spent,
+                "first_compile_s": compiled.compile_s, "cache_hit": hit}
+
+    def run_size(self, fn: Any, problem: HostProblem, m: dict[str, Any]) -> SizeRun:
+        from ..kernels.build import gmem_ptr
+
+        buffers = Buffers()
+        try:
+            for name, array in problem.inputs.items():
+                buffers.upload(name, array)
+            for name, elements in problem.outputs.items():
+                buffers.alloc(name, elements)
+            args = [gmem_ptr(buffers.address(a)) if isinstance(a, str) else a for a in problem.args]
+            args.append(self.stream)
+
+            def reset() -> None:
+                for name in problem.outputs:
+                    buffers.fill(name, 0 if name in problem.zero_filled else -559038737, self.stream)
+
+            run = _fast_call(fn, args)
+
+            reset()
+            self.guarded(lambda: (run(), check(_sync(self.stream))))
+            mismatches = ()
+            if m.get("check", True):
+                mismatches = tuple(compare(name, problem.expected[name], buffers.download(name),
+                                           problem.shapes.get(name)) for name in problem.outputs)
+            timing = self.guarded(lambda: time_events(run, self.stream, m["reps"], m["warmup"], "kernel",
+                                                      problem.bytes_moved))
+            refs: list[Timing] = []
+            if m.get("references", True):
+                refs.append(self.memcpy_reference(problem.bytes_moved // 2, m))
+                torch_ref = time_torch_copy(problem.bytes_moved // 2, m["reps"], m["warmup"])
+                if torch_ref is not None:
+                    refs.append(torch_ref)
+            return SizeRun(problem.elements, problem.bytes_moved, problem.grid, timing, tuple(refs), mismatches,
+                           checked=bool(m.get("check", True)))
+        finally:
+            if not self.broken:
+                buffers.free()
+
+    def memcpy_reference(self, nbytes: int, m: dict[str, Any]) -> Timing:
+        """A device-to-device copy of the same bytes through the driver's memcpy path."""
+        from cuda.bindings import driver as cu
+
+        nbytes = max(16, nbytes)
+        src, dst = check(cu.cuMemAlloc(nbytes)), check(cu.cuMemAlloc(nbytes))
+        try:
+            return time_events(lambda: check(cu.cuMemcpyDtoDAsync(dst, src, nbytes, self.stream)), self.stream,
+                               m["reps"], m["warmup"], MEMCPY, 2 * nbytes)
+        finally:
+            cu.cuMemFree(src)
+            cu.cuMemFree(dst)
+
+    def guarded(self, action: Any) -> Any:
+        """Run GPU work; a CUDA fault marks the worker broken (its context is unusable) and reports it."""
+        try:
+            return action()
+        except CudaError as exc:
+            self.broken = True
+            raise LaunchError("launch_failed", f"the kernel failed on the GPU ({exc}); the worker restarts") from None
+
+
+def _fast_call(fn: Any, args: list[Any]) -> Any:
+    """A zero-argument launcher; converts the arguments once so timing loops pay no Python conversion."""
+    try:
+        exe_args, adapted = fn.generate_execution_args(*args)
+    except AttributeError:  # another DSL version: plain call
+        return lambda: fn(*args)
+
+    def run() -> None:
+        _ = adapted  # keep the converted arguments alive
+        fn.run_compiled_program(exe_args)
+
+    return run
+
+
+def _sync(stream: Any) -> Any:
+    from cuda.bindings import driver as cu
+
+    return cu.cuStreamSynchronize(stream)
+
+
+__all__ = ["Runner"]

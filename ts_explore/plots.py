@@ -1,0 +1,178 @@
+"""Matplotlib figures of launch results: timing spread, bandwidth vs size, the scheduling shapes, mismatches.
+
+Every function returns a :class:`matplotlib.figure.Figure` (no pyplot state),
+which Jupyter shows inline; :func:`launch_panel_figures` is what the
+explorer's launch panel embeds and :func:`to_png` turns a figure into bytes.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any, Mapping
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from .launch.result import MEMCPY, TORCH, LaunchResult
+
+REFERENCE_STYLE = {MEMCPY: dict(color="tab:gray", linestyle="--"), TORCH: dict(color="tab:purple", linestyle=":")}
+KERNEL_COLOR = "tab:blue"
+
+
+def _mib(elements: int) -> str:
+    mib = elements * 4 / 2**20
+    return f"{mib:.0f} MiB" if mib >= 1 else f"{elements * 4 / 1024:.0f} KiB"
+
+
+def timing_distribution(result: LaunchResult) -> Figure:
+    """Per-repetition kernel times for each size (box + points), reference medians as markers."""
+    fig = Figure(figsize=(6.4, 3.6), layout="constrained")
+    ax = fig.add_subplot()
+    runs = result.runs
+    data = [np.asarray(r.kernel.times_ms) * 1e3 for r in runs]
+    positions = np.arange(1, len(runs) + 1)
+    ax.boxplot(data, positions=positions, widths=0.5, showfliers=False)
+    for pos, times in zip(positions, data):
+        jitter = np.linspace(-0.15, 0.15, len(times)) if len(times) > 1 else np.zeros(1)
+        ax.scatter(pos + jitter, times, s=8, color=KERNEL_COLOR, alpha=0.6, zorder=3,
+                   label="kernel (each repetition)" if pos == 1 else None)
+    for label, style in REFERENCE_STYLE.items():
+        meds = [r.reference(label).median_ms * 1e3 if r.reference(label) else np.nan for r in runs]
+        if not np.all(np.isnan(meds)):
+            ax.scatter(positions + 0.3, meds, marker="_", s=300, color=style["color"], label=f"{label} (median)")
+    ax.set_xticks(positions, [_mib(r.elements) for r in runs])
+    ax.set_xlabel("problem size")
+    ax.set_ylabel("time per launch (µs)")
+    ax.set_title(f"{result.scenario}: timing spread over {len(runs[0].kernel.times_ms)} repetitions")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def bandwidth_vs_size(result: LaunchResult) -> Figure:
+    """GB/s (bytes read + written) vs bytes moved, with memcpy / torch.copy_ and the device peak as references."""
+    fig = Figure(figsize=(6.4, 3.8), layout="constrained")
+    ax = fig.add_subplot()
+    runs = sorted(result.runs, key=lambda r: r.bytes_moved)
+    x = np.array([r.bytes_moved for r in runs], dtype=float)
+    med = np.array([r.gbps for r in runs])
+    lo = med - np.array([r.kernel.gbps(r.kernel.max_ms) for r in runs])
+    hi = np.array([r.kernel.gbps(r.kernel.min_ms) for r in runs]) - med
+    ax.errorbar(x, med, yerr=[lo, hi], marker="o", color=KERNEL_COLOR, capsize=3,
+                label=f"{result.scenario} (median, min-max)")
+    for label, style in REFERENCE_STYLE.items():
+        refs = [r.reference(label) for r in runs]
+        if any(refs):
+            ax.plot(x, [t.gbps() if t else np.nan for t in refs], label=label, **style)
+    if result.device.peak_gbps:
+        ax.axhline(result.device.peak_gbps, color="tab:red", linewidth=1,
+                   label=f"device peak {result.device.peak_gbps:.0f} GB/s")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("bytes read + written per launch")
+    ax.set_ylabel("GB/s")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"Bandwidth on {result.device.name}")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def _planned_owner(config: Any, tiles: int) -> np.ndarray | None:
+    """CTA that handles each tile under a config's queue kind (None when decided at run time)."""
+    queue = getattr(getattr(config, "queue", None), "value", None)
+    if queue == "none":
+        return np.arange(tiles)
+    if queue == "static":
+        return np.arange(tiles) % max(1, config.grid(tiles))
+    return None
+
+
+def shapes_side_by_side(results: Mapping[str, Any], configs: Mapping[str, Any] | None = None,
+                        tiles: int = 48) -> Figure:
+    """Bandwidth of each scheduling shape (a refusal shows as an empty bar with its reason),
+    above the tile-to-CTA map each shape plans. ``results`` maps a label to a LaunchResult,
+    or to a LaunchError/str for a shape that did not run; ``configs`` supplies the configs
+    of shapes that did not run, so their planned maps still show."""
+    labels = list(results)
+    fig = Figure(figsize=(7.2, 5.0), layout="constrained")
+    top, bottom = fig.subplots(2, 1, height_ratios=[3, 2])
+    for i, label in enumerate(labels):
+        res = results[label]
+        if isinstance(res, LaunchResult):
+            run = res.best
+            top.bar(i, run.gbps, color=KERNEL_COLOR if res.ok else "tab:red")
+            top.text(i, run.gbps, f"{run.gbps:.0f}" + ("" if res.ok else " (wrong)"), ha="center", va="bottom")
+            ref = run.reference(MEMCPY)
+            if ref is not None:
+                top.hlines(ref.gbps(), i - 0.4, i + 0.4, **REFERENCE_STYLE[MEMCPY])
+        else:
+            top.bar(i, 0.0, color="none", edgecolor="tab:gray", hatch="//")
+            reason = getattr(res, "reason", None) or "not run"
+            top.text(i, 0.0, f"not run:\n{reason}", ha="center", va="bottom", fontsize="small", color="tab:gray")
+    top.set_xticks(range(len(labels)), labels)
+    top.set_ylabel("GB/s (best size)")
+    top.set_title("Scheduling shapes side by side (dashed: cudaMemcpyAsync of the same bytes)")
+    owners, notes = [], []
+    for label in labels:
+        res = results[label]
+        cfg = (configs or {}).get(label, getattr(res, "config", None))
+        owner = _planned_owner(cfg, tiles) if cfg is not None else None
+        owners.append(np.full(tiles, np.nan) if owner is None else owner.astype(float))
+        notes.append(None if owner is not None else
+                     "no config given" if cfg is None else "handed out at run time (CLC)")
+    grid = np.vstack(owners)
+    image = bottom.imshow(grid, aspect="auto", cmap="viridis", interpolation="nearest")
+    fig.colorbar(image, ax=bottom, label="CTA index")
+    for row, note in enumerate(notes):
+        if note:
+            bottom.text(tiles / 2, row, note, ha="center", va="center", fontsize="small")
+    bottom.set_yticks(range(len(labels)), labels)
+    bottom.set_xlabel(f"tile (first {tiles}); colour = the CTA that copies it (planned)")
+    return fig
+
+
+def mismatch_heatmap(result: LaunchResult) -> Figure | None:
+    """Where outputs differ from the host reference (None when every size was correct)."""
+    wrong = [(r, m) for r in result.runs for m in r.mismatches if m.count and m.heatmap is not None]
+    if not wrong:
+        return None
+    fig = Figure(figsize=(4.0 * len(wrong), 3.6), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(wrong)))
+    for ax, (run, m) in zip(axes, wrong):
+        image = ax.imshow(m.heatmap, aspect="auto", cmap="Reds", interpolation="nearest")
+        fig.colorbar(image, ax=ax, label="wrong elements per cell")
+        ax.set_title(f"{m.output} @ {_mib(run.elements)}: {m.count:,} of {m.total:,} wrong", fontsize="small")
+        ax.set_xlabel("column (binned)")
+        ax.set_ylabel("row (binned)")
+    return fig
+
+
+def launch_panel_figures(result: LaunchResult) -> list[Figure]:
+    """The figures a launch panel shows: timing spread, bandwidth vs size, and a mismatch heatmap if wrong."""
+    figures = [timing_distribution(result), bandwidth_vs_size(result)]
+    heat = mismatch_heatmap(result)
+    if heat is not None:
+        figures.append(heat)
+    return figures
+
+
+def result_html(result: LaunchResult, dpi: int = 80) -> str:
+    """The launch summary and its panel figures as one HTML block (PNG images inline)."""
+    import base64
+    import html
+
+    images = "".join(
+        f"<img style='max-width:48%;margin:2px' src='data:image/png;base64,"
+        f"{base64.b64encode(to_png(fig, dpi)).decode()}'/>"
+        for fig in launch_panel_figures(result)
+    )
+    return f"<pre>{html.escape(result.summary())}</pre><div>{images}</div>"
+
+
+def to_png(fig: Figure, dpi: int = 100) -> bytes:
+    """PNG bytes of a figure (for widgets.Image or files)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+__all__ = ["bandwidth_vs_size", "launch_panel_figures", "mismatch_heatmap", "result_html", "shapes_side_by_side",
+           "timing_distribution", "to_png"]
