@@ -1,42 +1,30 @@
-"""Suite-wide fixtures: GPU tests skip with a reason on machines without a CUDA device."""
+"""Suite-wide rules: tests under tests/gpu are marked ``gpu``; GPU tests skip with the reason
+when this machine cannot launch (no cuda-python, no driver, no device)."""
 
 from __future__ import annotations
 
-import functools
 import os
+from pathlib import Path
 
 import pytest
 
-
-@functools.lru_cache(maxsize=1)
-def cuda_device_reason() -> str | None:
-    """None when a CUDA device is usable, else why not."""
-    try:
-        from cuda.bindings import driver  # type: ignore[import-not-found]
-    except ImportError:
-        try:
-            from cuda import cuda as driver  # type: ignore[import-not-found,no-redef]
-        except ImportError:
-            return "cuda-python is not installed (pip install 'ts-explore[gpu]')"
-    try:
-        err, = driver.cuInit(0)[:1]
-    except Exception as exc:  # cuda-python raises when the driver library is missing
-        return f"no NVIDIA driver ({type(exc).__name__})"
-    if int(err) != 0:
-        return f"no CUDA driver/device (cuInit returned {int(err)})"
-    err, count = driver.cuDeviceGetCount()
-    if int(err) != 0 or count == 0:
-        return "no CUDA device is visible"
-    return None
+GPU_DIR = Path(__file__).parent / "gpu"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    reason = None
+    unavailable: tuple[str, str] | None = None
+    checked = False
     for item in items:
-        if "gpu" in item.keywords:
-            reason = reason or cuda_device_reason() or ""
-            if reason:
-                item.add_marker(pytest.mark.skip(reason=f"GPU test: {reason}"))
+        if Path(item.path).is_relative_to(GPU_DIR):
+            item.add_marker(pytest.mark.gpu)
+        if "gpu" not in item.keywords:
+            continue
+        if not checked:
+            from ts_explore.launch import cuda_unavailable_reason
+
+            unavailable, checked = cuda_unavailable_reason(), True
+        if unavailable is not None:
+            item.add_marker(pytest.mark.skip(reason=f"GPU test: {unavailable[1]}"))
 
 
 @pytest.fixture(autouse=True, scope="session")

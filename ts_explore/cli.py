@@ -203,6 +203,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_OK if verdict.ok else EXIT_FAIL
 
 
+# LaunchError reasons that mean "not on this machine / not this config" rather than a failed run.
+_REFUSALS = frozenset({"no_kernel", "bad_config", "unverified", "no_cuda_python", "no_device", "needs_sm100",
+                       "bad_size", "unpicklable"})
+
+
 def cmd_launch(args: argparse.Namespace) -> int:
     from . import scenarios
 
@@ -219,12 +224,13 @@ def cmd_launch(args: argparse.Namespace) -> int:
 
     try:
         with _Progress(f"compiling and launching {scenario.name}"):
-            result = launch(scenario, config, reps=args.reps, force=args.force)
+            result = launch(scenario, config, sizes=args.size or (1 << 24,), reps=args.reps, force=args.force)
     except LaunchError as exc:
-        print(f"cannot launch: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
+        refused = exc.reason in _REFUSALS
+        print(f"{'cannot launch' if refused else 'launch failed'}: {exc}", file=sys.stderr)
+        return EXIT_REFUSED if refused else EXIT_FAIL
     print(result.summary())
-    return EXIT_OK if result.correct else EXIT_FAIL
+    return EXIT_OK if result.ok else EXIT_FAIL
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -244,6 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
     la.add_argument("scenario", nargs="?", help="catalog name (see `ts-explore launch --list`)")
     la.add_argument("--list", action="store_true", help="list the catalog and exit")
     la.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="scenario setting")
+    la.add_argument("--size", type=int, action="append", metavar="ELEMENTS",
+                    help="int32 elements per launch (repeatable; default 16M)")
     la.add_argument("--reps", type=int, default=20)
     la.add_argument("--force", action="store_true", help="launch even if the verifier says unsafe")
     la.set_defaults(func=cmd_launch)

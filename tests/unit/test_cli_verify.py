@@ -86,3 +86,20 @@ def test_launch_list_names_the_catalog(capsys) -> None:
     assert main(["launch", "--list"]) == 0
     out = capsys.readouterr().out
     assert "persistent_copy" in out and "grid_stride_copy" in out
+
+
+def test_launch_without_a_gpu_is_refused_with_exit_3(capsys) -> None:
+    from ts_explore.launch import cuda_unavailable_reason
+
+    if cuda_unavailable_reason() is None:
+        pytest.skip("this machine can launch")
+    assert main(["launch", "grid_stride_copy", "--size", "4096"]) == 3
+    err = capsys.readouterr().err
+    assert "cannot launch" in err and "GPU" in err
+
+
+def test_launch_unknown_scenario_or_setting_exits_2(capsys) -> None:
+    assert main(["launch", "no_such_scenario"]) == 2
+    assert "no scenario named 'no_such_scenario'" in capsys.readouterr().err
+    assert main(["launch", "grid_stride_copy", "--set", "vector=x"]) == 2
+    assert "vector=x" in capsys.readouterr().err
