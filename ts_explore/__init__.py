@@ -5,7 +5,7 @@
 >>> ts_explore.schedule_graph(rec)                       # doctest: +SKIP
 
 Names are loaded on first use, so ``import ts_explore`` stays cheap for the
-parts (widgets, GPU launch) a session never touches.
+parts (widgets, GPU launch) a notebook never touches.
 """
 
 from __future__ import annotations

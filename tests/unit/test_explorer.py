@@ -235,9 +235,9 @@ def test_values_can_be_given_by_name_and_bad_values_are_named() -> None:
         Explorer(COPY, debounce_s=0, rows="many")
 
 
-def test_fields_without_a_widget_are_shown_and_settable_from_code() -> None:
-    explorer = Explorer("persistent_copy", debounce_s=0)  # skip_fn: a callable, no widget can edit it
-    assert explorer.controls["skip_fn"].disabled and explorer.controls["skip_fn"].value == "None"
+def test_a_function_set_from_code_is_shown_and_survives_other_changes() -> None:
+    explorer = Explorer("persistent_copy", debounce_s=0)  # skip_fn: a callable field
+    assert explorer.controls["skip_fn"].value == ""
 
     def every_third(tile):
         return tile % 3 == 0
@@ -245,3 +245,5 @@ def test_fields_without_a_widget_are_shown_and_settable_from_code() -> None:
     explorer.set(skip="user callable", skip_fn=every_third)
     assert explorer.config.skip_fn is every_third and "every_third" in explorer.controls["skip_fn"].value
     assert explorer.verdict is not None
+    explorer.controls["overlaunch"].value = 3
+    assert explorer.error is None and explorer.config.skip_fn is every_third

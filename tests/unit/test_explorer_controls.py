@@ -139,3 +139,26 @@ def test_probe_answers_are_understood() -> None:
 def test_probe_on_this_machine_gives_a_device_or_a_reason() -> None:
     device = probe_device()
     assert (device.capability is None) == bool(device.problem)
+
+
+def test_user_callable_field_takes_a_lambda_typed_into_its_text_box() -> None:
+    from ts_explore.app.controls import parse_callable
+    from ts_explore.app.explorer import Explorer
+    from ts_explore.launch.worker import portable_config
+
+    ex = Explorer("persistent_copy", debounce_s=0)
+    box = ex.controls["skip_fn"]
+    assert not box.disabled and "lambda" in box.placeholder
+    ex.set(skip="custom")
+    assert "has no skip_fn" in ex.error
+    box.value = "lambda tile: tile % 2 == 0"
+    assert ex.error is None and ex.verdict.ok
+    assert ex.config.skip_fn(4) and not ex.config.skip_fn(3)
+    assert ex.config.skip_fn is parse_callable("skip fn", "lambda tile: tile % 2 == 0"), "same text, same function"
+    portable_config(ex.config)  # the launch worker can receive it
+    box.value = "lambda tile: tile %"
+    assert "is not valid Python" in ex.error
+    box.value = "3"
+    assert "is not a function" in ex.error
+    box.value = "lambda tile: tile == 1"
+    assert ex.error is None and ex.verdict.ok, "the app responds again after bad input"

@@ -3,14 +3,19 @@
 One control per field: ``int`` -> ``IntSlider`` (bounds from the field's
 ``knob(min=, max=, step=)`` metadata), ``Enum`` -> ``Dropdown``, ``bool`` ->
 ``Checkbox``, ``tuple[int, ...]`` -> ``Text`` holding comma-separated ints,
-``float`` -> ``FloatSlider``, ``str`` -> ``Text``. Every control reports on
-release (``continuous_update=False``) so a drag re-verifies once, not per pixel.
+``float`` -> ``FloatSlider``, ``str`` -> ``Text``, a ``Callable`` (such as a
+user skip predicate) -> ``Text`` holding a Python ``lambda``. Every control
+reports on release (``continuous_update=False``) so a drag re-verifies once,
+not per pixel.
 """
 
 from __future__ import annotations
 
+import builtins
+import collections.abc
 import dataclasses
 import enum
+import types
 import typing
 from typing import Any
 
@@ -39,8 +44,49 @@ def _is_int_tuple(tp: Any) -> bool:
     return typing.get_origin(tp) is tuple and typing.get_args(tp) in ((int, Ellipsis),)
 
 
+def _is_callable_type(tp: Any) -> bool:
+    """``Callable[...]`` or ``Callable[...] | None``."""
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        return any(_is_callable_type(arg) for arg in typing.get_args(tp) if arg is not type(None))
+    return tp is collections.abc.Callable or typing.get_origin(tp) is collections.abc.Callable
+
+
+# text -> function, so the same lambda typed twice is the same object (configs compare equal)
+_LAMBDAS: dict[str, Any] = {}
+LAMBDA_PLACEHOLDER = "a Python lambda, e.g. lambda tile: tile % 4 == 0 (empty: none)"
+
+
+def parse_callable(name: str, text: str) -> Any:
+    """``"lambda tile: tile % 4 == 0"`` -> that function; ``""`` -> None; a clear error otherwise."""
+    text = text.strip()
+    if not text or text == "None":
+        return None
+    if text not in _LAMBDAS:
+        try:
+            fn = eval(compile(text, f"<{name}>", "eval"), {"__builtins__": builtins})  # noqa: S307 - the user's own notebook input
+        except SyntaxError as exc:
+            raise ConfigValueError(f"{name}: {text!r} is not valid Python ({exc.msg}); type a lambda, "
+                                   "e.g. lambda tile: tile % 4 == 0") from None
+        except Exception as exc:  # noqa: BLE001 - e.g. a NameError in the expression
+            raise ConfigValueError(f"{name}: evaluating {text!r} failed: {type(exc).__name__}: {exc}") from None
+        if not callable(fn):
+            raise ConfigValueError(f"{name}: {text!r} is not a function; type a lambda, e.g. lambda tile: tile % 4 == 0")
+        fn.__ts_explore_text__ = text
+        _LAMBDAS[text] = fn
+    return _LAMBDAS[text]
+
+
+def callable_text(value: Any) -> str:
+    """What a callable field's text box shows for ``value``."""
+    if value is None:
+        return ""
+    return getattr(value, "__ts_explore_text__", None) or getattr(value, "__qualname__", repr(value))
+
+
 def kind_of(tp: Any, value: Any) -> str:
-    """Which control a field gets: ``bool``, ``enum``, ``int``, ``float``, ``ints``, ``str`` or ``fixed``."""
+    """Which control a field gets: ``bool``, ``enum``, ``int``, ``float``, ``ints``, ``str``, ``callable`` or ``fixed``."""
+    if _is_callable_type(tp) or (value is not None and callable(value) and not isinstance(value, type)):
+        return "callable"
     if tp is bool or tp == "bool":
         return "bool"
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
@@ -138,6 +184,12 @@ def coerce(name: str, tp: Any, default: Any, value: Any) -> Any:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
         raise ConfigValueError(f"{name}: {value!r} is not a number")
+    if kind == "callable":
+        if isinstance(value, str):
+            return parse_callable(name, value)
+        if value is None or callable(value):
+            return value
+        raise ConfigValueError(f"{name}: {value!r} is not a function")
     if kind == "ints":
         if isinstance(value, str):
             return parse_ints(name, value)
@@ -186,6 +238,9 @@ def make_control(field: dataclasses.Field, tp: Any, value: Any) -> widgets.Widge
                             placeholder="comma-separated whole numbers, e.g. 4, 8, 2", **common)
     if kind == "str":
         return widgets.Text(value=str(value), continuous_update=False, **common)
+    if kind == "callable":
+        return widgets.Text(value=callable_text(value), continuous_update=False, placeholder=LAMBDA_PLACEHOLDER,
+                            **common)
     return widgets.Text(value=repr(value), disabled=True, **common)
 
 
@@ -209,6 +264,10 @@ def read_config(config: Any, controls: typing.Mapping[str, widgets.Widget]) -> A
         kind = kind_of(types[f.name], getattr(config, f.name))
         if kind == "ints":
             values[f.name] = parse_ints(_label(f), control.value, f.metadata)
+        elif kind == "callable":
+            current = getattr(config, f.name)
+            if control.value.strip() != callable_text(current):  # untouched text keeps a function set from code
+                values[f.name] = parse_callable(_label(f), control.value)
         elif kind == "fixed":
             continue
         else:
@@ -221,6 +280,8 @@ def show_value(control: widgets.Widget, field: dataclasses.Field, tp: Any, value
     kind = kind_of(tp, value)
     if kind == "ints":
         control.value = format_ints(tuple(value))
+    elif kind == "callable":
+        control.value = callable_text(value)
     elif kind == "fixed":
         control.value = repr(value)
     else:
@@ -232,6 +293,8 @@ def show_value(control: widgets.Widget, field: dataclasses.Field, tp: Any, value
 
 __all__ = [
     "ConfigValueError",
+    "callable_text",
+    "parse_callable",
     "coerce",
     "coerce_values",
     "field_types",

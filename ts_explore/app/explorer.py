@@ -221,8 +221,10 @@ class Explorer:
         self.scenario.config(**values)  # validates the names
         values = ctl.coerce_values(self._config, values)  # and the values, before any control changes
         fields = {f.name: f for f in dataclasses.fields(self._config)}
-        fixed = {k: v for k, v in values.items() if ctl.kind_of(self._types[k], getattr(self._config, k)) == "fixed"}
-        self._config = dataclasses.replace(self._config, **fixed)  # no widget edits these; carry them over
+        # values a widget cannot hold as such (functions given from code): carry them over directly
+        fixed = {k: v for k, v in values.items()
+                 if ctl.kind_of(self._types[k], getattr(self._config, k)) in ("fixed", "callable")}
+        self._config = dataclasses.replace(self._config, **fixed)
         with self._batch():
             for name, value in values.items():
                 ctl.show_value(self.controls[name], fields[name], self._types[name], value)
