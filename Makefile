@@ -23,7 +23,7 @@ install: $(STAMP)
 	@scripts/system-deps.sh graphviz
 
 lab: install
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/
 
 test: install
 	@scripts/system-deps.sh chromium --optional
