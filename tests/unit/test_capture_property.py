@@ -7,6 +7,7 @@ Python loops, TAIL ops); one interpreter records each plan through TS.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from cutlass.experimental.task_scheduling import when_false, when_true
@@ -19,6 +20,9 @@ import ts_explore
 from ts_explore.examples import resources as R
 from ts_explore.examples.seed import OversubscribedQueue
 from ts_explore.model import DomainLoop, Section, walk_nodes
+
+# more examples for a soak run: TS_EXPLORE_PROPERTY_EXAMPLES=2500 pytest tests/unit/test_capture_property.py
+EXAMPLES = int(os.environ.get("TS_EXPLORE_PROPERTY_EXAMPLES", "120"))
 
 AUX_OPS = ["page.advance", "epi.needs_epilogue"]
 OPS = [
@@ -146,7 +150,7 @@ def _resources() -> list[Any]:
     ]
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plan_strategy)
 def test_capture_never_crashes_on_accepted_schedules(plan: dict[str, Any]) -> None:
     resources = _resources()
