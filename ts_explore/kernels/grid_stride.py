@@ -12,7 +12,6 @@ enough bytes in flight to approach the device's copy bandwidth.
 from dataclasses import dataclass
 from typing import Any
 
-import cuda.bindings.driver as cuda
 import cutlass
 import cutlass.cute as cute
 from cutlass.experimental.task_scheduling.resources import (
@@ -23,7 +22,7 @@ from cutlass.experimental.task_scheduling.resources import (
     producer_work,
 )
 
-from .common import BuiltHook, int32_vector_ssa, run_built
+from .common import BuiltHook, int32_vector_ssa
 
 
 @dataclass(kw_only=True)
@@ -89,30 +88,11 @@ def vector_view(tensor: Any, vector: int) -> Any:
 
 def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
     """Compile the grid-stride copy for ``cfg``; call it as ``fn(src_ptr, dst_ptr, n, grid, stream)``."""
-    from ..scenarios.base import BuildContext
     from ..scenarios.grid_stride import SCENARIO
+    from .linear import compile_linear_copy
 
-    threads = cfg.warps * 32
-
-    @cute.kernel
-    def kernel(src: cute.Tensor, dst: cute.Tensor, n_vectors: cutlass.Int32) -> None:
-        bx, _, _ = cute.arch.block_idx()
-        tx, _, _ = cute.arch.thread_idx()
-        gx, _, _ = cute.arch.grid_dim()
-        ctx = BuildContext(on_gpu=True, block=bx, thread=tx, grid=gx,
-                           tensors={"src": src, "dst": dst}, extra={"n_vectors": n_vectors})
-        run_built(SCENARIO.build(cfg, ctx), on_built)
-
-    @cute.jit
-    def host(src_ptr: cute.Pointer, dst_ptr: cute.Pointer, n: cutlass.Int32, grid: cutlass.Int32,
-             stream: cuda.CUstream) -> None:
-        src = cute.make_tensor(src_ptr, cute.make_layout(n))
-        dst = cute.make_tensor(dst_ptr, cute.make_layout(n))
-        kernel(src, dst, n // cfg.vector).launch(grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream)
-
-    from .build import compile_with_pointers
-
-    return compile_with_pointers(host, pointers=2, ints=2, arch=arch)
+    return compile_linear_copy(SCENARIO, cfg, count_name="n_vectors", unit=cfg.vector,
+                               threads=cfg.warps * 32, on_built=on_built, arch=arch)
 
 
 __all__ = ["VectorSink", "VectorSource", "compile_copy", "vector_view"]

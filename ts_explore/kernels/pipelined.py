@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-import cuda.bindings.driver as cuda
 import cutlass
 import cutlass.cute as cute
 from cutlass.experimental import primitives as prims
@@ -28,7 +27,7 @@ from cutlass.experimental.task_scheduling.resources import (
     producer_work,
 )
 
-from .common import BuiltHook, int32_vector_ssa, run_built, thread_vectors, tile_start
+from .common import BuiltHook, int32_vector_ssa, thread_vectors, tile_start
 
 
 class Loader(str, Enum):
@@ -139,29 +138,11 @@ class TileSink(MemoryResource):
 
 def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
     """Compile the pipelined copy for ``cfg``; call it as ``fn(src_ptr, dst_ptr, n, grid, stream)``."""
-    from ..scenarios.base import BuildContext
     from ..scenarios.pipelined import SCENARIO
-    from .build import compile_with_pointers
+    from .linear import compile_linear_copy
 
-    threads = (cfg.store_warps + cfg.load_warps) * 32
-
-    @cute.kernel
-    def kernel(src: cute.Tensor, dst: cute.Tensor, n_tiles: cutlass.Int32) -> None:
-        bx, _, _ = cute.arch.block_idx()
-        tx, _, _ = cute.arch.thread_idx()
-        gx, _, _ = cute.arch.grid_dim()
-        ctx = BuildContext(on_gpu=True, block=bx, thread=tx, grid=gx,
-                           tensors={"src": src, "dst": dst}, extra={"n_tiles": n_tiles})
-        run_built(SCENARIO.build(cfg, ctx), on_built)
-
-    @cute.jit
-    def host(src_ptr: cute.Pointer, dst_ptr: cute.Pointer, n: cutlass.Int32, grid: cutlass.Int32,
-             stream: cuda.CUstream) -> None:
-        src = cute.make_tensor(src_ptr, cute.make_layout(n))
-        dst = cute.make_tensor(dst_ptr, cute.make_layout(n))
-        kernel(src, dst, n // cfg.tile).launch(grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream)
-
-    return compile_with_pointers(host, pointers=2, ints=2, arch=arch)
+    return compile_linear_copy(SCENARIO, cfg, count_name="n_tiles", unit=cfg.tile,
+                               threads=(cfg.store_warps + cfg.load_warps) * 32, on_built=on_built, arch=arch)
 
 
 __all__ = ["Loader", "SmemStages", "TileIndex", "TileSink", "compile_copy"]

@@ -1,0 +1,48 @@
+"""The kernel and host wrapper shared by the copies over a flat int32 buffer (grid-stride, pipelined).
+
+The kernel hands its runtime indices and tensors to the scenario's own build
+function, so the traced task set is the one the explorer draws; the host takes
+raw pointers, the element count and the grid size.
+"""
+
+# No ``from __future__ import annotations`` here: the DSL reads kernel annotations as objects.
+
+from typing import Any
+
+import cuda.bindings.driver as cuda
+import cutlass
+import cutlass.cute as cute
+
+from .build import compile_with_pointers
+from .common import BuiltHook, run_built
+
+
+def compile_linear_copy(scenario: Any, cfg: Any, *, count_name: str, unit: int, threads: int,
+                        on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
+    """Compile ``scenario``'s copy for ``cfg``; call it as ``fn(src_ptr, dst_ptr, n, grid, stream)``.
+
+    The kernel receives ``n // unit`` as the build context's ``extra[count_name]``
+    (vectors for the grid-stride copy, tiles for the pipelined one).
+    """
+    from ..scenarios.base import BuildContext
+
+    @cute.kernel
+    def kernel(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32) -> None:
+        bx, _, _ = cute.arch.block_idx()
+        tx, _, _ = cute.arch.thread_idx()
+        gx, _, _ = cute.arch.grid_dim()
+        ctx = BuildContext(on_gpu=True, block=bx, thread=tx, grid=gx,
+                           tensors={"src": src, "dst": dst}, extra={count_name: count})
+        run_built(scenario.build(cfg, ctx), on_built)
+
+    @cute.jit
+    def host(src_ptr: cute.Pointer, dst_ptr: cute.Pointer, n: cutlass.Int32, grid: cutlass.Int32,
+             stream: cuda.CUstream) -> None:
+        src = cute.make_tensor(src_ptr, cute.make_layout(n))
+        dst = cute.make_tensor(dst_ptr, cute.make_layout(n))
+        kernel(src, dst, n // unit).launch(grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream)
+
+    return compile_with_pointers(host, pointers=2, ints=2, arch=arch)
+
+
+__all__ = ["compile_linear_copy"]
