@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ts_explore.launch import MEMCPY, TORCH, LaunchError, launch
+from ts_explore.gpu import MEMCPY, TORCH, LaunchError, launch
 from ts_explore.model import QueueKind
 from ts_explore.scenarios import Loader
 

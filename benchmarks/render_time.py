@@ -10,7 +10,7 @@ import statistics
 import time
 
 import ts_explore
-from ts_explore.examples.seed import SEED
+from ts_explore.seed_examples.seed import SEED
 from ts_explore.render import display
 
 RUNS = 15

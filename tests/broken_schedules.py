@@ -12,8 +12,8 @@ from cutlass.experimental.task_scheduling.enums import FIRST_ITER
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, work_tile_loop
 
 from ts_explore import record
-from ts_explore.examples import resources as R
-from ts_explore.examples.seed import OversubscribedQueue
+from ts_explore.seed_examples import resources as R
+from ts_explore.seed_examples.seed import OversubscribedQueue
 
 
 def _src() -> R.GmemSource:

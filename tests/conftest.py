@@ -20,7 +20,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if "gpu" not in item.keywords:
             continue
         if not checked:
-            from ts_explore.launch import cuda_unavailable_reason
+            from ts_explore.gpu import cuda_unavailable_reason
 
             unavailable, checked = cuda_unavailable_reason(), True
         if unavailable is not None:

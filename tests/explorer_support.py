@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
-from ts_explore.examples import resources as R
-from ts_explore.examples.seed import OversubscribedQueue
+from ts_explore.seed_examples import resources as R
+from ts_explore.seed_examples.seed import OversubscribedQueue
 from ts_explore.model import QueueKind
 from ts_explore.scenarios import BuildContext, Built, Scenario, knob
 

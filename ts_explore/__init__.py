@@ -11,8 +11,6 @@ parts (widgets, GPU launch) a notebook never touches.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import Any
 
 __version__ = "0.1.0"
@@ -20,31 +18,31 @@ __version__ = "0.1.0"
 # public name -> "module:attribute", or "module" for a public submodule
 _EXPORTS: dict[str, str] = {
     # foundation
-    "capture": "ts_explore.capture:capture",
-    "record": "ts_explore.capture:record",
-    "Recording": "ts_explore.capture:Recording",
-    "schedule_graph": "ts_explore.api:schedule_graph",
-    "dependency_graph": "ts_explore.api:dependency_graph",
-    "save": "ts_explore.api:save",
-    "task_set": "ts_explore.api:task_set",
+    "capture": "ts_explore.reader:capture",
+    "record": "ts_explore.reader:record",
+    "Recording": "ts_explore.reader:Recording",
+    "schedule_graph": "ts_explore.app.drawings:schedule_graph",
+    "dependency_graph": "ts_explore.app.drawings:dependency_graph",
+    "save": "ts_explore.app.drawings:save",
+    "task_set": "ts_explore.app.drawings:task_set",
     "Problem": "ts_explore.model:Problem",
     "ScheduleTree": "ts_explore.model:ScheduleTree",
     "TaskInfo": "ts_explore.model:TaskInfo",
     "TaskSet": "ts_explore.model:TaskSet",
     "QueueKind": "ts_explore.model:QueueKind",
     # verification and deadlock debugging
-    "verify": "ts_explore.capture.verify:verify",
+    "verify": "ts_explore.reader.verify:verify",
     "Verdict": "ts_explore.model.verdict:Verdict",
-    "swimlanes": "ts_explore.analysis_api:swimlanes",
-    "deadlock_graph": "ts_explore.analysis_api:deadlock_graph",
+    "swimlanes": "ts_explore.render.verdict_drawings:swimlanes",
+    "deadlock_graph": "ts_explore.render.verdict_drawings:deadlock_graph",
     "Stepper": "ts_explore.app.stepper:Stepper",
     "gallery": "ts_explore.gallery",
     # explorer
     "scenarios": "ts_explore.scenarios",
     "Explorer": "ts_explore.app.explorer:Explorer",
     # GPU
-    "launch": "ts_explore.launch:launch",
-    "LaunchResult": "ts_explore.launch:LaunchResult",
+    "launch": "ts_explore.gpu:launch",
+    "LaunchResult": "ts_explore.gpu:LaunchResult",
 }
 
 __all__ = sorted([*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"])
@@ -63,24 +61,6 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return __all__
-
-
-class _Package(types.ModuleType):
-    """Keeps public functions that share a subpackage's name (``capture``, ``launch``).
-
-    Importing ``ts_explore.capture`` would otherwise replace the function
-    ``ts_explore.capture`` with the subpackage; the subpackage stays reachable
-    through ``sys.modules`` and ``from ts_explore.capture import ...``.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        target = _EXPORTS.get(name, "")
-        if ":" in target and isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.{name}":
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def load_ipython_extension(ip: Any) -> None:

@@ -139,12 +139,12 @@ def _verify_kwargs(obj: Any, settings: Sequence[str] = ()) -> dict[str, Any]:
 
 def _drawable(obj: Any, settings: Sequence[str]) -> Any:
     if isinstance(obj, _scenario_type()):
-        from .api import task_set
+        from .app.drawings import task_set
 
         return task_set(obj.build(parse_settings(obj, settings)).verify_kwargs())
     value = _materialize(obj)
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], dict):
-        from .api import task_set
+        from .app.drawings import task_set
 
         return task_set(list(value[0]), value[1])
     return value
@@ -176,7 +176,7 @@ class _Progress:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from .api import save
+    from .app.drawings import save
 
     obj = _drawable(load_target(args.target), args.set)
     try:
@@ -190,7 +190,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .capture.verify import verify
+    from .reader.verify import verify
 
     kwargs = _verify_kwargs(load_target(args.target), args.set)
     with _Progress(f"verifying {len(kwargs['tasks'])} task(s)"):
@@ -220,7 +220,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
     except KeyError as exc:
         raise UsageError(str(exc.args[0])) from exc
     config = parse_settings(scenario, args.set)
-    from .launch import LaunchError, launch
+    from .gpu import LaunchError, launch
 
     try:
         with _Progress(f"compiling and launching {scenario.name}"):

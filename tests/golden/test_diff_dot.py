@@ -7,7 +7,7 @@ from typing import Callable
 from explorer_support import COPY
 
 from ts_explore.analysis.diff import diff_task_sets
-from ts_explore.capture import capture_task_set
+from ts_explore.reader import capture_task_set
 from ts_explore.model import QueueKind, TaskSet
 from ts_explore.render.diff import diff_graph
 

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 import ts_explore
-from ts_explore.examples.seed import SEED
+from ts_explore.seed_examples.seed import SEED
 
 
 @pytest.mark.parametrize("name", sorted(SEED))

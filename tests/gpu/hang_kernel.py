@@ -18,7 +18,7 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ts_explore.kernels.build import compile_with_pointers
 from ts_explore.kernels.common import run_built
-from ts_explore.launch.reference import HostProblem
+from ts_explore.gpu.reference import HostProblem
 from ts_explore.scenarios import CATALOG, BuildContext, Built, Scenario, knob, register
 
 

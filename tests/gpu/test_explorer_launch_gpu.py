@@ -17,7 +17,7 @@ def test_launch_tab_runs_the_current_config_and_refuses_clc_below_sm100() -> Non
 
     ex.set(queue="clc")
     ex.tabs.selected_index = TABS.index("launch")
-    from ts_explore.launch import device_info
+    from ts_explore.gpu import device_info
 
     if device_info().cc < (10, 0):
         assert panel.button.disabled and "sm_100" in panel.reasons.value

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from ts_explore.launch import MEMCPY, LaunchError, device_info, launch
+from ts_explore.gpu import MEMCPY, LaunchError, device_info, launch
 from ts_explore.model import QueueKind
 from ts_explore.scenarios import Loader, SkipRule
 

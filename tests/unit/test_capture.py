@@ -13,9 +13,9 @@ from cutlass.experimental.task_scheduling.task import Task
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
 import ts_explore
-from ts_explore.capture.tasks import _TREES
-from ts_explore.examples import resources as R
-from ts_explore.examples import seed
+from ts_explore.reader.tasks import _TREES
+from ts_explore.seed_examples import resources as R
+from ts_explore.seed_examples import seed
 from ts_explore.model import (
     Block,
     BlockKind,

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import ts_explore
-from ts_explore.examples import resources as R
-from ts_explore.examples.seed import OversubscribedQueue
+from ts_explore.seed_examples import resources as R
+from ts_explore.seed_examples.seed import OversubscribedQueue
 from ts_explore.model import DomainLoop, Section, walk_nodes
 
 # more examples for a soak run: TS_EXPLORE_PROPERTY_EXAMPLES=2500 pytest tests/unit/test_capture_property.py

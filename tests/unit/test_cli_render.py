@@ -11,8 +11,8 @@ from ts_explore.cli import main
 MODULE = textwrap.dedent(
     """
     from cutlass.experimental.task_scheduling.schedule_builder import schedule, domain_loop
-    from ts_explore.examples import resources as R
-    from ts_explore.examples import seed
+    from ts_explore.seed_examples import resources as R
+    from ts_explore.seed_examples import seed
 
     src, dst = R.GmemSource(name="src"), R.GmemSink(name="dst")
 

@@ -89,7 +89,7 @@ def test_launch_list_names_the_catalog(capsys) -> None:
 
 
 def test_launch_without_a_gpu_is_refused_with_exit_3(capsys) -> None:
-    from ts_explore.launch import cuda_unavailable_reason
+    from ts_explore.gpu import cuda_unavailable_reason
 
     if cuda_unavailable_reason() is None:
         pytest.skip("this machine can launch")

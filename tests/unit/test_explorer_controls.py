@@ -144,7 +144,7 @@ def test_probe_on_this_machine_gives_a_device_or_a_reason() -> None:
 def test_user_callable_field_takes_a_lambda_typed_into_its_text_box() -> None:
     from ts_explore.app.controls import parse_callable
     from ts_explore.app.explorer import Explorer
-    from ts_explore.launch.worker import portable_config
+    from ts_explore.gpu.worker import portable_config
 
     ex = Explorer("persistent_copy", debounce_s=0)
     box = ex.controls["skip_fn"]

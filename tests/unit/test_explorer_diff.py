@@ -5,7 +5,7 @@ from __future__ import annotations
 from explorer_support import COPY
 
 from ts_explore.analysis.diff import Change, diff_task_sets, diff_trees
-from ts_explore.capture import capture_task_set
+from ts_explore.reader import capture_task_set
 from ts_explore.model import (
     Block,
     BlockKind,

@@ -10,7 +10,7 @@ from cutlass.experimental.task_scheduling.task_manager import TaskManager
 from IPython.core.interactiveshell import InteractiveShell
 
 import ts_explore
-from ts_explore.examples import seed
+from ts_explore.seed_examples import seed
 from test_capture import _two_task_pipeline
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ts_explore.capture import capture_task_set
+from ts_explore.reader import capture_task_set
 from ts_explore.model import Bound, BoundKind, QueueKind, TaskSet
 from ts_explore.scenarios import Loader, SkipRule, get
 

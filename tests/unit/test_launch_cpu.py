@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 import ts_explore
-from ts_explore.launch import LaunchError, LaunchResult, SizeRun, cuda_unavailable_reason, launch
-from ts_explore.launch.cache import CompileCache
-from ts_explore.launch.device import DeviceInfo
-from ts_explore.launch.reference import FILL, compare, guards_plan, pattern, persistent_plan, varlen_plan
-from ts_explore.launch.result import MEMCPY, TORCH
-from ts_explore.launch.safety import verdict_for
-from ts_explore.launch.timing import Timing
-from ts_explore.launch.worker import PortableFunction, WorkerHandle, portable_config
+from ts_explore.gpu import LaunchError, LaunchResult, SizeRun, cuda_unavailable_reason, launch
+from ts_explore.gpu.cache import CompileCache
+from ts_explore.gpu.device import DeviceInfo
+from ts_explore.gpu.reference import FILL, compare, guards_plan, pattern, persistent_plan, varlen_plan
+from ts_explore.gpu.result import MEMCPY, TORCH
+from ts_explore.gpu.safety import verdict_for
+from ts_explore.gpu.timing import Timing
+from ts_explore.gpu.worker import PortableFunction, WorkerHandle, portable_config
 from ts_explore.model import QueueKind
 from ts_explore.scenarios import CATALOG, BuildContext, Built, Scenario, SkipRule, get, knob, register
 
@@ -42,7 +42,7 @@ def _deadlocked(cfg: Stuck, ctx: BuildContext) -> Built:
     from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
     from cutlass.experimental.task_scheduling.task import Task
 
-    from ts_explore.examples.resources import GmemSink, SmemBuffer, async_pipeline
+    from ts_explore.seed_examples.resources import GmemSink, SmemBuffer, async_pipeline
 
     smem, out = SmemBuffer(name="smem", pipeline_config=async_pipeline(cfg.stages)), GmemSink(name="out")
 
@@ -216,7 +216,7 @@ def test_launch_result_summary_and_ratio() -> None:
 
 
 def test_bandwidth_plot_has_reference_lines_and_peak() -> None:
-    from ts_explore.plots import bandwidth_vs_size
+    from ts_explore.gpu.plots import bandwidth_vs_size
 
     ax = bandwidth_vs_size(fake_result()).axes[0]
     labels = [h.get_label() for h in ax.get_legend().legend_handles]
@@ -224,7 +224,7 @@ def test_bandwidth_plot_has_reference_lines_and_peak() -> None:
 
 
 def test_panel_adds_a_heatmap_only_when_wrong() -> None:
-    from ts_explore.plots import launch_panel_figures, mismatch_heatmap, to_png
+    from ts_explore.gpu.plots import launch_panel_figures, mismatch_heatmap, to_png
 
     assert len(launch_panel_figures(fake_result())) == 2 and mismatch_heatmap(fake_result()) is None
     figs = launch_panel_figures(fake_result(wrong=True))
@@ -233,7 +233,7 @@ def test_panel_adds_a_heatmap_only_when_wrong() -> None:
 
 
 def test_shapes_plot_marks_refused_shapes() -> None:
-    from ts_explore.plots import shapes_side_by_side
+    from ts_explore.gpu.plots import shapes_side_by_side
 
     sc = get("persistent_copy")
     results = {

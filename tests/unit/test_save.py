@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import ts_explore
-from ts_explore.examples import seed
+from ts_explore.seed_examples import seed
 
 
 @pytest.mark.parametrize("suffix,magic", [(".svg", b"<?xml"), (".png", b"\x89PNG"), (".pdf", b"%PDF"), (".dot", b"digraph")])

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pytest
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
-from ts_explore.capture import capture_task_set
+from ts_explore.reader import capture_task_set
 from ts_explore.model import BoundKind, QueueKind
 from ts_explore.scenarios import CATALOG, BuildContext, Built, Loader, Scenario, SkipRule, get, knob, register
 
@@ -187,7 +187,7 @@ def test_users_register_their_own_scenario() -> None:
     from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
     from cutlass.experimental.task_scheduling.task import Task
 
-    from ts_explore.examples.resources import GmemSink, GmemSource
+    from ts_explore.seed_examples.resources import GmemSink, GmemSource
 
     @dataclass(frozen=True)
     class Tiny:

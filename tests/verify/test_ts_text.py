@@ -11,8 +11,8 @@ from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
 from ts_explore import gallery
-from ts_explore.capture import checker, checks
-from ts_explore.capture.ts_text import (
+from ts_explore.reader import checks, ts_search
+from ts_explore.reader.ts_text import (
     BlockedLine,
     parse_blocked,
     parse_imbalance,
@@ -78,7 +78,7 @@ def test_path_op_format():
     with contextlib.redirect_stdout(io.StringIO()):
         with pytest.raises(ValueError):
             TaskManager(**kwargs, verbose=False)
-    found = checker.capture_paths(tasks, {"num_tiles": 1}, ec.check_all_interleavings)
+    found = ts_search.capture_paths(tasks, {"num_tiles": 1}, ec.check_all_interleavings)
     (kind, cursors, path) = found[0]
     assert kind == "deadlock" and cursors == (7, 4)
     assert path[0] == ("Load", "ConsumerWork(gmem_in)")

@@ -10,7 +10,7 @@ import verify_builders as B
 
 import ts_explore
 from ts_explore import gallery, verify
-from ts_explore.capture import checks as checks_module
+from ts_explore.reader import checks as checks_module
 from ts_explore.model.verdict import ExhaustiveRun, CreditModel, Verdict
 
 
@@ -113,8 +113,8 @@ def test_variants_taskmanager_skipped_are_run_by_us():
     from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
     from cutlass.experimental.task_scheduling.task import Task
 
-    from ts_explore.examples import resources as R
-    from ts_explore.examples.seed import OversubscribedQueue
+    from ts_explore.seed_examples import resources as R
+    from ts_explore.seed_examples.seed import OversubscribedQueue
 
     sig = R.Signal(name="sig", pipeline_config=R.async_pipeline(1))
     wq = R.static_queue(cls=OversubscribedQueue)
@@ -215,7 +215,7 @@ def test_unconsumed_outputs_are_noted():
     from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
     from cutlass.experimental.task_scheduling.task import Task
 
-    from ts_explore.examples import resources as R
+    from ts_explore.seed_examples import resources as R
 
     src, dst = R.GmemSource(name="src"), R.GmemSink(name="dst")
 
@@ -240,7 +240,7 @@ def test_work_queue_tiles_are_not_unconsumed_outputs():
 
 
 def test_a_failure_while_reading_ts_results_is_a_failed_check(monkeypatch):
-    from ts_explore.capture import checker
+    from ts_explore.reader import ts_search as checker
 
     def boom(*args, **kwargs):
         raise AttributeError("unexpected checker entry")

@@ -7,8 +7,8 @@ from cutlass.experimental.task_scheduling import when_true
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
-from ts_explore.examples import resources as R
-from ts_explore.examples.seed import OversubscribedQueue
+from ts_explore.seed_examples import resources as R
+from ts_explore.seed_examples.seed import OversubscribedQueue
 
 
 def head_loop_overlap(n: int = 2) -> dict:

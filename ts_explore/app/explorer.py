@@ -23,8 +23,8 @@ from typing import Any, Iterator
 import ipywidgets as widgets
 
 from ..analysis.diff import ScheduleDiff, diff_task_sets
-from ..capture import problem_from_exception
-from ..capture.verify import verify
+from ..reader import problem_from_exception
+from ..reader.verify import verify
 from ..model import Problem, TaskSet
 from ..model.verdict import Verdict
 from ..render.deps import dependency_graph

@@ -34,7 +34,7 @@ def _error_html(exc: BaseException) -> str:
 
 
 def _bundle(obj: Any) -> dict[str, Any]:
-    from ..api import dependency_graph, schedule_graph
+    from .drawings import dependency_graph, schedule_graph
     from ..render.display import graph_mimebundle
 
     bundle = graph_mimebundle(schedule_graph(obj))

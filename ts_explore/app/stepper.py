@@ -18,7 +18,7 @@ import ipywidgets as widgets
 from ..analysis.narrate import state_sentence
 from ..analysis.paths import initial_credits
 from ..analysis.unroll import BLOCKED, NEXT, OFFENDING, LaneView, lane_views
-from ..analysis_api import pick
+from ..render.verdict_drawings import pick
 from ..model.verdict import Finding, Verdict
 from ..render import style
 

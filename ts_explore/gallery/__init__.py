@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable
 
-from ..capture import Recording
+from ..reader import Recording
 from . import deadlocks, rules
 
 
@@ -44,7 +44,7 @@ class Case:
         return self.build(False, self.trip_count if trip_count is None else trip_count)
 
     def builder(self, broken: bool = True) -> Callable[[int], dict[str, Any]]:
-        """``n -> dict`` for :func:`ts_explore.capture.verify.smallest_failing_trip_count`."""
+        """``n -> dict`` for :func:`ts_explore.reader.verify.smallest_failing_trip_count`."""
         return partial(self.build, broken)
 
 

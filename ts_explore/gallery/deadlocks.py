@@ -11,7 +11,7 @@ from typing import Any
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
 from cutlass.experimental.task_scheduling.task import Task
 
-from ..examples import resources as R
+from ..seed_examples import resources as R
 
 
 def _signal(name: str, stages: int = 1) -> R.Signal:

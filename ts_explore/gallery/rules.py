@@ -12,9 +12,9 @@ from cutlass.experimental.task_scheduling.resources import PdlLaunchBarrier, Pdl
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
-from ..capture import Recording, record
-from ..examples import resources as R
-from ..examples.seed import OversubscribedQueue
+from ..reader import Recording, record
+from ..seed_examples import resources as R
+from ..seed_examples.seed import OversubscribedQueue
 from . import resources as G
 
 

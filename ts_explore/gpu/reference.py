@@ -214,7 +214,7 @@ def plan_for(kernel_module: str) -> Callable[[Any, int, int], HostProblem]:
     plan = getattr(module, "plan", None)
     if plan is None:
         raise LaunchError("no_kernel", f"kernel module {kernel_module} defines no plan(cfg, size, sms); add one "
-                          "that returns a ts_explore.launch.reference.HostProblem")
+                          "that returns a ts_explore.gpu.reference.HostProblem")
     return plan
 
 

@@ -7,10 +7,7 @@ from typing import Any
 
 from .device import DeviceInfo
 from .reference import Mismatch
-from .timing import Timing
-
-MEMCPY = "cudaMemcpyAsync D2D"
-TORCH = "torch.copy_"
+from .timing import MEMCPY, TORCH, Timing
 
 
 @dataclass(frozen=True)
@@ -89,7 +86,7 @@ class LaunchResult:
 
     def _repr_html_(self) -> str:
         """Summary plus timing, bandwidth (and mismatch) figures: what notebooks and the launch panel show."""
-        from ..plots import result_html
+        from .plots import result_html
 
         return result_html(self)
 

@@ -18,7 +18,7 @@ class Gate:
 
 def verdict_for(scenario: Scenario, config: Any) -> Gate:
     """Build the config on the CPU (its own view: ``elements``, ``tiles``...) and run :func:`ts_explore.verify`."""
-    from ..capture.verify import verify
+    from ..reader.verify import verify
 
     try:
         built = scenario.build(config)

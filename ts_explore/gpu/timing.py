@@ -14,6 +14,11 @@ from typing import Callable
 from .device import check
 
 
+# Labels of the reference copies timed next to a kernel.
+MEMCPY = "cudaMemcpyAsync D2D"
+TORCH = "torch.copy_"
+
+
 @dataclass(frozen=True)
 class Timing:
     """Per-repetition times of one operation and its bandwidth (bytes read + written)."""
@@ -91,4 +96,4 @@ def time_torch_copy(nbytes: int, reps: int, warmup: int) -> Timing | None:
     return Timing("torch.copy_", times, 2 * nbytes)
 
 
-__all__ = ["Timing", "time_events", "time_torch_copy"]
+__all__ = ["MEMCPY", "TORCH", "Timing", "time_events", "time_torch_copy"]

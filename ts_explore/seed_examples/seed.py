@@ -18,7 +18,7 @@ from cutlass.experimental.task_scheduling.resources import WorkQueue
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
-from ..capture import Recording, record
+from ..reader import Recording, record
 from . import resources as R
 
 

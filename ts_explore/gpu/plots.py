@@ -8,12 +8,15 @@ explorer's launch panel embeds and :func:`to_png` turns a figure into bytes.
 from __future__ import annotations
 
 import io
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from .launch.result import MEMCPY, TORCH, LaunchResult
+from .timing import MEMCPY, TORCH
+
+if TYPE_CHECKING:  # the result imports this module to draw itself
+    from .result import LaunchResult
 
 REFERENCE_STYLE = {MEMCPY: dict(color="tab:gray", linestyle="--"), TORCH: dict(color="tab:purple", linestyle=":")}
 KERNEL_COLOR = "tab:blue"
@@ -96,7 +99,7 @@ def shapes_side_by_side(results: Mapping[str, Any], configs: Mapping[str, Any] |
     top, bottom = fig.subplots(2, 1, height_ratios=[3, 2])
     for i, label in enumerate(labels):
         res = results[label]
-        if isinstance(res, LaunchResult):
+        if hasattr(res, "runs"):  # a LaunchResult
             run = res.best
             top.bar(i, run.gbps, color=KERNEL_COLOR if res.ok else "tab:red")
             top.text(i, run.gbps, f"{run.gbps:.0f}" + ("" if res.ok else " (wrong)"), ha="center", va="bottom")

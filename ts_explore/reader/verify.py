@@ -1,6 +1,6 @@
 """``verify(tasks=..., resource_dependency_graph=...)``: run TS's verification quietly, return a Verdict.
 
-How it works (all TS reading happens here and in ``checks``/``checker``):
+How it works (all TS reading happens here and in ``checks``/``ts_search``):
 
 1. capture the task set (before TS touches the tasks);
 2. construct TaskManager through :class:`ObservedTaskManager`, which records
@@ -36,7 +36,7 @@ from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
 from ..model import Family, TaskSet
 from ..model.verdict import CheckOutcome, DomainNote, ExhaustiveRun, Note, Status, Verdict
-from . import checker as ck
+from . import ts_search as ck
 from .checks import ANALYSIS, SETUP, ObservedTaskManager, check_hint, check_title
 from .problems import problem_from_exception
 from .schedule import resource_namer

@@ -12,11 +12,11 @@ from typing import Any, Iterable, Mapping
 
 import graphviz
 
-from .capture import capture, capture_task_set
-from .model import TaskInfo, TaskSet
-from .render import deps as _deps
-from .render import display as _display
-from .render import tree as _tree
+from ..reader import capture, capture_task_set
+from ..model import TaskInfo, TaskSet
+from ..render import deps as _deps
+from ..render import display as _display
+from ..render import tree as _tree
 
 
 def schedule_graph(

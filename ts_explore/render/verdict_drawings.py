@@ -11,11 +11,11 @@ from typing import Any
 
 import graphviz
 
-from .analysis.cycles import wait_for
-from .analysis.unroll import lane_views
-from .model.verdict import Deadlock, ExhaustiveRun, Finding, PdlViolation, Race, Verdict
-from .render import deadlock as _deadlock
-from .render import swimlanes as _swimlanes
+from ..analysis.cycles import wait_for
+from ..analysis.unroll import lane_views
+from ..model.verdict import Deadlock, ExhaustiveRun, Finding, PdlViolation, Race, Verdict
+from . import deadlock as _deadlock
+from . import swimlanes as _swimlanes
 
 
 def _verdict(obj: Any) -> Verdict:
