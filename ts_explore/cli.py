@@ -7,15 +7,12 @@ schedule, wrong results), 2 usage or load error, 3 cannot launch on this machine
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import enum
 import importlib
 import importlib.util
 import json
 import sys
 import threading
 import time
-import typing
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -59,46 +56,19 @@ def load_target(spec: str) -> Any:
 
 
 def parse_settings(scenario: Any, pairs: Sequence[str]) -> Any:
-    """``--set key=value`` pairs converted by the config field types into a config."""
-    fields = {f.name: f for f in dataclasses.fields(scenario.config_type)}
-    hints = typing.get_type_hints(scenario.config_type)
+    """``--set key=value`` pairs through the scenario's one coercion (labels in errors, knob ranges, checks)."""
+    from .scenarios.knobs import ConfigError, configure
+
     values: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep:
             raise UsageError(f"--set takes key=value, got {pair!r}")
-        if key not in fields:
-            raise UsageError(f"scenario {scenario.name!r} has no setting {key!r}; settings: {', '.join(fields)}")
-        values[key] = _convert(key, raw, hints.get(key, str))
+        values[key.strip()] = raw
     try:
-        return scenario.config(**values)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(str(exc)) from exc
-
-
-def _convert(key: str, raw: str, hint: Any) -> Any:
-    origin = typing.get_origin(hint)
-    try:
-        if isinstance(hint, type) and issubclass(hint, enum.Enum):
-            for member in hint:
-                if raw.lower() in (member.name.lower(), str(member.value).lower()):
-                    return member
-            raise ValueError(f"choose one of {', '.join(m.name.lower() for m in hint)}")
-        if hint is bool:
-            if raw.lower() in ("1", "true", "yes", "on"):
-                return True
-            if raw.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError("use true or false")
-        if hint is int:
-            return int(raw)
-        if hint is float:
-            return float(raw)
-        if origin is tuple:
-            return tuple(int(x) for x in raw.split(",") if x.strip())
-    except ValueError as exc:
-        raise UsageError(f"--set {key}={raw}: {exc}") from exc
-    return raw
+        return configure(scenario, values)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _scenario_type() -> type:

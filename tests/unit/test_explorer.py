@@ -47,9 +47,9 @@ def test_unknown_override_is_a_clear_error() -> None:
         Explorer(COPY, debounce_s=0, colour=3)
 
 
-def test_override_beyond_the_slider_range_widens_it() -> None:
-    explorer = Explorer(COPY, debounce_s=0, rows=40)
-    assert explorer.controls["rows"].max == 40 and explorer.config.rows == 40
+def test_override_beyond_the_knob_range_is_refused_by_its_label() -> None:
+    with pytest.raises(ValueError, match="rows per tile: 40 is out of range; must be between 1 and 16"):
+        Explorer(COPY, debounce_s=0, rows=40)
 
 
 def test_initial_state_is_verified_and_drawn(ex: Explorer) -> None:
@@ -231,7 +231,7 @@ def test_values_can_be_given_by_name_and_bad_values_are_named() -> None:
     with pytest.raises(ValueError, match="queue: 'fast' is not one of none, static, clc"):
         explorer.set(queue="fast", rows=3)
     assert explorer.config.rows == 4  # nothing changed
-    with pytest.raises(ValueError, match="rows: 'many' is not a whole number"):
+    with pytest.raises(ValueError, match="rows per tile: 'many' is not a whole number"):
         Explorer(COPY, debounce_s=0, rows="many")
 
 

@@ -12,6 +12,8 @@ from ts_explore.app import controls as ctl
 from ts_explore.app.launch_panel import Device, LaunchPanel, launch_blockers, parse_probe, probe_device
 from ts_explore.model import QueueKind, TaskSet
 from ts_explore.scenarios import knob
+from ts_explore.scenarios.knobs import knobs
+from ts_explore.scenarios.varlen import VarlenCopy
 
 
 class Mode(enum.Enum):
@@ -62,8 +64,10 @@ def test_parse_ints_accepts_python_like_spellings(text: str, expected: tuple[int
 def test_parse_ints_names_the_field_and_the_fix() -> None:
     with pytest.raises(ctl.ConfigValueError, match=r"lengths: '2\.5' .* e\.g\. 4, 8, 2"):
         ctl.parse_ints("lengths", "1, 2.5")
-    with pytest.raises(ctl.ConfigValueError, match="at least 1"):
-        ctl.parse_ints("lengths", "0", {"min": 1})
+    knob = next(k for k in knobs(VarlenCopy) if k.name == "lengths")
+    with pytest.raises(ctl.ConfigValueError, match="segment lengths: -1 is out of range; every entry must be between 0 and 65536"):
+        ctl.coerce_values(VarlenCopy(), {"lengths": "3, -1"})
+    assert knob.min == 0
 
 
 def test_non_dataclass_config_is_refused() -> None:

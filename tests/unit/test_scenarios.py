@@ -76,7 +76,7 @@ def test_knob_sweep_builds_and_verifies(name: str, overrides: dict) -> None:
 
 BAD: list[tuple[str, dict, str]] = [
     ("grid_stride_copy", dict(vector=3), "use vector=1, 2 or 4"),
-    ("grid_stride_copy", dict(warps=40), "exceed 1024"),
+    ("grid_stride_copy", dict(warps=40), "warps per task: 40 is out of range; must be between 1 and 32"),
     ("grid_stride_copy", dict(thread=200), "pick thread < 128"),
     ("grid_stride_copy", dict(block=8), "raise ctas"),
     ("pipelined_copy", dict(stages=8, tile=16384), "lower stages or tile"),

@@ -5,14 +5,13 @@ from __future__ import annotations
 import contextlib
 import io
 import warnings
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import cutlass
 import cutlass.cute as cute
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
-if TYPE_CHECKING:  # importing the scenarios package here would be circular
-    from ..scenarios.base import Built
+from .contract import Built
 
 # Called with the freshly built task set while the kernel is traced (before
 # TaskManager touches it); tests use it to compare the traced schedule with

@@ -98,7 +98,7 @@ class Log(MemoryResource):
 
 def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
     """Compile the demo; call it as ``fn(src, out, flags, rows, stream)`` (one CTA per row)."""
-    from ..scenarios.base import BuildContext
+    from .contract import BuildContext
     from ..scenarios.guards import SCENARIO
     from .build import compile_with_pointers
 

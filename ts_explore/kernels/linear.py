@@ -24,7 +24,7 @@ def compile_linear_copy(scenario: Any, cfg: Any, *, count_name: str, unit: int, 
     The kernel receives ``n // unit`` as the build context's ``extra[count_name]``
     (vectors for the grid-stride copy, tiles for the pipelined one).
     """
-    from ..scenarios.base import BuildContext
+    from .contract import BuildContext
 
     @cute.kernel
     def kernel(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32) -> None:

@@ -94,7 +94,7 @@ class SkippingQueue(WorkQueue):
 def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
     """Compile the persistent copy; call it as ``fn(src_ptr, dst_ptr, n, logical_tiles, total_tiles, grid, stream)``."""
     from ..model import QueueKind
-    from ..scenarios.base import BuildContext
+    from .contract import BuildContext
     from ..scenarios.persistent import SCENARIO
     from .build import compile_with_pointers
 

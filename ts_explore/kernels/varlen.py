@@ -101,7 +101,7 @@ class PaddedSink(MemoryResource):
 def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
     """Compile the varlen copy; call it as ``fn(packed, padded, offsets, segments, row_width, grid, stream)``."""
     from ..model import QueueKind
-    from ..scenarios.base import BuildContext
+    from .contract import BuildContext
     from ..scenarios.varlen import SCENARIO
     from .build import compile_with_pointers
 

@@ -10,49 +10,11 @@ dropdowns and bools checkboxes.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Callable
 
-
-@dataclass(frozen=True)
-class BuildContext:
-    """What differs between recording on the CPU and tracing inside the kernel.
-
-    On the CPU every index is a Python int ("the schedule as thread ``thread``
-    of CTA ``block`` sees it") and ``tensors`` is empty. Inside ``@cute.kernel``
-    the launcher passes runtime ``block_idx``/``thread_idx``/``grid_dim`` values
-    and the kernel's tensors and scheduler parameters.
-    """
-
-    on_gpu: bool = False
-    block: Any = 0  # CTA index x (int on CPU, DSL value in a kernel)
-    thread: Any = 0  # thread index x within the CTA
-    grid: Any = 1  # number of CTAs launched along x
-    tensors: Mapping[str, Any] = field(default_factory=dict)
-    extra: Mapping[str, Any] = field(default_factory=dict)  # scheduler params, pointers...
-
-
-@dataclass
-class Built:
-    """Everything ``TaskManager`` (and :func:`ts_explore.verify`) takes, freshly built.
-
-    TS mutates tasks and resources while verifying, so a scenario builds new
-    ones on every call.
-    """
-
-    tasks: list[Any]
-    resource_dependency_graph: dict[Any, list[Any]]
-    task_manager_kwargs: dict[str, Any] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()  # what the reader should know (e.g. "CLC needs sm_100")
-
-    def verify_kwargs(self) -> dict[str, Any]:
-        """``verify(**built.verify_kwargs())``."""
-        return {
-            "tasks": self.tasks,
-            "resource_dependency_graph": self.resource_dependency_graph,
-            **self.task_manager_kwargs,
-        }
+from ..kernels.contract import BuildContext, Built
+from .knobs import knob
 
 
 @dataclass(frozen=True)
@@ -71,15 +33,15 @@ class Scenario:
         return self.config_type()
 
     def config(self, **overrides: Any) -> Any:
-        """The default config with ``overrides`` applied; unknown names are a clear error."""
-        names = {f.name for f in dataclasses.fields(self.config_type)}
-        unknown = sorted(set(overrides) - names)
-        if unknown:
-            raise ValueError(
-                f"scenario {self.name!r} has no setting {', '.join(unknown)}; "
-                f"its settings are: {', '.join(sorted(names))}"
-            )
-        return dataclasses.replace(self.default_config(), **overrides)
+        """The default config with ``overrides`` converted and bounded by their knobs.
+
+        Raises :class:`~ts_explore.scenarios.knobs.ConfigError` (a ValueError)
+        naming the knob by its label; combinations are judged by :meth:`check`
+        (``knobs.configure`` does both).
+        """
+        from .knobs import configure
+
+        return configure(self, overrides, check=False)
 
     def check(self, config: Any) -> None:
         """Raise ValueError naming the cause and the fix for an impossible config."""
@@ -118,15 +80,5 @@ def get(name_or_scenario: str | Scenario) -> Scenario:
         ) from None
 
 
-def knob(default: Any, *, min: int | None = None, max: int | None = None, step: int | None = None,
-         label: str | None = None, help: str = "") -> Any:
-    """A config field with widget hints: ``stages: int = knob(2, min=1, max=8)``."""
-    hints = {"min": min, "max": max, "step": step, "label": label, "help": help}
-    meta = {k: v for k, v in hints.items() if v is not None and v != ""}  # keep min=0
-    if isinstance(default, (list, dict, set)):
-        raise TypeError("use a tuple for sequence defaults so configs stay frozen and hashable")
-    return field(default=default, metadata=meta)
-
-
-__all__ = ["BuildContext", "Built", "CATALOG", "Scenario", "get", "knob", "register"]
+__all__ = ["CATALOG", "BuildContext", "Built", "Scenario", "get", "knob", "register"]
 

@@ -36,15 +36,19 @@ def auto_ctas(threads_per_cta: int, sms: int = ASSUMED_SMS) -> int:
 
 
 def viewpoint(cfg: Any, ctx: BuildContext, grid_on_cpu: int) -> Viewpoint:
-    """Runtime indices inside a kernel; the config's ``block``/``thread`` knobs on the CPU."""
+    """Runtime indices inside a kernel; on the CPU the context's (a plan instance) or the config's view knobs."""
     if ctx.on_gpu:
         return Viewpoint(ctx.block, ctx.thread, ctx.grid)
-    return Viewpoint(int(getattr(cfg, "block", 0)), int(getattr(cfg, "thread", 0)), int(grid_on_cpu))
+    view = ctx.instance or {}
+    return Viewpoint(int(view.get("block", getattr(cfg, "block", 0))), int(view.get("thread", getattr(cfg, "thread", 0))),
+                     int(view.get("grid", grid_on_cpu)))
 
 
 def runtime(ctx: BuildContext, key: str, cpu_value: Any) -> Any:
-    """A runtime value the kernel passes in ``ctx.extra`` (the config's value on the CPU)."""
-    return ctx.extra[key] if ctx.on_gpu else cpu_value
+    """A runtime value the kernel passes in ``ctx.extra``; on the CPU a plan instance's, else the config's."""
+    if ctx.on_gpu:
+        return ctx.extra[key]
+    return (ctx.instance or {}).get("extra", {}).get(key, cpu_value)
 
 
 def tensor(ctx: BuildContext, key: str) -> Any:

@@ -17,7 +17,7 @@ from .common import auto_ctas, require, runtime, tensor, viewpoint
 class VarlenCopy:
     """Knobs of the packed-to-padded copy."""
 
-    lengths: tuple[int, ...] = knob((5, 17, 1, 40, 0, 23, 8, 31), label="segment lengths",
+    lengths: tuple[int, ...] = knob((5, 17, 1, 40, 0, 23, 8, 31), min=0, max=65536, label="segment lengths",
                                     help="one entry per work tile; a launch repeats them to reach its size")
     dynamic: bool = knob(True, label="dynamic domain (get_domain)",
                          help="off: every tile loops to the longest length and guards each access")

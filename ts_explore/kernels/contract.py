@@ -1,0 +1,75 @@
+"""The contract between a scenario and its kernel: what a build receives and what it returns.
+
+A scenario's ``build(cfg, ctx)`` runs in two places. On the CPU it records the
+schedule one CTA/thread runs, with Python ints; inside ``@cute.kernel`` the
+kernel module calls the same function with runtime indices and tensors. The
+kernel module receives the scenario object from the launcher, so kernels never
+import the scenario catalog.
+
+A kernel module (``Scenario.kernel``) provides:
+
+``plan(cfg, size, limits) -> LaunchPlan``
+    grid, block, shared memory and the distinct per-CTA instances of one
+    problem size (:mod:`ts_explore.model.plan`); pure, runs anywhere.
+``host_problem(cfg, plan) -> HostProblem``
+    inputs, the exact expected outputs and the argument list (:mod:`.host`).
+``compile(scenario, cfg, *, arch=None, on_built=None)``
+    the compiled host function, called with the plan's arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What differs between recording on the CPU and tracing inside the kernel.
+
+    Inside ``@cute.kernel`` the launcher passes runtime ``block``/``thread``/
+    ``grid`` values, the kernel's tensors and runtime scalars in ``extra``. On
+    the CPU a build records the config's own view (its ``block``/``thread``
+    knobs and picture size) unless ``instance`` holds a launch plan
+    instance's view (``Instance.view``: ``block``, ``thread``, ``grid`` and
+    ``extra`` runtime values), which records exactly what some CTAs of a
+    launch run (:meth:`for_instance`).
+    """
+
+    on_gpu: bool = False
+    block: Any = 0  # CTA index x (DSL value in a kernel)
+    thread: Any = 0  # thread index x within the CTA
+    grid: Any = 1  # number of CTAs launched along x
+    tensors: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # runtime scalars, scheduler params, pointers...
+    instance: Mapping[str, Any] | None = None  # CPU only: the plan instance to record
+
+    @classmethod
+    def for_instance(cls, view: Mapping[str, Any]) -> BuildContext:
+        """The CPU context that records a plan instance (``Instance.view``)."""
+        return cls(on_gpu=False, instance=dict(view))
+
+
+@dataclass
+class Built:
+    """Everything ``TaskManager`` (and :func:`ts_explore.verify`) takes, freshly built.
+
+    TS mutates tasks and resources while verifying, so a scenario builds new
+    ones on every call.
+    """
+
+    tasks: list[Any]
+    resource_dependency_graph: dict[Any, list[Any]]
+    task_manager_kwargs: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # what the reader should know (e.g. "CLC needs sm_100")
+
+    def verify_kwargs(self) -> dict[str, Any]:
+        """``verify(**built.verify_kwargs())``."""
+        return {
+            "tasks": self.tasks,
+            "resource_dependency_graph": self.resource_dependency_graph,
+            **self.task_manager_kwargs,
+        }
+
+
+__all__ = ["BuildContext", "Built"]

@@ -1,0 +1,179 @@
+"""Launch plans: how a kernel is launched for one problem size, and which schedule each CTA runs.
+
+One function computes each of these facts (a kernel module's ``plan``); the
+explorer's CPU view, the launch gate and the launcher all read the same
+:class:`LaunchPlan`, so the instance a user sees, the instances the verifier
+proves and the grid the GPU runs cannot drift apart.
+
+>>> h200 = DeviceLimits.h200()
+>>> h200.sms, h200.ctas_per_sm(threads=160, smem_bytes=65 * 1024)
+(132, 3)
+>>> span_text([range(0, 395), range(396, 400)])
+'CTAs 0-394, 396-399'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class DeviceLimits:
+    """The resources a launch is planned against (a real GPU's, or assumed ones)."""
+
+    name: str
+    cc: tuple[int, int]
+    sms: int
+    max_threads_per_sm: int = 2048
+    max_ctas_per_sm: int = 32
+    smem_per_sm: int = 228 * 1024
+    smem_per_cta: int = 227 * 1024  # opt-in maximum for one CTA
+    regs_per_sm: int = 65536
+    assumed: bool = False  # True: not read from a GPU (the plan is an estimate)
+
+    @classmethod
+    def h200(cls) -> DeviceLimits:
+        """An NVIDIA H200 (SXM): what a plan assumes on a machine without a GPU."""
+        return cls(name="NVIDIA H200 (assumed)", cc=(9, 0), sms=132, assumed=True)
+
+    def ctas_per_sm(self, threads: int, smem_bytes: int = 0, registers: int | None = None) -> int:
+        """How many CTAs of this shape fit on one SM at once (at least 1).
+
+        >>> DeviceLimits.h200().ctas_per_sm(threads=1024, registers=64)
+        1
+        """
+        fits = [self.max_ctas_per_sm, self.max_threads_per_sm // max(1, threads)]
+        if smem_bytes:
+            fits.append(self.smem_per_sm // (smem_bytes + 1024))  # 1 KiB reserved per CTA
+        if registers:
+            fits.append(self.regs_per_sm // (max(1, registers) * max(32, threads)))
+        return max(1, min(fits))
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A set of CTAs (and threads) that run the same schedule instance.
+
+    ``view`` holds what the scenario's CPU build needs to record exactly this
+    instance (``block``, ``thread``, ``grid`` and runtime values such as
+    ``n_tiles``); ``work`` says in words what each of them does.
+    """
+
+    ctas: tuple[range, ...]
+    view: Mapping[str, Any]
+    work: str
+    iterations: int | None = None  # domain-loop trips of the representative (None: not a single number)
+    threads: tuple[range, ...] = ()  # per-thread schedules: which threads of those CTAs
+
+    @property
+    def count(self) -> int:
+        """How many CTAs run this instance."""
+        return sum(len(r) for r in self.ctas)
+
+    @property
+    def vacuous(self) -> bool:
+        """True when the instance does no work at all (its domain runs 0 iterations)."""
+        return self.iterations == 0
+
+    def describe(self) -> str:
+        """``CTAs 0-394: 83 tiles``."""
+        where = span_text(self.ctas)
+        if self.threads:
+            where += f", threads {span_text(self.threads, word='')}".replace("threads  ", "threads ")
+        return f"{where}: {self.work}"
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """How one problem size launches: grid, block, resources, and the distinct per-CTA instances."""
+
+    kernel: str  # the kernel module
+    size: Any  # elements (copies) or a problem shape
+    grid: tuple[int, int, int]
+    threads: int
+    smem_bytes: int
+    device: DeviceLimits
+    instances: tuple[Instance, ...]
+    registers: int | None = None  # per thread, from the compiled kernel when known
+    assumptions: tuple[str, ...] = ()
+    work_units: str = "elements"
+
+    @property
+    def ctas(self) -> int:
+        """CTAs launched in all."""
+        x, y, z = self.grid
+        return x * y * z
+
+    @property
+    def estimate(self) -> bool:
+        """True when the device or the registers were assumed rather than read from a GPU and a compiled kernel."""
+        return self.device.assumed or self.registers is None
+
+    def summary(self) -> str:
+        """A few lines in words: the launch shape, the assumptions, each instance."""
+        head = (f"{self.ctas} CTAs x {self.threads} threads, {self.smem_bytes} B shared memory per CTA "
+                f"on {self.device.name}")
+        if self.registers is not None:
+            head += f", {self.registers} registers per thread"
+        lines = [head + (" (estimate)" if self.estimate else "")]
+        lines.extend(f"  assumes {a}" for a in self.assumptions)
+        lines.extend(f"  {i.describe()}" for i in self.instances)
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class ProvenInstance:
+    """An instance of a launch and what verifying its representative found."""
+
+    instance: Instance
+    status: str  # "safe" | "unsafe" | "inconclusive" | "vacuous"
+    summary: str
+
+    def describe(self) -> str:
+        """``CTAs 0-394: 83 tiles - proven``."""
+        word = {"safe": "proven", "vacuous": "no work"}.get(self.status, self.status)
+        return f"{self.instance.describe()} - {word}"
+
+
+@dataclass(frozen=True)
+class GateReport:
+    """What the launch gate proved about every distinct instance of a launch."""
+
+    plans: tuple[LaunchPlan, ...]
+    proven: tuple[ProvenInstance, ...] = field(default=())
+    problem: str = ""  # the config or the build failed before anything was verified
+
+    @property
+    def ok(self) -> bool:
+        """True when every instance with work was proven safe."""
+        return not self.problem and all(p.status in ("safe", "vacuous") for p in self.proven)
+
+    @property
+    def refused_by(self) -> tuple[ProvenInstance, ...]:
+        """The instances that were not proven."""
+        return tuple(p for p in self.proven if p.status not in ("safe", "vacuous"))
+
+    def summary(self) -> str:
+        """One line per distinct instance (``CTAs 0-394: 83 tiles - proven``)."""
+        if self.problem:
+            return self.problem
+        return "\n".join(p.describe() for p in self.proven) or "nothing to verify"
+
+
+def span_text(spans: tuple[range, ...] | list[range], word: str = "CTAs") -> str:
+    """Ranges in words: ``CTAs 0-394, 396-399`` / ``CTA 7``."""
+    parts = []
+    count = 0
+    for r in spans:
+        if not len(r):
+            continue
+        count += len(r)
+        parts.append(str(r.start) if len(r) == 1 else f"{r.start}-{r[-1]}")
+    if not word:
+        return ", ".join(parts)
+    label = word[:-1] if count == 1 and word.endswith("s") else word
+    return f"{label} {', '.join(parts)}" if parts else f"no {word}"
+
+
+__all__ = ["DeviceLimits", "GateReport", "Instance", "LaunchPlan", "ProvenInstance", "span_text"]
