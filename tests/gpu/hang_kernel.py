@@ -18,7 +18,8 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ts_explore.kernels.build import compile_with_pointers
 from ts_explore.kernels.common import run_built
-from ts_explore.gpu.reference import HostProblem
+from ts_explore.kernels.host import HostProblem
+from ts_explore.model.plan import DeviceLimits, Instance, LaunchPlan
 from ts_explore.scenarios import CATALOG, BuildContext, Built, Scenario, knob, register
 
 
@@ -52,10 +53,10 @@ def build(cfg: Hang, ctx: BuildContext) -> Built:
     return Built(tasks=[task], resource_dependency_graph={spinner: []})
 
 
-def compile_copy(cfg: Hang, on_built: Any = None, arch: Any = None) -> Any:
+def compile(scenario: Any, cfg: Hang, *, arch: Any = None, on_built: Any = None) -> Any:
     @cute.kernel
     def kernel(flag: cute.Tensor, count: cute.Tensor) -> None:
-        run_built(SCENARIO.build(cfg, BuildContext(on_gpu=True, tensors={"flag": flag, "count": count})), on_built)
+        run_built(scenario.build(cfg, BuildContext(on_gpu=True, tensors={"flag": flag, "count": count})), on_built)
 
     @cute.jit
     def host(flag_ptr: cute.Pointer, count_ptr: cute.Pointer, stream: cuda.CUstream) -> None:
@@ -66,7 +67,12 @@ def compile_copy(cfg: Hang, on_built: Any = None, arch: Any = None) -> Any:
     return compile_with_pointers(host, pointers=2, ints=0, arch=arch)
 
 
-def plan(cfg: Hang, size: int, sms: int) -> HostProblem:
+def plan(cfg: Hang, size: int, limits: DeviceLimits, registers: Any = None) -> LaunchPlan:
+    return LaunchPlan(kernel=__name__, size=size, grid=(1, 1, 1), threads=32, smem_bytes=0, device=limits,
+                      instances=(Instance((range(1),), {}, "1 iteration (that never ends)", 1),), registers=registers)
+
+
+def host_problem(cfg: Hang, plan: LaunchPlan) -> HostProblem:
     zeros = np.zeros(4, dtype=np.int32)
     return HostProblem({"flag": zeros}, {"count": 4}, {"count": zeros}, ("flag", "count"), 16, 4, 1,
                        zero_filled=("count",))

@@ -199,10 +199,9 @@ def test_the_explorer_displays_as_a_widget(ex: Explorer) -> None:
 
 
 def test_launch_tab_explains_why_it_cannot_launch(ex: Explorer) -> None:
-    from ts_explore.app.launch_panel import Device
+    from ts_explore.gpu.probe import Probe
 
-    ex.launch_panel._probe = lambda: Device(None, problem="no NVIDIA driver could be loaded")
-    ex.launch_panel._has_launcher = lambda: True
+    ex.launch_panel._probe = lambda: Probe("no_driver", "no NVIDIA driver could be loaded")
     ex.tabs.selected_index = 5
     assert ex.launch_panel.button.disabled
     assert "no NVIDIA driver" in ex.launch_panel.reasons.value

@@ -9,7 +9,10 @@ import ipywidgets as widgets
 import pytest
 
 from ts_explore.app import controls as ctl
-from ts_explore.app.launch_panel import Device, LaunchPanel, launch_blockers, parse_probe, probe_device
+from ts_explore.app.launch_panel import LaunchPanel, launch_blockers
+from ts_explore.gpu.probe import Probe, parse, probe
+from ts_explore.model.plan import DeviceLimits
+from ts_explore.scenarios import get
 from ts_explore.model import QueueKind, TaskSet
 from ts_explore.scenarios import knob
 from ts_explore.scenarios.knobs import knobs
@@ -75,34 +78,30 @@ def test_non_dataclass_config_is_refused() -> None:
         ctl.field_types(int)
 
 
-SM90 = Device((9, 0), "NVIDIA H200")
-SM100 = Device((10, 0), "NVIDIA B200")
+def _device(cc: tuple[int, int], name: str) -> Probe:
+    return Probe(None, name, DeviceLimits(name=name, cc=cc, sms=132))
+
+
+SM90 = _device((9, 0), "NVIDIA H200")
+SM100 = _device((10, 0), "NVIDIA B200")
 CLC_SET = TaskSet(tasks=(), resources=(), edges=())
-
-
-def _clc_task_set() -> TaskSet:
-    from ts_explore.model import ResourceInfo
-
-    return TaskSet(tasks=(), resources=(ResourceInfo("wq", "WorkQueue", queue_kind=QueueKind.CLC),), edges=())
+CLC = get("persistent_copy").config(queue=QueueKind.CLC)
 
 
 def test_launch_blockers_name_every_reason() -> None:
-    none = Device(None, problem="no NVIDIA driver could be loaded")
-    assert launch_blockers(CLC_SET, none, has_launcher=False) == [
-        "this installation has no GPU launcher (ts_explore.launch)",
-        "no NVIDIA driver could be loaded",
-    ]
-    assert launch_blockers(CLC_SET, SM90, has_launcher=True) == []
-    (clc,) = launch_blockers(_clc_task_set(), SM90, has_launcher=True)
-    assert "CLC work queue needs sm_100" in clc and "sm_90" in clc
-    assert launch_blockers(_clc_task_set(), SM100, has_launcher=True) == []
-    assert "does not verify" in launch_blockers(None, SM100, has_launcher=True)[0]
-    assert "sm_80" in launch_blockers(CLC_SET, Device((8, 0), "A100"), has_launcher=True)[0]
+    none = Probe("no_driver", "no NVIDIA driver on this machine")
+    assert launch_blockers(CLC_SET, none) == ["no NVIDIA driver on this machine"]
+    assert launch_blockers(CLC_SET, SM90) == []
+    (clc,) = launch_blockers(CLC_SET, SM90, config=CLC)
+    assert "CLC dynamic persistence" in clc and "needs an sm_100+ GPU" in clc and "sm_90" in clc
+    assert launch_blockers(CLC_SET, SM100, config=CLC) == []
+    assert "does not verify" in launch_blockers(None, SM100)[0]
+    assert "sm_80" in launch_blockers(CLC_SET, _device((8, 0), "A100"))[0]
 
     class RecordOnly:
         name, kernel = "sketch", None
 
-    assert "has no GPU kernel" in launch_blockers(CLC_SET, SM90, True, RecordOnly())[0]
+    assert "has no GPU kernel" in launch_blockers(CLC_SET, SM90, RecordOnly())[0]
 
 
 def test_launch_button_runs_the_launcher_and_shows_its_result() -> None:
@@ -116,7 +115,7 @@ def test_launch_button_runs_the_launcher_and_shows_its_result() -> None:
         calls.append((scenario, config))
         return Result()
 
-    panel = LaunchPanel(launch=launch, probe=lambda: SM90, has_launcher=lambda: True)
+    panel = LaunchPanel(launch=launch, probe=lambda: SM90)
     panel.update("scenario", "config", CLC_SET)
     assert not panel.button.disabled and "Ready" in panel.reasons.value
     panel.button.click()
@@ -125,24 +124,25 @@ def test_launch_button_runs_the_launcher_and_shows_its_result() -> None:
     def broken(scenario, config):
         raise RuntimeError("compile failed: unsupported operation")
 
-    panel = LaunchPanel(launch=broken, probe=lambda: SM90, has_launcher=lambda: True)
+    panel = LaunchPanel(launch=broken, probe=lambda: SM90)
     panel.update("scenario", "config", CLC_SET)
     panel.button.click()
     assert "compile failed" in panel.result.value and not panel.button.disabled
 
 
 def test_probe_answers_are_understood() -> None:
-    assert parse_probe("ok 9 0 NVIDIA H200\n") == Device((9, 0), "NVIDIA H200")  # what an H200 answered
-    assert parse_probe("ok 9 0 NVIDIA H200").sm == 90
-    assert "pip install" in parse_probe("nocuda").problem
-    assert "no NVIDIA driver" in parse_probe("nodriver libcuda.so not found").problem
-    assert "no CUDA device" in parse_probe("nodevice").problem
-    assert "Traceback" in parse_probe("", "Traceback: boom").problem
+    h200 = parse('{"reason": null, "name": "NVIDIA H200", "count": 1, "cc": [9, 0], "sms": 132, "threads": 2048, '
+                 '"ctas": 32, "smem_sm": 233472, "smem_cta": 232448, "regs": 65536}')
+    assert h200.ok and h200.limits.cc == (9, 0) and h200.limits.sms == 132 and not h200.limits.assumed
+    assert "pip install" in parse('{"reason": "no_cuda_python"}').message
+    assert "no NVIDIA driver" in parse('{"reason": "no_driver", "detail": "libcuda.so"}').message
+    assert "no CUDA device" in parse('{"reason": "no_device"}').message
+    assert parse("Traceback: boom").reason == "probe_failed"
 
 
 def test_probe_on_this_machine_gives_a_device_or_a_reason() -> None:
-    device = probe_device()
-    assert (device.capability is None) == bool(device.problem)
+    found = probe()
+    assert found.ok == (found.limits is not None) and (found.ok or found.message)
 
 
 def test_user_callable_field_takes_a_lambda_typed_into_its_text_box() -> None:

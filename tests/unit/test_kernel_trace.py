@@ -30,7 +30,7 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
 def traced(name: str, cfg: Any, arch: str = "sm_90a") -> TaskSet:
     kernel = importlib.import_module(get(name).kernel)
     seen: list[TaskSet] = []
-    kernel.compile_copy(cfg, on_built=lambda built: seen.append(
+    kernel.compile(get(name), cfg, on_built=lambda built: seen.append(
         capture_task_set(built.tasks, built.resource_dependency_graph)), arch=arch)
     assert len(seen) == 1, "the kernel builds the scenario exactly once"
     return seen[0]
@@ -77,7 +77,8 @@ def test_grid_stride_kernel_bounds_are_runtime_values() -> None:
 
 def test_clc_kernel_does_not_compile_for_hopper() -> None:
     """Why launch refuses CLC below sm_100: the CLC fetch has no sm_90 instruction."""
-    from ts_explore.kernels.persistent import compile_copy
+    from ts_explore.kernels.persistent import compile
 
+    sc = get("persistent_copy")
     with pytest.raises(Exception, match="unsupported operation"):
-        compile_copy(get("persistent_copy").config(queue=QueueKind.CLC), arch="sm_90a")
+        compile(sc, sc.config(queue=QueueKind.CLC), arch="sm_90a")

@@ -5,6 +5,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import importlib
+import sys
+import types
+
 import numpy as np
 import pytest
 
@@ -12,9 +16,11 @@ import ts_explore
 from ts_explore.gpu import LaunchError, LaunchResult, SizeRun, cuda_unavailable_reason, launch
 from ts_explore.gpu.cache import CompileCache
 from ts_explore.gpu.device import DeviceInfo
-from ts_explore.gpu.reference import FILL, compare, guards_plan, pattern, persistent_plan, varlen_plan
+from ts_explore.gpu.reference import FILL, compare, pattern
+from ts_explore.gpu.plan import launch_plan, plans_for
+from ts_explore.model.plan import DeviceLimits, Instance, LaunchPlan
 from ts_explore.gpu.result import MEMCPY, TORCH
-from ts_explore.gpu.safety import verdict_for
+from ts_explore.gpu.safety import prove
 from ts_explore.gpu.timing import Timing
 from ts_explore.gpu.worker import PortableFunction, WorkerHandle, portable_config
 from ts_explore.model import QueueKind
@@ -30,6 +36,13 @@ def test_a_bad_config_is_refused_before_any_device_work() -> None:
     with pytest.raises(LaunchError) as err:
         launch("grid_stride_copy", vector=3)
     assert err.value.reason == "bad_config" and "use vector=1, 2 or 4" in str(err.value)
+
+
+H200 = DeviceLimits.h200()
+
+
+def gate(sc: Scenario, cfg, size: int):
+    return prove(sc, cfg, plans_for(sc, cfg, (size,), H200))
 
 
 @dataclass(frozen=True)
@@ -59,21 +72,35 @@ def _deadlocked(cfg: Stuck, ctx: BuildContext) -> Built:
     return Built(tasks=[task], resource_dependency_graph={out: [smem]})
 
 
+def _stuck_kernel() -> types.ModuleType:
+    """A user kernel module: one CTA, one instance (compiling it is never reached)."""
+    module = types.ModuleType("stuck_kernel")
+
+    def plan(cfg, size, limits, registers=None):
+        return LaunchPlan(kernel="stuck_kernel", size=size, grid=(1, 1, 1), threads=32, smem_bytes=0,
+                          device=limits, instances=(Instance((range(1),), {}, "4 iterations", 4),))
+
+    module.plan = plan
+    module.host_problem = module.compile = lambda *a, **k: None
+    return module
+
+
 @pytest.fixture()
-def stuck_scenario():
+def stuck_scenario(monkeypatch):
+    monkeypatch.setitem(sys.modules, "stuck_kernel", _stuck_kernel())
     sc = register(Scenario(name="stuck_test", title="Stuck", config_type=Stuck, build_fn=_deadlocked,
-                           kernel="ts_explore.kernels.grid_stride"), replace=True)
+                           kernel="stuck_kernel"), replace=True)
     yield sc
     CATALOG.pop("stuck_test", None)
 
 
 def test_an_unverified_config_is_refused_with_the_verifiers_words(stuck_scenario: Scenario) -> None:
-    gate = verdict_for(stuck_scenario, stuck_scenario.default_config())
-    assert not gate.ok and gate.summary
+    report = gate(stuck_scenario, stuck_scenario.default_config(), 1 << 12)
+    assert not report.ok and report.refused_by and report.refused_by[0].status == "unsafe"
     with pytest.raises(LaunchError) as err:
         launch("stuck_test")
     assert err.value.reason == "unverified"
-    assert "force=True" in str(err.value) and gate.summary in str(err.value)
+    assert "force=True" in str(err.value) and report.refused_by[0].describe() in str(err.value)
 
 
 def test_record_only_scenarios_are_refused() -> None:
@@ -91,14 +118,15 @@ def test_record_only_scenarios_are_refused() -> None:
 def test_without_a_device_the_refusal_says_what_still_works() -> None:
     with pytest.raises(LaunchError) as err:
         launch("grid_stride_copy")
-    assert err.value.reason in ("no_device", "no_cuda_python")
+    assert err.value.reason in ("no_device", "no_driver", "no_cuda_python")
     assert "verify" in str(err.value)
 
 
 def test_default_catalog_configs_pass_the_gate() -> None:
     for name in ("grid_stride_copy", "pipelined_copy", "persistent_copy", "varlen_copy", "guards_demo"):
         sc = get(name)
-        assert verdict_for(sc, sc.default_config()).ok, name
+        report = gate(sc, sc.default_config(), 1 << 20)
+        assert report.ok, (name, report.summary())
 
 
 def test_compare_counts_and_locates_mismatches() -> None:
@@ -119,7 +147,7 @@ def test_pattern_neighbours_differ() -> None:
 
 def test_persistent_reference_keeps_skipped_tiles_untouched() -> None:
     cfg = get("persistent_copy").config(skip=SkipRule.EVERY_KTH, every_k=3, tile=1024, warps=1, overlaunch=2)
-    problem = persistent_plan(cfg, 8 * 1024, sms=132)
+    problem = host_problem(cfg, 8 * 1024)
     dst = problem.expected["dst"].reshape(8, 1024)
     assert all((dst[t] == FILL).all() == (t % 3 == 2) for t in range(8))
     assert problem.args[3:5] == (8, 10)  # logical tiles, tiles handed out
@@ -127,14 +155,15 @@ def test_persistent_reference_keeps_skipped_tiles_untouched() -> None:
 
 
 def test_size_that_splits_a_tile_is_refused() -> None:
+    sc = get("persistent_copy")
     with pytest.raises(LaunchError) as err:
-        persistent_plan(get("persistent_copy").default_config(), 1000, sms=132)
+        plans_for(sc, sc.default_config(), (1000,), H200)
     assert err.value.reason == "bad_size" and "multiple of the tile" in str(err.value)
 
 
 def test_varlen_reference_pads_rows() -> None:
     cfg = get("varlen_copy").config(lengths=(2, 0, 3))
-    problem = varlen_plan(cfg, 10, sms=132)
+    problem = host_problem(cfg, 10)
     rows = problem.expected["padded"].reshape(-1, 3)
     packed = problem.inputs["packed"]
     assert rows.shape[0] == 6 and list(rows[0][:2]) == list(packed[:2]) and rows[0][2] == FILL
@@ -143,9 +172,48 @@ def test_varlen_reference_pads_rows() -> None:
 
 def test_guards_reference_flags_match_the_guard_semantics() -> None:
     cfg = get("guards_demo").config(start=1, end=10, step=2, every_period=2, every_start=1, when=False)
-    flags = guards_plan(cfg, 10, sms=132).expected["flags"].reshape(-1, 10)[0]
+    flags = host_problem(cfg, 10).expected["flags"].reshape(-1, 10)[0]
     # offsets 1,3,5,7,9 = iterations 0..4: first at 1, last at 9, every(2, start=1) at iterations 1, 3
     assert list(flags) == [0, 1, 0, 4, 0, 0, 0, 4, 0, 2]
+
+
+def host_problem(cfg, size: int):
+    sc = next(s for s in CATALOG.values() if isinstance(cfg, s.config_type))
+    module = importlib.import_module(sc.kernel)
+    return module.host_problem(cfg, module.plan(cfg, size, H200))
+
+
+def test_the_cpu_view_and_the_launch_use_one_grid() -> None:
+    """pipelined_copy with ctas=0: the picture's grid is the launch plan's (shared memory bounds occupancy)."""
+    sc = get("pipelined_copy")
+    cfg = sc.config(ctas=0, elements=1 << 24, tile=4096, stages=4)
+    plan = launch_plan(sc, 1 << 24, device=H200, ctas=0, tile=4096, stages=4)
+    assert cfg.grid() == plan.ctas == 132 * 3  # 3 CTAs of 64 KiB fit in 228 KiB
+    assert "CTA 0 copies tiles 0, 0+396" in " ".join(sc.build(cfg).notes)
+
+
+def test_a_plan_names_each_distinct_instance_and_says_it_is_an_estimate() -> None:
+    plan = launch_plan("pipelined_copy", 83 * 396 * 4096 - 4096, device=H200, ctas=396)
+    assert [i.describe() for i in plan.instances] == ["CTAs 0-394: 83 tiles", "CTA 395: 82 tiles"]
+    assert plan.estimate and "(estimate)" in plan.summary() and "H200 (assumed)" in plan.summary()
+    grid_stride = launch_plan("grid_stride_copy", 1000, device=H200)
+    assert [i.iterations for i in grid_stride.instances] == [1, 0]
+    assert grid_stride.instances[1].vacuous and "no work" in grid_stride.instances[1].describe()
+
+
+def test_the_gate_proves_every_distinct_instance_once_and_names_empty_ones() -> None:
+    sc = get("grid_stride_copy")
+    report = gate(sc, sc.default_config(), 1000)
+    assert report.ok and [p.status for p in report.proven] == ["safe", "vacuous"]
+    assert report.summary().splitlines() == ["threads 0-249 (CTAs 0-1): 1 iteration - proven",
+                                             "threads 250-1023 (CTAs 1-7): no work (0 iterations) - no work"]
+    known: dict = {}
+    sc = get("persistent_copy")
+    cfg = sc.config(ctas=4, tile=1024, warps=1, overlaunch=2)
+    report = prove(sc, cfg, plans_for(sc, cfg, (12 * 1024,), H200), known)
+    assert [p.describe() for p in report.proven] == ["CTAs 0-1: 4 tiles, 8 row(s) each - proven",
+                                                     "CTAs 2-3: 3 tiles, 8 row(s) each - proven"]
+    assert len(known) == 1, "a persistent CTA's schedule does not depend on its tile count: verified once"
 
 
 def test_compile_cache_compiles_once_per_key() -> None:

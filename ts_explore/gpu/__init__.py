@@ -15,15 +15,19 @@ lives on.
 from __future__ import annotations
 
 import atexit
-import dataclasses
 from typing import Any, Iterable
 
+from ..kernels.host import HostProblem
+from ..model.plan import DeviceLimits, GateReport, LaunchPlan
 from ..scenarios import Scenario, get
+from ..scenarios.knobs import ConfigError, configure
 from .device import DeviceInfo
 from .errors import LaunchError
-from .reference import HostProblem, Mismatch
+from .plan import device_limits, kernel_module, launch_plan, plans_for
+from .probe import probe
+from .reference import Mismatch
 from .result import MEMCPY, TORCH, LaunchResult, SizeRun
-from .safety import Gate, verdict_for
+from .safety import prove, required_cc
 from .timing import Timing
 from .worker import WorkerHandle, portable_config
 
@@ -34,69 +38,79 @@ atexit.register(_WORKER.stop)
 
 def cuda_unavailable_reason() -> tuple[str, str] | None:
     """(reason, message) when this machine cannot launch at all; None when a CUDA device is visible."""
+    found = probe()
+    return None if found.ok else (found.reason or "no_device", found.message)
+
+
+def _config(sc: Scenario, config: Any, overrides: dict[str, Any]) -> Any:
     try:
-        from cuda.bindings import driver as cu
-    except ImportError:
-        return ("no_cuda_python", "cuda-python is not installed; pip install 'ts-explore[gpu]' on a machine with "
-                "an NVIDIA GPU (record and verify work without it)")
-    try:
-        err = cu.cuInit(0)[0]
-    except Exception as exc:  # the driver library itself is missing
-        return ("no_device", f"no NVIDIA driver on this machine ({type(exc).__name__}); launches need an NVIDIA "
-                "GPU - record, draw and verify work here")
-    if int(err) != 0:
-        return ("no_device", f"no CUDA driver or device here (cuInit returned {err.name if hasattr(err, 'name') else err}); "
-                "launches need an NVIDIA GPU - record, draw and verify work on this machine")
-    err, count = cu.cuDeviceGetCount()
-    if int(err) != 0 or count == 0:
-        return ("no_device", "no CUDA device is visible; launches need an NVIDIA GPU - record, draw and verify "
-                "work on this machine")
-    return None
+        return configure(sc, overrides, base=config)
+    except ConfigError as exc:
+        raise LaunchError("bad_config", str(exc)) from None
 
 
 def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[int] = DEFAULT_SIZES, reps: int = 20,
            warmup: int = 3, timeout: float = 180.0, force: bool = False, check: bool = True,
            references: bool = True, **overrides: Any) -> LaunchResult:
-    """Run ``scenario`` with ``config`` (or its defaults plus ``overrides``) once per size, in int32 elements.
+    """Run ``scenario`` with ``config`` (or its defaults plus ``overrides``) once per size.
 
-    Each size is checked exactly against a host reference (``check``) and timed
-    with CUDA events (``warmup`` untimed runs, then ``reps``); ``references``
-    also times a device-to-device ``cudaMemcpyAsync`` of the same bytes (and
-    ``torch.copy_`` when torch is installed) in the same process. A config the
-    verifier rejects is refused unless ``force=True``.
+    Every distinct per-CTA instance of each size's launch plan is verified
+    first (:func:`~ts_explore.gpu.safety.prove`); a launch with an instance
+    that is not proven safe is refused unless ``force=True``. The kernel is
+    compiled (cached) in the launch worker, whose compiled register count
+    refines the plans (re-verified if they changed); each size is then checked
+    exactly against a host reference (``check``) and timed with CUDA events
+    (``warmup`` untimed runs, then ``reps``); ``references`` also times a
+    device-to-device ``cudaMemcpyAsync`` of the same bytes (and ``torch.copy_``
+    when torch is installed) in the same process.
     """
     sc = get(scenario)
-    cfg = sc.config(**overrides) if config is None else (dataclasses.replace(config, **overrides) if overrides
-                                                         else config)
-    if sc.kernel is None:
-        raise LaunchError("no_kernel", f"scenario {sc.name!r} has no GPU kernel (Scenario.kernel is None); it can "
-                          "be recorded and verified, not launched")
-    try:
-        sc.check(cfg)
-    except (ValueError, TypeError) as exc:
-        raise LaunchError("bad_config", str(exc)) from None
-    gate = verdict_for(sc, cfg)
-    if not gate.ok and not force:
-        raise LaunchError("unverified", f"the verifier rejects this config ({gate.summary}); fix the schedule, or "
-                          f"pass force=True to launch it anyway (a hang is killed after {timeout:g} s)")
-    sizes = tuple(int(s) for s in sizes)
+    cfg = _config(sc, config, overrides)
+    module = kernel_module(sc)
+    sizes = tuple(sizes)
     if not sizes:
         raise LaunchError("bad_size", "sizes is empty; pass e.g. sizes=[1 << 22]")
+    known: dict[Any, tuple[str, str]] = {}
+    gate = prove(sc, cfg, plans_for(sc, cfg, sizes, device_limits()), known)
+    _refuse_unless_proven(gate, force, timeout)
     unavailable = cuda_unavailable_reason()
     if unavailable is not None:
         raise LaunchError(*unavailable)
-    message = {"op": "launch", "scenario": sc.name, "kernel": sc.kernel, "config": portable_config(cfg),
-               "sizes": sizes, "reps": max(1, int(reps)), "warmup": max(0, int(warmup)), "check": check,
-               "references": references}
-    reply = _WORKER.request(message, timeout, on_timeout=f"The verifier said: {gate.summary}.")
+    need = required_cc(cfg)
+    limits = device_limits()
+    if need is not None and limits.cc < need[:2]:
+        raise LaunchError("needs_sm100" if need[0] == 10 else "needs_newer_gpu", f"{need[2]}; this GPU is "
+                          f"{limits.name} (sm_{limits.cc[0]}{limits.cc[1]})")
+    message = {"scenario": sc.name, "kernel": module.__name__, "config": portable_config(cfg), "sizes": sizes}
+    prepared = _ask({"op": "prepare", **message}, timeout, gate)
+    plans = prepared["plans"]
+    if any(a.instances != b.instances or a.grid != b.grid for a, b in zip(plans, gate.plans)):
+        gate = prove(sc, cfg, plans, known)  # registers changed the grid: prove what will run
+        _refuse_unless_proven(gate, force, timeout)
+    reply = _ask({"op": "run", **message, "plans": plans, "reps": max(1, int(reps)), "warmup": max(0, int(warmup)),
+                  "check": check, "references": references}, timeout, gate)
+    return LaunchResult(scenario=sc.name, config=cfg, device=reply["device"], runs=reply["runs"],
+                        compile_s=prepared["compile_s"], first_compile_s=prepared["first_compile_s"],
+                        cache_hit=prepared["cache_hit"], verdict=gate.summary(), forced=force and not gate.ok,
+                        plans=plans, gate=gate)
+
+
+def _refuse_unless_proven(gate: GateReport, force: bool, timeout: float) -> None:
+    if gate.ok or force:
+        return
+    failing = gate.problem or "; ".join(p.describe() for p in gate.refused_by)
+    raise LaunchError("unverified", f"not every instance of this launch is proven safe ({failing}); fix the "
+                      f"schedule, or pass force=True to launch it anyway (a hang is killed after {timeout:g} s)")
+
+
+def _ask(message: dict[str, Any], timeout: float, gate: GateReport) -> dict[str, Any]:
+    reply = _WORKER.request(message, timeout, on_timeout=f"The verifier said: {gate.summary()}.")
     if not reply.get("ok"):
         text = reply.get("message", "unknown failure")
         if reply.get("traceback"):
             text += "\n" + reply["traceback"]
         raise LaunchError(reply.get("reason", "launch_failed"), text)
-    return LaunchResult(scenario=sc.name, config=cfg, device=reply["device"], runs=reply["runs"],
-                        compile_s=reply["compile_s"], first_compile_s=reply["first_compile_s"],
-                        cache_hit=reply["cache_hit"], verdict=gate.summary, forced=force and not gate.ok)
+    return reply
 
 
 def device_info(timeout: float = 60.0) -> DeviceInfo:
@@ -120,8 +134,10 @@ __all__ = [
     "MEMCPY",
     "TORCH",
     "DeviceInfo",
-    "Gate",
+    "DeviceLimits",
+    "GateReport",
     "HostProblem",
+    "LaunchPlan",
     "LaunchError",
     "LaunchResult",
     "Mismatch",
@@ -130,5 +146,7 @@ __all__ = [
     "cuda_unavailable_reason",
     "device_info",
     "launch",
+    "launch_plan",
+    "probe",
     "shutdown",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.plan import GateReport, LaunchPlan
 from .device import DeviceInfo
 from .reference import Mismatch
 from .timing import MEMCPY, TORCH, Timing
@@ -50,8 +51,10 @@ class LaunchResult:
     compile_s: float  # spent compiling (or looking up the cache) in this launch
     first_compile_s: float  # what compiling this config cost the first time
     cache_hit: bool
-    verdict: str  # what the verifier said before launching
+    verdict: str  # what the gate said before launching, one line per distinct instance
     forced: bool = False
+    plans: tuple[LaunchPlan, ...] = ()  # one per size, as launched
+    gate: GateReport | None = None  # what was proven about each instance
 
     @property
     def ok(self) -> bool:
@@ -66,8 +69,9 @@ class LaunchResult:
         """A few lines a notebook prints."""
         head = (f"{self.scenario} on {self.device.name} ({self.device.arch}); compile "
                 f"{'cache hit, ' if self.cache_hit else ''}{self.compile_s:.3f} s "
-                f"(first compile {self.first_compile_s:.2f} s); verifier: {self.verdict}")
-        lines = [head]
+                f"(first compile {self.first_compile_s:.2f} s)")
+        lines = [head, ("verifier (FORCED past a failure): " if self.forced else "verifier: ")
+                 + self.verdict.replace("\n", "; ")]
         for r in self.runs:
             refs = ", ".join(f"{t.label} {t.gbps():.0f} GB/s" for t in r.references)
             state = "correct" if r.ok else ("not checked" if not r.checked else

@@ -5,10 +5,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .cache import CompileCache
+from .cache import CompileCache, Compiled
 from .device import Buffers, CudaError, DeviceInfo, check, open_device
 from .errors import LaunchError
-from .reference import HostProblem, compare, plan_for
+from ..kernels.host import HostProblem
+from .reference import compare
 from .result import MEMCPY, SizeRun
 from .timing import Timing, time_events, time_torch_copy
 
@@ -41,33 +42,46 @@ class Runner:
         info = self.open()
         if op == "device":
             return {"ok": True, "device": info}
-        if op != "launch":
-            raise LaunchError("launch_failed", f"unknown worker request {op!r}")
-        return self.launch(message, info)
+        if op == "prepare":
+            return self.prepare(message, info)
+        if op == "run":
+            return self.run(message, info)
+        raise LaunchError("launch_failed", f"unknown worker request {op!r}")
 
-    def launch(self, m: dict[str, Any], info: DeviceInfo) -> dict[str, Any]:
+    def compiled(self, m: dict[str, Any], info: DeviceInfo) -> tuple[Compiled, float, bool]:
+        """The config's compiled kernel (cached per scenario, config and architecture)."""
         from ..scenarios import get
-        from .safety import required_cc
 
         kernel = importlib.import_module(m["kernel"])
-        need = required_cc(m["config"])
-        if need is not None and info.cc < need[:2]:
-            raise LaunchError("needs_sm100" if need[0] == 10 else "needs_newer_gpu",
-                              f"{need[2]}; this GPU is {info.name} ({info.arch})")
         scenario = get(m["scenario"])
         key = (m["scenario"], m["config"], info.arch)
         try:
-            compiled, spent, hit = self.cache.get(key, lambda: kernel.compile_copy(m["config"], arch=f"{info.arch}a"))
+            return self.cache.get(key, lambda: kernel.compile(scenario, m["config"], arch=f"{info.arch}a"))
         except LaunchError:
             raise
         except Exception as exc:
             text = str(exc).strip().splitlines()
             raise LaunchError("compile_failed", f"compiling {scenario.name} failed: {type(exc).__name__}: "
                               f"{' '.join(text[:6])}") from None
-        plan = plan_for(m["kernel"])
-        runs = tuple(self.run_size(compiled.fn, plan(m["config"], size, info.sms), m) for size in m["sizes"])
-        return {"ok": True, "device": info, "runs": runs, "compile_s": spent,
+
+    def prepare(self, m: dict[str, Any], info: DeviceInfo) -> dict[str, Any]:
+        """Compile, then plan every size with this GPU's limits and the kernel's own register count."""
+        from ..kernels.build import resources
+
+        compiled, spent, hit = self.compiled(m, info)
+        used = resources(compiled.fn)
+        kernel = importlib.import_module(m["kernel"])
+        plans = tuple(kernel.plan(m["config"], size, info.limits, used.registers if used else None)
+                      for size in m["sizes"])
+        return {"ok": True, "device": info, "plans": plans, "compile_s": spent,
                 "first_compile_s": compiled.compile_s, "cache_hit": hit}
+
+    def run(self, m: dict[str, Any], info: DeviceInfo) -> dict[str, Any]:
+        """Run, check and time each planned size with the cached kernel."""
+        compiled, _, _ = self.compiled(m, info)
+        kernel = importlib.import_module(m["kernel"])
+        runs = tuple(self.run_size(compiled.fn, kernel.host_problem(m["config"], plan), m) for plan in m["plans"])
+        return {"ok": True, "device": info, "runs": runs}
 
     def run_size(self, fn: Any, problem: HostProblem, m: dict[str, Any]) -> SizeRun:
         from ..kernels.build import gmem_ptr

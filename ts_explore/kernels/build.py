@@ -7,11 +7,16 @@ compiled function is later called with the addresses of real allocations.
 
 from __future__ import annotations
 
+import functools
+import struct
+import tempfile
 from typing import Any
 
 import cutlass
 import cutlass.cute as cute
 from cutlass.cute.runtime import make_ptr
+
+from .cubin import KernelResources, kernel_resources
 
 
 def gmem_ptr(address: int = 0, dtype: Any = cutlass.Int32) -> Any:
@@ -26,15 +31,37 @@ def default_stream() -> Any:
     return cuda.CUstream(0)
 
 
-def compile_with_pointers(host: Any, pointers: int, ints: int, arch: str | None = None) -> Any:
-    """``cute.compile(host, ptr * pointers, 1 * ints, stream)`` for ``arch`` (e.g. ``sm_90a``).
+def compile_options(arch: str | None = None) -> str:
+    """DSL compile options: the architecture (else ``CUTE_DSL_ARCH`` or the GPU found) and a kept cubin.
 
-    Without ``arch`` the DSL uses ``CUTE_DSL_ARCH`` or the GPU it finds.
+    The cubin is kept (in a private temporary folder, not the working
+    directory) so :func:`resources` can read registers and shared memory.
     """
+    options = f"--keep-cubin --dump-dir {_dump_dir()}"
+    return f"--gpu-arch {arch} {options}" if arch else options
+
+
+@functools.lru_cache(maxsize=1)
+def _dump_dir() -> str:
+    return tempfile.mkdtemp(prefix="ts-explore-cubin-")
+
+
+def compile_with_pointers(host: Any, pointers: int, ints: int, arch: str | None = None) -> Any:
+    """``cute.compile(host, ptr * pointers, 1 * ints, stream)`` for ``arch`` (e.g. ``sm_90a``)."""
     args = [gmem_ptr() for _ in range(pointers)] + [cutlass.Int32(1) for _ in range(ints)]
-    if arch:
-        return cute.compile(host, *args, default_stream(), options=f"--gpu-arch {arch}")
-    return cute.compile(host, *args, default_stream())
+    return cute.compile(host, *args, default_stream(), options=compile_options(arch))
 
 
-__all__ = ["compile_with_pointers", "default_stream", "gmem_ptr"]
+def resources(compiled: Any) -> KernelResources | None:
+    """Registers and static shared memory of a compiled function's kernel (None if its cubin is not at hand)."""
+    cubin = getattr(compiled, "__cubin__", None)
+    if not isinstance(cubin, bytes):
+        return None
+    try:
+        found = kernel_resources(cubin)
+    except (ValueError, IndexError, struct.error):
+        return None
+    return max(found, key=lambda k: k.registers) if found else None
+
+
+__all__ = ["compile_options", "compile_with_pointers", "default_stream", "gmem_ptr", "resources"]

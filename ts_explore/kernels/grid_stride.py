@@ -9,6 +9,7 @@ enough bytes in flight to approach the device's copy bandwidth.
 # No ``from __future__ import annotations`` here: the DSL reads the resources'
 # ``cutlass.Constexpr`` field annotations as objects, not strings.
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,9 @@ from cutlass.experimental.task_scheduling.resources import (
     producer_work,
 )
 
+from ..model.plan import DeviceLimits, LaunchPlan
 from .common import BuiltHook, int32_vector_ssa
+from .host import HostProblem, pattern, require_size, strided_instances
 
 
 @dataclass(kw_only=True)
@@ -86,13 +89,43 @@ def vector_view(tensor: Any, vector: int) -> Any:
     return None if tensor is None else cute.zipped_divide(tensor, (vector,))
 
 
-def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
-    """Compile the grid-stride copy for ``cfg``; call it as ``fn(src_ptr, dst_ptr, n, grid, stream)``."""
-    from ..scenarios.grid_stride import SCENARIO
+def ctas(cfg: Any, limits: DeviceLimits, registers: int | None = None) -> int:
+    """CTAs launched: the config's ``ctas``, or as many as fit on the device at once (0 = fill the GPU)."""
+    return cfg.ctas or limits.sms * limits.ctas_per_sm(cfg.warps * 32, 0, registers)
+
+
+def plan(cfg: Any, size: int, limits: DeviceLimits, registers: int | None = None) -> LaunchPlan:
+    """One thread per lane of the grid; thread ``g`` copies vectors ``g, g + G*k, ...`` (per-thread trip counts)."""
+    n = require_size(size, cfg.vector, "vector width")
+    threads = cfg.warps * 32
+    grid = ctas(cfg, limits, registers)
+    vectors = n // cfg.vector
+
+    def view(g: int) -> dict[str, Any]:
+        return {"block": g // threads, "thread": g % threads, "grid": grid, "extra": {"n_vectors": vectors}}
+
+    per_thread = strided_instances(vectors, grid * threads, "iteration", per=cfg.per_thread, view=view)
+    instances = tuple(dataclasses.replace(i, threads=i.ctas, ctas=(range(i.ctas[0].start // threads,
+                                                                           i.ctas[0][-1] // threads + 1),))
+                      for i in per_thread)
+    return LaunchPlan(kernel=__name__, size=n, grid=(grid, 1, 1), threads=threads, smem_bytes=0, device=limits,
+                      instances=instances, registers=registers,
+                      assumptions=(f"{cfg.per_thread} vector(s) of {cfg.vector} int32 per thread per iteration",))
+
+
+def host_problem(cfg: Any, plan: LaunchPlan) -> HostProblem:
+    """Copy ``size`` int32: the output must equal the input exactly."""
+    n = plan.size
+    src = pattern(n)
+    return HostProblem({"src": src}, {"dst": n}, {"dst": src}, ("src", "dst", n, plan.ctas), 8 * n, n, plan.ctas)
+
+
+def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None) -> Any:
+    """Compile ``scenario``'s grid-stride copy for ``cfg``; call it as ``fn(src_ptr, dst_ptr, n, grid, stream)``."""
     from .linear import compile_linear_copy
 
-    return compile_linear_copy(SCENARIO, cfg, count_name="n_vectors", unit=cfg.vector,
+    return compile_linear_copy(scenario, cfg, count_name="n_vectors", unit=cfg.vector,
                                threads=cfg.warps * 32, on_built=on_built, arch=arch)
 
 
-__all__ = ["VectorSink", "VectorSource", "compile_copy", "vector_view"]
+__all__ = ["VectorSink", "VectorSource", "compile", "ctas", "host_problem", "plan", "vector_view"]

@@ -8,12 +8,15 @@ guard semantics exactly.
 # No ``from __future__ import annotations`` here: the DSL reads the resources'
 # ``cutlass.Constexpr`` field annotations as objects, not strings.
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import cuda.bindings.driver as cuda
 import cutlass
 import cutlass.cute as cute
+import numpy as np
+from cutlass.experimental.task_scheduling.enums import Every
 from cutlass.experimental.task_scheduling.resources import (
     MemoryResource,
     StageInfo,
@@ -23,7 +26,9 @@ from cutlass.experimental.task_scheduling.resources import (
     producer_work,
 )
 
+from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from .common import BuiltHook, run_built
+from .host import FILL, HostProblem, pattern, require_size, work_text
 
 FIRST, LAST, EVERY, MARKED = 1, 2, 4, 8
 
@@ -96,11 +101,43 @@ class Log(MemoryResource):
         self._tag(stage_info, MARKED)
 
 
-def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
+def plan(cfg: Any, size: int, limits: DeviceLimits, registers: int | None = None) -> LaunchPlan:
+    """One CTA of one warp per row of ``width`` elements; every row runs the same domain."""
+    size = require_size(size)
+    rows = max(1, math.ceil(size / cfg.width))
+    trips = len(cfg.iterations())
+    instance = Instance(ctas=(range(rows),), view={"block": 0, "grid": rows}, work=work_text(trips, "iteration"),
+                        iterations=trips)
+    return LaunchPlan(kernel=__name__, size=rows * cfg.width, grid=(rows, 1, 1), threads=32, smem_bytes=0,
+                      device=limits, instances=(instance,), registers=registers,
+                      assumptions=(f"rows of {cfg.width} elements (the domain's end)",))
+
+
+def host_problem(cfg: Any, plan: LaunchPlan) -> HostProblem:
+    """Copied elements and the flag bits each guarded block must leave, computed on the host."""
+    width, rows = cfg.width, plan.ctas
+    src = pattern(rows * width).reshape(rows, width) % 1000
+    out = np.full((rows, width), FILL, dtype=np.int32)
+    flags = np.zeros((rows, width), dtype=np.int32)
+    its = cfg.iterations()
+    every = Every(cfg.every_period, cfg.every_start)
+    for k, offset in enumerate(its):
+        out[:, offset] = src[:, offset]
+        bits = (FIRST if cfg.first and k == 0 else 0) | (LAST if cfg.last and k == len(its) - 1 else 0)
+        bits |= EVERY if cfg.every and every.fires(k, len(its)) else 0
+        flags[:, offset] |= bits
+        if cfg.when:
+            flags[:, offset] |= np.where(src[:, offset] % cfg.modulus == 0, MARKED, 0).astype(np.int32)
+    return HostProblem({"src": src.reshape(-1).astype(np.int32)}, {"out": rows * width, "flags": rows * width},
+                       {"out": out.reshape(-1), "flags": flags.reshape(-1)}, ("src", "out", "flags", rows),
+                       8 * rows * len(its), rows * width, rows,
+                       shapes={"out": (rows, width), "flags": (rows, width)}, zero_filled=("flags",))
+
+
+def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None) -> Any:
     """Compile the demo; call it as ``fn(src, out, flags, rows, stream)`` (one CTA per row)."""
-    from .contract import BuildContext
-    from ..scenarios.guards import SCENARIO
     from .build import compile_with_pointers
+    from .contract import BuildContext
 
     @cute.kernel
     def kernel(src: cute.Tensor, out: cute.Tensor, flags: cute.Tensor) -> None:
@@ -109,7 +146,7 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None =
         gx, _, _ = cute.arch.grid_dim()
         ctx = BuildContext(on_gpu=True, block=bx, thread=tx, grid=gx,
                            tensors={"src": src, "out": out, "flags": flags})
-        run_built(SCENARIO.build(cfg, ctx), on_built)
+        run_built(scenario.build(cfg, ctx), on_built)
 
     @cute.jit
     def host(src_ptr: cute.Pointer, out_ptr: cute.Pointer, flags_ptr: cute.Pointer, rows: cutlass.Int32,
@@ -121,4 +158,4 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None =
     return compile_with_pointers(host, pointers=3, ints=1, arch=arch)
 
 
-__all__ = ["EVERY", "FIRST", "LAST", "Log", "MARKED", "Tape", "compile_copy"]
+__all__ = ["EVERY", "FIRST", "LAST", "Log", "MARKED", "Tape", "compile", "host_problem", "plan"]

@@ -9,6 +9,7 @@ and the ones the configured skip rule names, and their output stays untouched.
 # No ``from __future__ import annotations`` here: the DSL reads the resources'
 # ``cutlass.Constexpr`` field annotations as objects, not strings.
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +26,11 @@ from cutlass.experimental.task_scheduling.resources import (
     producer_work,
 )
 
-from ..scenarios.common import SkipRule, skip_tile
+from ..model import QueueKind
+from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from .common import BuiltHook, int32_vector_ssa, run_built, thread_vectors
+from .host import FILL, HostProblem, pattern, require_size, strided_instances
+from .skip import SkipRule, skip_tile
 
 
 @dataclass(kw_only=True)
@@ -91,12 +95,60 @@ class SkippingQueue(WorkQueue):
                          logical_tiles=self.logical_tiles)
 
 
-def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
+def ctas(cfg: Any, total_tiles: int, limits: DeviceLimits, registers: int | None = None) -> int:
+    """CTAs launched: one per tile without a queue or with CLC; static persistence fills the GPU at most."""
+    if cfg.queue is QueueKind.STATIC:
+        fit = limits.sms * limits.ctas_per_sm(cfg.threads_per_cta, 0, registers)
+        return max(1, min(total_tiles, cfg.ctas or fit))
+    return total_tiles
+
+
+def plan(cfg: Any, size: int, limits: DeviceLimits, registers: int | None = None) -> LaunchPlan:
+    """Tiles of ``tile`` elements; a static queue hands CTA ``b`` tiles ``b, b + grid, ...``."""
+    n = require_size(size, cfg.tile, "tile")
+    logical = n // cfg.tile
+    total = logical + (cfg.overlaunch if cfg.queue is not QueueKind.NONE else 0)
+    grid = ctas(cfg, total, limits, registers)
+    extra = {"logical_tiles": logical}
+    rows = f"{cfg.rows} row(s) each"
+    assumptions: tuple[str, ...] = ()
+    if cfg.queue is QueueKind.STATIC:
+        instances = strided_instances(total, grid, "tile",
+                                      view=lambda b: {"block": b, "grid": grid, "extra": extra})
+        instances = tuple(dataclasses.replace(i, work=f"{i.work}, {rows}") for i in instances)
+    elif cfg.queue is QueueKind.CLC:
+        instances = (Instance(ctas=(range(grid),), view={"block": 0, "grid": grid, "extra": extra},
+                              work=f"tiles handed out at run time, {rows}", iterations=cfg.rows),)
+        assumptions = ("CLC assigns tiles at run time: every CTA runs the same schedule over whichever tiles it gets",)
+    else:
+        instances = (Instance(ctas=(range(grid),), view={"block": 0, "grid": grid, "extra": extra},
+                              work=f"1 tile, {rows}", iterations=cfg.rows),)
+    return LaunchPlan(kernel=__name__, size=n, grid=(1, 1, grid) if cfg.queue is QueueKind.STATIC else (grid, 1, 1),
+                      threads=cfg.threads_per_cta, smem_bytes=16 * cfg.scheduler_stages
+                      if cfg.queue is QueueKind.CLC else 0, device=limits, instances=instances,
+                      registers=registers, assumptions=assumptions)
+
+
+def host_problem(cfg: Any, plan: LaunchPlan) -> HostProblem:
+    """Copy every tile the rule keeps; skipped tiles must keep the fill value."""
+    n = plan.size
+    logical = n // cfg.tile
+    total = logical + (cfg.overlaunch if cfg.queue is not QueueKind.NONE else 0)
+    src = pattern(n)
+    expected = src.reshape(logical, cfg.tile).copy()
+    skipped = [t for t in range(logical) if cfg.skipped(t, logical)]
+    expected[skipped] = FILL
+    copied = logical - len(skipped)
+    return HostProblem({"src": src}, {"dst": n}, {"dst": expected.reshape(-1)},
+                       ("src", "dst", n, logical, total, plan.ctas), 8 * copied * cfg.tile, n, plan.ctas,
+                       shapes={"dst": (logical, cfg.tile)})
+
+
+def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None) -> Any:
     """Compile the persistent copy; call it as ``fn(src_ptr, dst_ptr, n, logical_tiles, total_tiles, grid, stream)``."""
-    from ..model import QueueKind
-    from .contract import BuildContext
-    from ..scenarios.persistent import SCENARIO
     from .build import compile_with_pointers
+    from .contract import BuildContext
+
 
     threads = cfg.threads_per_cta
 
@@ -110,7 +162,7 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None =
             extra["clc_response"] = cute.arch.alloc_smem(cutlass.Int128, cfg.scheduler_stages)
         ctx = BuildContext(on_gpu=True, block=bx + bz, thread=tx, grid=gx * gz, tensors={"src": src, "dst": dst},
                            extra=extra)
-        run_built(SCENARIO.build(cfg, ctx), on_built)
+        run_built(scenario.build(cfg, ctx), on_built)
 
     @cute.jit
     def host(src_ptr: cute.Pointer, dst_ptr: cute.Pointer, n: cutlass.Int32, logical_tiles: cutlass.Int32,
@@ -130,4 +182,4 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None =
     return compile_with_pointers(host, pointers=2, ints=4, arch=arch)
 
 
-__all__ = ["SkippingQueue", "TileRows", "compile_copy"]
+__all__ = ["SkippingQueue", "TileRows", "compile", "ctas", "host_problem", "plan"]

@@ -27,7 +27,9 @@ from cutlass.experimental.task_scheduling.resources import (
     producer_work,
 )
 
+from ..model.plan import DeviceLimits, LaunchPlan
 from .common import BuiltHook, int32_vector_ssa, thread_vectors, tile_start
+from .host import HostProblem, pattern, require_size, strided_instances
 
 
 class Loader(str, Enum):
@@ -136,13 +138,43 @@ class TileSink(MemoryResource):
         cute.autovec_copy(frag, thread_vectors(first, self.store_threads, self.vector, per_thread)[(None, tid, None)])
 
 
-def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
-    """Compile the pipelined copy for ``cfg``; call it as ``fn(src_ptr, dst_ptr, n, grid, stream)``."""
-    from ..scenarios.pipelined import SCENARIO
+def smem_bytes(cfg: Any) -> int:
+    """Shared memory one CTA uses: the stage ring plus its barriers."""
+    return cfg.stages * cfg.tile * 4 + 64 * cfg.stages
+
+
+def ctas(cfg: Any, tiles: int, limits: DeviceLimits, registers: int | None = None) -> int:
+    """CTAs launched: at most one per tile; the config's ``ctas`` or as many as fit at once (0 = fill)."""
+    threads = (cfg.store_warps + cfg.load_warps) * 32
+    fit = limits.sms * limits.ctas_per_sm(threads, smem_bytes(cfg), registers)
+    return max(1, min(tiles, cfg.ctas or fit))
+
+
+def plan(cfg: Any, size: int, limits: DeviceLimits, registers: int | None = None) -> LaunchPlan:
+    """CTA ``b`` copies tiles ``b, b + grid, ...``: two trip counts at most."""
+    n = require_size(size, cfg.tile, "tile")
+    tiles = n // cfg.tile
+    grid = ctas(cfg, tiles, limits, registers)
+    instances = strided_instances(tiles, grid, "tile",
+                                  view=lambda b: {"block": b, "grid": grid, "extra": {"n_tiles": tiles}})
+    return LaunchPlan(kernel=__name__, size=n, grid=(grid, 1, 1), threads=(cfg.store_warps + cfg.load_warps) * 32,
+                      smem_bytes=smem_bytes(cfg), device=limits, instances=instances, registers=registers)
+
+
+def host_problem(cfg: Any, plan: LaunchPlan) -> HostProblem:
+    """Copy ``size`` int32 tile by tile: the output must equal the input exactly."""
+    n = plan.size
+    src = pattern(n)
+    return HostProblem({"src": src}, {"dst": n}, {"dst": src}, ("src", "dst", n, plan.ctas), 8 * n, n, plan.ctas,
+                       shapes={"dst": (n // cfg.tile, cfg.tile)})
+
+
+def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None) -> Any:
+    """Compile ``scenario``'s pipelined copy for ``cfg``; call it as ``fn(src_ptr, dst_ptr, n, grid, stream)``."""
     from .linear import compile_linear_copy
 
-    return compile_linear_copy(SCENARIO, cfg, count_name="n_tiles", unit=cfg.tile,
+    return compile_linear_copy(scenario, cfg, count_name="n_tiles", unit=cfg.tile,
                                threads=(cfg.store_warps + cfg.load_warps) * 32, on_built=on_built, arch=arch)
 
 
-__all__ = ["Loader", "SmemStages", "TileIndex", "TileSink", "compile_copy"]
+__all__ = ["Loader", "SmemStages", "TileIndex", "TileSink", "compile", "ctas", "host_problem", "plan", "smem_bytes"]

@@ -9,6 +9,7 @@ access instead.
 # No ``from __future__ import annotations`` here: the DSL reads the resources'
 # ``cutlass.Constexpr`` field annotations as objects, not strings.
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,7 @@ import cuda.bindings.driver as cuda
 import cutlass
 import cutlass.cute as cute
 import cutlass.utils as utils
+import numpy as np
 from cutlass.experimental.task_scheduling.resources import (
     MemoryResource,
     StageInfo,
@@ -25,7 +27,10 @@ from cutlass.experimental.task_scheduling.resources import (
 )
 from cutlass.experimental.task_scheduling.task import Task
 
+from ..model import QueueKind
+from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from .common import BuiltHook, run_built
+from .host import FILL, HostProblem, pattern, require_size, work_text
 
 
 class VarlenTask(Task):
@@ -98,12 +103,63 @@ class PaddedSink(MemoryResource):
             self.padded[where] = val
 
 
-def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
+def segment_lengths(cfg: Any, size: int) -> np.ndarray:
+    """The launch's segments: the config's lengths repeated until they hold about ``size`` elements."""
+    mean = max(1.0, sum(cfg.lengths) / len(cfg.lengths))
+    segments = max(1, round(size / mean))
+    return np.fromiter(itertools.islice(itertools.cycle(cfg.lengths), segments), dtype=np.int64)
+
+
+def ctas(cfg: Any, segments: int, limits: DeviceLimits, registers: int | None = None) -> int:
+    """A static queue fills the GPU (at most one CTA per segment); without one, one CTA per segment."""
+    if cfg.queue is QueueKind.STATIC:
+        return max(1, min(segments, cfg.ctas or limits.sms * limits.ctas_per_sm(cfg.warps * 32, 0, registers)))
+    return segments
+
+
+def plan(cfg: Any, size: int, limits: DeviceLimits, registers: int | None = None) -> LaunchPlan:
+    """Each segment's loop runs ``range(thread, length, threads)``: instances by distinct trip count."""
+    size = require_size(size)
+    lengths = segment_lengths(cfg, size)
+    grid = ctas(cfg, len(lengths), limits, registers)
+    threads = cfg.warps * 32
+    first_of = {int(n): i for i, n in reversed(list(enumerate(lengths[: len(cfg.lengths)])))}
+    by_trips: dict[int, list[str]] = {}
+    views: dict[int, dict[str, Any]] = {}
+    for length, tile in sorted(first_of.items()):
+        q, r = divmod(length, threads)
+        for lo, hi, trips in ((0, r, q + 1), (r, threads, q)):
+            if lo < hi:
+                by_trips.setdefault(trips, []).append(f"length {length}: threads {lo}-{hi - 1}")
+                views.setdefault(trips, {"thread": lo, "grid": grid, "extra": {"view_tile": tile}})
+    instances = tuple(Instance(ctas=(range(grid),), view=views[t], work=work_text(t, "iteration"), iterations=t,
+                               where="segments of " + "; ".join(by_trips[t]))
+                      for t in sorted(by_trips, reverse=True))
+    return LaunchPlan(kernel=__name__, size=int(lengths.sum()), grid=(1, 1, grid) if cfg.queue is QueueKind.STATIC
+                      else (grid, 1, 1), threads=threads, smem_bytes=0, device=limits, instances=instances,
+                      registers=registers, work_units="packed elements",
+                      assumptions=(f"{len(lengths)} segments: the lengths {list(cfg.lengths)} repeated",))
+
+
+def host_problem(cfg: Any, plan: LaunchPlan) -> HostProblem:
+    """Packed segments into padded rows; padding keeps the fill value."""
+    lengths = segment_lengths(cfg, plan.size)
+    segments = len(lengths)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    width = cfg.max_len
+    packed = pattern(int(offsets[-1]) + 1)
+    padded = np.full((segments, width), FILL, dtype=np.int32)
+    for row, (start, length) in enumerate(zip(offsets[:-1], lengths)):
+        padded[row, :length] = packed[start:start + length]
+    return HostProblem({"packed": packed, "offsets": offsets}, {"padded": segments * width},
+                       {"padded": padded.reshape(-1)}, ("packed", "padded", "offsets", segments, width, plan.ctas),
+                       8 * int(offsets[-1]), int(offsets[-1]), plan.ctas, shapes={"padded": (segments, width)})
+
+
+def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None) -> Any:
     """Compile the varlen copy; call it as ``fn(packed, padded, offsets, segments, row_width, grid, stream)``."""
-    from ..model import QueueKind
-    from .contract import BuildContext
-    from ..scenarios.varlen import SCENARIO
     from .build import compile_with_pointers
+    from .contract import BuildContext
 
     threads = cfg.warps * 32
 
@@ -116,7 +172,7 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None =
         ctx = BuildContext(on_gpu=True, block=bx + bz, thread=tx, grid=gx * gz,
                            tensors={"packed": packed, "padded": padded, "offsets": offsets},
                            extra={"row_width": row_width, "scheduler_params": sched})
-        run_built(SCENARIO.build(cfg, ctx), on_built)
+        run_built(scenario.build(cfg, ctx), on_built)
 
     @cute.jit
     def host(packed_ptr: cute.Pointer, padded_ptr: cute.Pointer, offsets_ptr: cute.Pointer,
@@ -133,4 +189,4 @@ def compile_copy(cfg: Any, on_built: BuiltHook | None = None, arch: str | None =
     return compile_with_pointers(host, pointers=3, ints=3, arch=arch)
 
 
-__all__ = ["PackedSource", "PaddedSink", "VarlenTask", "compile_copy"]
+__all__ = ["PackedSource", "PaddedSink", "VarlenTask", "compile", "ctas", "host_problem", "plan", "segment_lengths"]

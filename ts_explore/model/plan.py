@@ -64,7 +64,8 @@ class Instance:
     view: Mapping[str, Any]
     work: str
     iterations: int | None = None  # domain-loop trips of the representative (None: not a single number)
-    threads: tuple[range, ...] = ()  # per-thread schedules: which threads of those CTAs
+    threads: tuple[range, ...] = ()  # per-thread schedules: which global thread indices (block * threads + thread)
+    where: str = ""  # who runs it, in words, when CTA ranges do not say it (e.g. "segments of length 17")
 
     @property
     def count(self) -> int:
@@ -77,10 +78,10 @@ class Instance:
         return self.iterations == 0
 
     def describe(self) -> str:
-        """``CTAs 0-394: 83 tiles``."""
-        where = span_text(self.ctas)
-        if self.threads:
-            where += f", threads {span_text(self.threads, word='')}".replace("threads  ", "threads ")
+        """``CTAs 0-394: 83 tiles`` / ``threads 0-99 (CTAs 0-0): 4 vectors``."""
+        where = self.where or span_text(self.ctas)
+        if self.threads and not self.where:
+            where = f"{span_text(self.threads, 'threads')} ({where})"
         return f"{where}: {self.work}"
 
 

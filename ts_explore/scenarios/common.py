@@ -9,15 +9,13 @@ inside ``@cute.kernel`` the launcher passes runtime indices in the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
-from typing import Any, Callable
+from typing import Any
 
+from ..kernels.skip import SkipRule, skip_tile
+from ..model.plan import DeviceLimits
 from .base import BuildContext
 
-# What the CPU view assumes when a config says "fill the GPU" (ctas=0): an H200.
-ASSUMED_SMS = 132
-MAX_THREADS_PER_SM = 2048
-SMEM_PER_CTA_BYTES = 227 * 1024  # Hopper's opt-in shared-memory limit per CTA
+SMEM_PER_CTA_BYTES = DeviceLimits.h200().smem_per_cta  # what a config may use (Hopper's opt-in limit)
 
 
 @dataclass(frozen=True)
@@ -27,12 +25,6 @@ class Viewpoint:
     block: Any
     thread: Any
     grid: Any
-
-
-def auto_ctas(threads_per_cta: int, sms: int = ASSUMED_SMS) -> int:
-    """CTAs that fill ``sms`` multiprocessors at full thread occupancy."""
-    per_sm = max(1, min(32, MAX_THREADS_PER_SM // max(1, threads_per_cta)))
-    return sms * per_sm
 
 
 def viewpoint(cfg: Any, ctx: BuildContext, grid_on_cpu: int) -> Viewpoint:
@@ -51,40 +43,14 @@ def runtime(ctx: BuildContext, key: str, cpu_value: Any) -> Any:
     return (ctx.instance or {}).get("extra", {}).get(key, cpu_value)
 
 
+def instance_value(ctx: BuildContext, key: str, default: Any) -> Any:
+    """A CPU-only value of the plan instance being recorded (``default`` for the config's own view)."""
+    return (ctx.instance or {}).get("extra", {}).get(key, default)
+
+
 def tensor(ctx: BuildContext, key: str) -> Any:
     """A kernel tensor (None on the CPU, where work bodies never run)."""
     return ctx.tensors.get(key) if ctx.on_gpu else None
-
-
-class SkipRule(str, Enum):
-    """Which work tiles a persistent copy skips (over-launched tiles are always skipped)."""
-
-    NONE = "none"
-    EVERY_KTH = "every k-th tile"
-    MASK = "tile mask"
-    CUSTOM = "user callable"
-
-
-def skip_tile(rule: SkipRule, tile: Any, *, k: int = 2, mask: tuple[int, ...] = (),
-              fn: Callable[[Any], Any] | None = None, logical_tiles: Any = None) -> Any:
-    """Whether ``tile`` is skipped. Works on Python ints (host reference) and DSL Int32 (kernel).
-
-    Only ``|``, ``==``, ``%`` and ``>=`` are used so the same expression traces
-    inside ``@cute.kernel`` and evaluates on the host.
-    """
-    skip = tile < 0  # False of the right kind (bool on the host, Boolean in a kernel)
-    if logical_tiles is not None:
-        skip = skip | (tile >= logical_tiles)
-    if rule is SkipRule.EVERY_KTH:
-        skip = skip | (tile % k == k - 1)
-    elif rule is SkipRule.MASK:
-        for m in mask:
-            skip = skip | (tile == m)
-    elif rule is SkipRule.CUSTOM:
-        if fn is None:
-            raise ValueError("skip rule 'user callable' needs skip_fn=<callable(tile) -> bool>")
-        skip = skip | fn(tile)
-    return skip
 
 
 def require(condition: bool, cause: str, fix: str) -> None:
@@ -98,11 +64,10 @@ def is_power_of_two(n: int) -> bool:
 
 
 __all__ = [
-    "ASSUMED_SMS",
     "SMEM_PER_CTA_BYTES",
     "SkipRule",
     "Viewpoint",
-    "auto_ctas",
+    "instance_value",
     "is_power_of_two",
     "require",
     "runtime",

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
 from cutlass.experimental.task_scheduling.task import Task
 
+from ..kernels import grid_stride as kernel
 from ..kernels.grid_stride import VectorSink, VectorSource, vector_view
+from ..model.plan import DeviceLimits
 from .base import BuildContext, Built, Scenario, knob, register
-from .common import auto_ctas, require, runtime, tensor, viewpoint
+from .common import require, runtime, tensor, viewpoint
 
 
 @dataclass(frozen=True)
@@ -34,8 +36,8 @@ class GridStrideCopy:
         return self.warps * 32
 
     def grid(self) -> int:
-        """CTAs in the CPU view (``ctas``, or what fills an assumed 132-SM GPU)."""
-        return self.ctas or auto_ctas(self.threads)
+        """CTAs in the CPU view: the kernel's own rule on an assumed H200."""
+        return kernel.ctas(self, DeviceLimits.h200())
 
 
 def check(cfg: GridStrideCopy) -> None:

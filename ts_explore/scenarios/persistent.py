@@ -10,10 +10,12 @@ from cutlass.experimental.task_scheduling.resources import PipelineConfig, TileS
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
+from ..kernels import persistent as kernel
 from ..kernels.persistent import SkippingQueue, TileRows
+from ..model.plan import DeviceLimits
 from ..model import QueueKind
 from .base import BuildContext, Built, Scenario, knob, register
-from .common import SkipRule, auto_ctas, is_power_of_two, require, runtime, skip_tile, tensor, viewpoint
+from .common import SkipRule, is_power_of_two, require, runtime, skip_tile, tensor, viewpoint
 
 
 @dataclass(frozen=True)
@@ -54,10 +56,8 @@ class PersistentCopy:
         return (self.tiles if logical is None else logical) + self.overlaunch
 
     def grid(self, logical: int | None = None) -> int:
-        total = self.total_tiles(logical)
-        if self.queue is QueueKind.STATIC:
-            return min(total, self.ctas or auto_ctas(self.threads_per_cta))
-        return total  # one CTA per tile (CLC cancels the CTAs it hands work to)
+        """CTAs in the CPU view: the kernel's own rule on an assumed H200."""
+        return kernel.ctas(self, self.total_tiles(logical), DeviceLimits.h200())
 
     def skipped(self, tile: int, logical: int | None = None) -> bool:
         """Host-side: whether ``tile`` is skipped (over-launched or named by the rule)."""

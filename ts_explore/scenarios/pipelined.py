@@ -10,9 +10,11 @@ from cutlass.experimental.task_scheduling.resources import PipelineConfig
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
 from cutlass.experimental.task_scheduling.task import Task
 
+from ..kernels import pipelined as kernel
 from ..kernels.pipelined import Loader, SmemStages, TileIndex, TileSink
+from ..model.plan import DeviceLimits
 from .base import BuildContext, Built, Scenario, knob, register
-from .common import SMEM_PER_CTA_BYTES, auto_ctas, is_power_of_two, require, runtime, tensor, viewpoint
+from .common import SMEM_PER_CTA_BYTES, is_power_of_two, require, runtime, tensor, viewpoint
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,12 @@ class PipelinedCopy:
         return (self.store_warps + self.load_warps) * 32
 
     def grid(self) -> int:
-        return self.ctas or auto_ctas(self.threads)
+        """CTAs in the CPU view: the kernel's own rule (one per tile at most) on an assumed H200."""
+        return kernel.ctas(self, max(1, self.elements // self.tile), DeviceLimits.h200())
 
     @property
     def smem_bytes(self) -> int:
-        return self.stages * self.tile * 4
+        return kernel.smem_bytes(self)
 
 
 def check(cfg: PipelinedCopy) -> None:
@@ -54,7 +57,7 @@ def check(cfg: PipelinedCopy) -> None:
     require(cfg.tile // store_share <= 64,
             f"each store thread would hold {cfg.tile // store_share} vectors in registers",
             "use more store warps or a smaller tile")
-    require(cfg.smem_bytes + 64 * cfg.stages <= SMEM_PER_CTA_BYTES,
+    require(cfg.smem_bytes <= SMEM_PER_CTA_BYTES,
             f"{cfg.stages} stages x {cfg.tile * 4} B = {cfg.smem_bytes} B exceed the {SMEM_PER_CTA_BYTES} B of "
             "shared memory a CTA may use", "lower stages or tile")
     if cfg.loader is Loader.TMA:

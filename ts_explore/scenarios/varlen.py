@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from cutlass.experimental.task_scheduling.resources import TileSchedulerConfig, WorkQueue
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 
+from ..kernels import varlen as kernel
 from ..kernels.varlen import PackedSource, PaddedSink, VarlenTask
+from ..model.plan import DeviceLimits
 from ..model import QueueKind
 from .base import BuildContext, Built, Scenario, knob, register
-from .common import auto_ctas, require, runtime, tensor, viewpoint
+from .common import instance_value, require, runtime, tensor, viewpoint
 
 
 @dataclass(frozen=True)
@@ -36,10 +38,8 @@ class VarlenCopy:
         return max(self.lengths)
 
     def grid(self, segments: int | None = None) -> int:
-        n = len(self.lengths) if segments is None else segments
-        if self.queue is QueueKind.STATIC:
-            return min(n, self.ctas or auto_ctas(self.threads))
-        return n
+        """CTAs in the CPU view: the kernel's own rule on an assumed H200."""
+        return kernel.ctas(self, len(self.lengths) if segments is None else segments, DeviceLimits.h200())
 
 
 def check(cfg: VarlenCopy) -> None:
@@ -97,10 +97,11 @@ def build(cfg: VarlenCopy, ctx: BuildContext) -> Built:
             body(src, dst)
 
         tree = varlen_copy(src, dst)
-    task = VarlenTask(offsets=offsets, lengths=cfg.lengths, view_tile=cfg.view_tile, name="varlen_copy",
+    view_tile = instance_value(ctx, "view_tile", cfg.view_tile)
+    task = VarlenTask(offsets=offsets, lengths=cfg.lengths, view_tile=view_tile, name="varlen_copy",
                       src_resources=resources, dst_resources=[dst], warp_idx=0, num_warps=cfg.warps, schedule=tree)
     notes = () if ctx.on_gpu else (
-        f"tile {cfg.view_tile} has {cfg.lengths[cfg.view_tile]} elements; thread {where.thread} copies offsets "
+        f"tile {view_tile} has {cfg.lengths[view_tile]} elements; thread {where.thread} copies offsets "
         f"{where.thread}, {where.thread}+{threads}, ... "
         + ("(loop end = get_domain)" if cfg.dynamic else f"(loop end = {cfg.max_len}, guarded)"),
     )
