@@ -74,10 +74,10 @@ CONTROLS: list[dict[str, Any]] = [
     dict(persistence=QueueKind.NONE),
     dict(persistence=QueueKind.NONE, raster=Raster.ALONG_N),
     dict(raster=Raster.ALONG_N),
+    dict(release=Release.AFTER_WAIT),
     dict(cluster=Cluster.C2x1),
     dict(cluster=Cluster.C2x1, tile=TileShape.T256x128),
     dict(cluster=Cluster.C2x1, persistence=QueueKind.NONE, raster=Raster.ALONG_N),
-    dict(release=Release.AFTER_WAIT),
 ]
 
 

@@ -10,8 +10,8 @@ kernel and the launcher all ask these. Nothing here needs a GPU or the DSL.
 True
 >>> tile_counts((1000, 4096, 512), g)
 (8, 16)
->>> shape_refusal((256, 256, 100))
-'K=100 is not a multiple of 8: the rows of A and B (K bf16 each) would break TMA's 16-byte stride alignment; pad K to 104'
+>>> print(shape_refusal((256, 256, 100)))
+K=100 is not a multiple of 8: the rows of A and B (K bf16 each) would break TMA's 16-byte stride alignment; pad K to 104
 """
 
 from __future__ import annotations
