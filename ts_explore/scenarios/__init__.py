@@ -1,15 +1,15 @@
 """The scenario catalog: configurable schedules the explorer draws and the GPU runs.
 
 Importing this package registers the built-in scenarios in :data:`CATALOG`:
-``grid_stride_copy``, ``pipelined_copy``, ``persistent_copy``, ``varlen_copy``
-and ``guards_demo``. Register your own with :func:`register`.
+``grid_stride_copy``, ``pipelined_copy``, ``persistent_copy``, ``varlen_copy``,
+``guards_demo`` and ``hopper_gemm``. Register your own with :func:`register`.
 """
 
 from __future__ import annotations
 
 from .base import CATALOG, BuildContext, Built, Scenario, get, knob, register
 from .common import SkipRule
-from . import grid_stride, guards, persistent, pipelined, varlen  # noqa: E402,F401  (registers them)
+from . import gemm, grid_stride, guards, persistent, pipelined, varlen  # noqa: E402,F401  (registers them)
 from ..kernels.pipelined import Loader
 
 __all__ = ["CATALOG", "BuildContext", "Built", "Loader", "Scenario", "SkipRule", "get", "knob", "register"]

@@ -1,0 +1,112 @@
+"""On an sm_90 GPU: the TS-scheduled WGMMA GEMM matches torch.matmul for every shape and control value.
+
+bf16 inputs, fp32 accumulation, bf16 C: an element may differ from the fp32
+reference by bf16 rounding of C (2^-8 relative) plus accumulation-order noise
+that grows like sqrt(K); one lost or doubled k-block is ~sqrt(64) off, far
+outside that.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from ts_explore.kernels import gemm  # noqa: E402
+from ts_explore.kernels.gemm_geometry import Cluster, Raster, Release, TileShape  # noqa: E402
+from ts_explore.model import QueueKind  # noqa: E402
+from ts_explore.scenarios import get  # noqa: E402
+
+SCENARIO = get("hopper_gemm")
+BENCH_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (16384, 1024, 4096)]
+TAIL_SHAPES = [
+    (1000, 1024, 1024),  # M tail (not a multiple of 128 or 256)
+    (1024, 1000, 1024),  # N tail (a multiple of 8, not of the tile)
+    (1024, 1024, 1000),  # K tail (a partial k-block, zero-filled by TMA)
+    (777, 1496, 3000),   # all three
+    (1, 8, 8),           # one row, one partial k-block
+    (130, 264, 72),      # just past one tile in every dimension
+]
+SMALL = (520, 1048, 584)  # tails in M, N and K; a few tiles: quick per control value
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(**overrides: Any) -> Any:
+    return gemm.compile(SCENARIO, SCENARIO.config(**overrides))
+
+
+def sms() -> int:
+    return torch.cuda.get_device_properties(0).multi_processor_count
+
+
+def check(shape: tuple[int, int, int], seed: int = 0, **overrides: Any) -> None:
+    cfg = SCENARIO.config(**overrides)
+    fn = compiled(**overrides)
+    a, b = gemm.make_inputs(shape, seed)
+    c = torch.full((shape[0], shape[1]), float("nan"), device="cuda", dtype=torch.bfloat16)
+    gemm.run(fn, a, b, c, cfg, sms())
+    torch.cuda.synchronize()
+    ref = gemm.reference(a, b)
+    bad = ~gemm.close(c, ref, shape[2])
+    count = int(bad.sum())
+    if count:
+        tiles = gemm.error_tiles(bad, cfg)
+        raise AssertionError(f"{shape} {overrides}: {count} of {c.numel()} elements off (max error "
+                             f"{float((c.float() - ref).abs().nan_to_num(1e30).max()):.3g}); errors per "
+                             f"output tile:\n{tiles}")
+
+
+@pytest.mark.parametrize("shape", BENCH_SHAPES + TAIL_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_every_shape_matches_torch(shape: tuple[int, int, int]) -> None:
+    check(shape)
+
+
+CONTROLS: list[dict[str, Any]] = [
+    dict(tile=TileShape.T128x128),
+    dict(tile=TileShape.T128x128, consumer_wgs=1, stages=6),
+    dict(tile=TileShape.T256x128),
+    dict(stages=2),
+    dict(stages=4),
+    dict(tile=TileShape.T128x128, stages=6),
+    dict(persistence=QueueKind.NONE),
+    dict(persistence=QueueKind.NONE, raster=Raster.ALONG_N),
+    dict(raster=Raster.ALONG_N),
+    dict(release=Release.AFTER_WAIT),
+    dict(cluster=Cluster.C2x1),
+    dict(cluster=Cluster.C2x1, tile=TileShape.T256x128),
+    dict(cluster=Cluster.C2x1, persistence=QueueKind.NONE, raster=Raster.ALONG_N),
+]
+
+
+@pytest.mark.parametrize("overrides", CONTROLS, ids=lambda o: ",".join(f"{k}={getattr(v, 'name', v)}"
+                                                                       for k, v in o.items()))
+def test_each_control_value_launches_and_matches_torch(overrides: dict[str, Any]) -> None:
+    check(SMALL, seed=1, **overrides)
+    check((1000, 1000, 1000), seed=2, **overrides)
+
+
+@pytest.mark.parametrize("overrides,reason", [
+    (dict(persistence=QueueKind.CLC), "sm_100"),
+    (dict(release=Release.PREMATURE), "async-read rule"),
+])
+def test_control_values_that_cannot_launch_are_refused_with_a_reason(overrides: dict, reason: str) -> None:
+    with pytest.raises(ValueError, match=reason):
+        gemm.compile(SCENARIO, SCENARIO.config(**overrides))
+
+
+def test_k_not_a_multiple_of_8_is_refused_with_a_reason() -> None:
+    cfg = SCENARIO.default_config()
+    a, b = gemm.make_inputs((256, 256, 100))
+    c = torch.empty((256, 256), device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="K=100 is not a multiple of 8.*16-byte"):
+        gemm.run(compiled(), a, b, c, cfg, sms())
+
+
+def test_one_compiled_config_serves_many_shapes() -> None:
+    fn = compiled()
+    for shape in [(256, 256, 64), (300, 520, 136), (2048, 1024, 512)]:
+        check(shape)
+    assert compiled() is fn

@@ -1,0 +1,246 @@
+"""The Hopper GEMM kernel: compile once per config, run any (M, N, K), check against a reference.
+
+``compile(scenario, cfg)`` traces the scenario's own ``build`` inside
+``@cute.kernel`` (so the launched task set is the drawn one) and returns a
+function of raw pointers and sizes::
+
+    fn(a_ptr, b_ptr, c_ptr, M, N, K, grid_x, grid_y, grid_z, stream)
+
+with ``grid_*`` from :func:`grid`. TMA descriptors are built on the host per
+call from (M, N, K), so one compiled config serves every shape that
+:func:`shape_refusal` accepts. sm_90a only: WGMMA exists on no other GPU.
+"""
+
+# No ``from __future__ import annotations`` here: the DSL reads kernel annotations as objects.
+
+from typing import Any, Callable
+
+import cuda.bindings.driver as cuda
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils as utils
+from cutlass.cute.nvgpu import cpasync
+
+from .build import default_stream, gmem_ptr
+from .common import BuiltHook, quiet_task_manager
+from .gemm_geometry import (
+    EPILOGUE_N, H200_DENSE_BF16_TFLOPS, TILE_K, Geometry, Raster, Release, bytes_moved, cluster_dims, flops,
+    k_blocks, launch_grid, shape_refusal, tile_counts,
+)
+from .gemm_resources import IN_DTYPE, OUT_DTYPE, load_slices, smem_layouts
+
+Shape = tuple  # (M, N, K)
+
+
+def launch_refusal(cfg: Any, arch: str | None = "sm_90a") -> str | None:
+    """Why ``cfg`` cannot be launched on ``arch`` (None: it can). The CPU view records and verifies anyway."""
+    from ..model import QueueKind
+
+    if cfg.persistence is QueueKind.CLC:
+        return ("CLC dynamic persistence needs sm_100+, and WGMMA exists only on sm_90a: this variant records "
+                "and verifies but launches on no GPU; use persistence=STATIC")
+    if cfg.release is Release.PREMATURE:
+        return ("release=PREMATURE frees each A/B stage while its WGMMA may still read it (the async-read rule "
+                "reports it; TS cannot see it); use release=LAGGED or AFTER_WAIT")
+    if arch is not None and not arch.startswith("sm_90"):
+        return f"WGMMA needs an sm_90a GPU (Hopper); this is {arch}"
+    return None
+
+
+def grid(cfg: Any, shape: Shape, sms: int) -> tuple[int, int, int]:
+    """The CUDA grid for ``shape`` on a GPU with ``sms`` multiprocessors."""
+    from ..model import QueueKind
+
+    return launch_grid(tuple(shape), cfg.geometry(), persistent=cfg.persistence is QueueKind.STATIC,
+                       along_m=cfg.raster is Raster.ALONG_M, sms=sms)
+
+
+def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None) -> Any:
+    """Trace ``scenario.build(cfg, ...)`` inside the kernel and compile it (no GPU needed for sm_90a)."""
+    scenario.check(cfg)
+    refusal = launch_refusal(cfg, arch)
+    if refusal is not None:
+        raise ValueError(refusal)
+    host = host_function(scenario, cfg, on_built)
+    args = [gmem_ptr(0, IN_DTYPE), gmem_ptr(0, IN_DTYPE), gmem_ptr(0, OUT_DTYPE)]
+    args += [cutlass.Int32(8)] * 6
+    if arch:
+        return cute.compile(host, *args, default_stream(), options=f"--gpu-arch {arch}")
+    return cute.compile(host, *args, default_stream())
+
+
+def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None) -> Any:
+    """The ``@cute.jit`` host function: TMA descriptors from (M, N, K), then the kernel launch."""
+    from ..model import QueueKind
+    from ..scenarios.base import BuildContext
+
+    geo: Geometry = cfg.geometry()
+    persistent = cfg.persistence is QueueKind.STATIC
+    along_m = cfg.raster is Raster.ALONG_M
+    cluster = cluster_dims(geo, persistent=persistent, along_m=along_m)
+
+    @cute.kernel
+    def kernel(tma_a: cute.CopyAtom, g_a: cute.Tensor, tma_b: cute.CopyAtom, g_b: cute.Tensor,
+               tma_c: cute.CopyAtom, g_c: cute.Tensor, n_k: cutlass.Int32, sched: Any) -> None:
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        if warp == 0:
+            cpasync.prefetch_descriptor(tma_a)
+            cpasync.prefetch_descriptor(tma_b)
+            cpasync.prefetch_descriptor(tma_c)
+        bx, by, bz = cute.arch.block_idx()
+        tx, _, _ = cute.arch.thread_idx()
+        gx, gy, gz = cute.arch.grid_dim()
+        ctx = BuildContext(on_gpu=True, block=bx + gx * (by + gy * bz), thread=tx, grid=gx * gy * gz,
+                           tensors={"tma_a": tma_a, "g_a": g_a, "tma_b": tma_b, "g_b": g_b, "tma_c": tma_c,
+                                    "g_c": g_c},
+                           extra={"k_blocks": n_k, "scheduler_params": sched})
+        built = scenario.build(cfg, ctx)
+        if cutlass.const_expr(on_built is not None):
+            on_built(built)
+        tm = quiet_task_manager(built)
+        tm.setup_resources_and_tasks()
+        # Barriers are initialised: make them visible to every warp, the TMA unit and (2x1) the peer CTA,
+        # whose multicasts and releases land in this CTA's shared memory.
+        cute.arch.mbarrier_init_fence()
+        if cutlass.const_expr(geo.cluster_m > 1):
+            cute.arch.cluster_arrive_relaxed()
+            cute.arch.cluster_wait()
+        else:
+            cute.arch.sync_threads()
+        tm.run()
+
+    @cute.jit
+    def host(a_ptr: cute.Pointer, b_ptr: cute.Pointer, c_ptr: cute.Pointer, m: cutlass.Int32, n: cutlass.Int32,
+             k: cutlass.Int32, grid_x: cutlass.Int32, grid_y: cutlass.Int32, grid_z: cutlass.Int32,
+             stream: cuda.CUstream) -> None:
+        k8 = cute.assume(k, divby=8)  # shape_refusal turns away K and N that TMA cannot stride
+        n8 = cute.assume(n, divby=8)
+        a = cute.make_tensor(a_ptr, cute.make_layout((m, k8), stride=(k8, 1)))
+        b = cute.make_tensor(b_ptr, cute.make_layout((n8, k8), stride=(k8, 1)))
+        c = cute.make_tensor(c_ptr, cute.make_layout((m, n8), stride=(n8, 1)))
+        rows_a, rows_b = load_slices(geo)
+        slice_geo = Geometry(tile_m=rows_a, tile_n=rows_b, stages=1, consumer_wgs=1)
+        a_slice, b_slice, _ = smem_layouts(slice_geo)
+        _, _, c_layout = smem_layouts(geo)
+        tma_a, g_a = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a,
+                                                 cute.slice_(a_slice, (None, None, 0)), (rows_a, TILE_K))
+        b_op = cpasync.CopyBulkTensorTileG2SOp() if geo.cluster_m == 1 else \
+            cpasync.CopyBulkTensorTileG2SMulticastOp()
+        tma_b, g_b = cpasync.make_tiled_tma_atom(b_op, b, cute.slice_(b_slice, (None, None, 0)), (rows_b, TILE_K))
+        tma_c, g_c = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), c,
+                                                 cute.slice_(c_layout, (None, None, 0)), (geo.tile_m, EPILOGUE_N))
+        tiles_m = (m + geo.tile_m - 1) // geo.tile_m
+        tiles_n = (n + geo.tile_n - 1) // geo.tile_n
+        sched = utils.PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (geo.cluster_m, 1, 1), 1, along_m)
+        n_k = (k + TILE_K - 1) // TILE_K
+        kernel(tma_a, g_a, tma_b, g_b, tma_c, g_c, n_k, sched).launch(
+            grid=(grid_x, grid_y, grid_z), block=(geo.threads, 1, 1), cluster=cluster, stream=stream,
+            min_blocks_per_mp=1)
+
+    return host
+
+
+# ---- host-side helpers the launcher, the tests and the benchmark share -------------------------------------
+
+
+def make_inputs(shape: Shape, seed: int = 0, device: str = "cuda") -> tuple[Any, Any]:
+    """Random-normal bf16 A (M x K) and B (N x K), seeded (torch)."""
+    import torch
+
+    m, n, k = shape
+    gen = torch.Generator(device=device).manual_seed(seed)
+    a = torch.randn((m, k), generator=gen, device=device, dtype=torch.float32).to(torch.bfloat16)
+    b = torch.randn((n, k), generator=gen, device=device, dtype=torch.float32).to(torch.bfloat16)
+    return a, b
+
+
+def reference(a: Any, b: Any) -> Any:
+    """A·Bᵀ accumulated in fp32 (torch on the tensors' device, numpy for numpy arrays)."""
+    try:
+        import torch
+
+        if isinstance(a, torch.Tensor):
+            return torch.matmul(a.float(), b.float().T)
+    except ImportError:
+        pass
+    import numpy as np
+
+    return np.asarray(a, dtype=np.float32) @ np.asarray(b, dtype=np.float32).T
+
+
+def close(c: Any, ref: Any, k: int) -> Any:
+    """Which elements of C agree with the fp32 reference (a boolean array; NaN never agrees).
+
+    Rounding C to bf16 costs up to 2^-8 of |C| (allowed: 2^-7); summing K
+    products in another order costs O(sqrt(K)) fp32 ulps (allowed:
+    0.01·sqrt(K)). One lost or doubled k-block of unit-normal data is off by
+    ~sqrt(64) = 8, far outside both.
+    """
+    diff = abs(c.float() - ref) if hasattr(c, "float") else abs(c.astype("float32") - ref)
+    return diff <= abs(ref) * 2.0**-7 + 0.01 * max(1, k) ** 0.5
+
+
+def error_tiles(bad: Any, cfg: Any) -> Any:
+    """Mismatching elements per output tile (a small integer array for a heatmap)."""
+    import numpy as np
+
+    mask = bad.cpu().numpy() if hasattr(bad, "cpu") else np.asarray(bad)
+    tm, tn = cfg.geometry().tile_m, cfg.geometry().tile_n
+    rows, cols = -(-mask.shape[0] // tm), -(-mask.shape[1] // tn)
+    padded = np.zeros((rows * tm, cols * tn), dtype=np.int64)
+    padded[: mask.shape[0], : mask.shape[1]] = mask
+    return padded.reshape(rows, tm, cols, tn).sum(axis=(1, 3))
+
+
+def launcher(fn: Any, a: Any, b: Any, c: Any, cfg: Any, sms: int, stream: Any = None) -> Callable[[], None]:
+    """A zero-argument launch of a compiled GEMM on torch tensors (A: M x K, B: N x K, C: M x N; bf16).
+
+    Shapes, dtypes and alignment are checked once, here.
+    """
+    import torch
+
+    m, k = a.shape
+    n = b.shape[0]
+    refusal = shape_refusal((m, n, k))
+    if refusal is not None:
+        raise ValueError(refusal)
+    if tuple(b.shape) != (n, k) or tuple(c.shape) != (m, n):
+        raise ValueError(f"shapes do not chain: A {tuple(a.shape)}, B {tuple(b.shape)} (N x K), C {tuple(c.shape)}")
+    for name, t in (("A", a), ("B", b), ("C", c)):
+        if t.dtype != torch.bfloat16 or not t.is_contiguous() or t.data_ptr() % 16:
+            raise ValueError(f"{name} must be a contiguous, 16-byte aligned bf16 CUDA tensor; got {t.dtype}, "
+                             f"contiguous={t.is_contiguous()}")
+    gx, gy, gz = grid(cfg, (m, n, k), sms)
+    if stream is None:
+        stream = cuda.CUstream(torch.cuda.current_stream().cuda_stream)
+    args = [gmem_ptr(a.data_ptr(), IN_DTYPE), gmem_ptr(b.data_ptr(), IN_DTYPE), gmem_ptr(c.data_ptr(), OUT_DTYPE),
+            *(cutlass.Int32(v) for v in (m, n, k, gx, gy, gz)), stream]
+    # The compiled function's own call converts the arguments on every launch. Its convert-once split
+    # (generate_execution_args + run_compiled_program) launched with stale arguments on an H200 once
+    # these objects had been freed (an illegal address in the first TMA load); the plain call costs
+    # microseconds against launches of 0.1 ms and more.
+    return lambda: fn(*args)
+
+
+def run(fn: Any, a: Any, b: Any, c: Any, cfg: Any, sms: int, stream: Any = None) -> None:
+    """Launch once (see :func:`launcher`)."""
+    launcher(fn, a, b, c, cfg, sms, stream)()
+
+
+__all__ = [
+    "H200_DENSE_BF16_TFLOPS",
+    "bytes_moved",
+    "close",
+    "compile",
+    "error_tiles",
+    "flops",
+    "grid",
+    "k_blocks",
+    "launch_refusal",
+    "launcher",
+    "make_inputs",
+    "reference",
+    "run",
+    "shape_refusal",
+    "tile_counts",
+]

@@ -1,0 +1,223 @@
+"""Pure arithmetic of the Hopper GEMM: tile geometry, shared memory, grids, problem sizes.
+
+One function per fact (design.md): the scenario's checks, the CPU view, the
+kernel and the launcher all ask these. Nothing here needs a GPU or the DSL.
+
+>>> g = Geometry(tile_m=128, tile_n=256, stages=4, consumer_wgs=2)
+>>> g.stage_bytes, g.accumulators_per_thread, g.epilogue_parts
+(49152, 128, 8)
+>>> g.smem_bytes <= SMEM_LIMIT
+True
+>>> tile_counts((1000, 4096, 512), g)
+(8, 16)
+>>> print(shape_refusal((256, 256, 100)))
+K=100 is not a multiple of 8: the rows of A and B (K bf16 each) would break TMA's 16-byte stride alignment; pad K to 104
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+TILE_K = 64  # bf16 elements of K per stage: one 128-byte swizzle row
+EPILOGUE_N = 32  # output columns per epilogue part (registers -> shared memory -> global)
+WARPGROUP_THREADS = 128
+LOAD_WARPS = 4  # the load task holds a whole warpgroup, so setmaxnreg can lower its registers
+SMEM_LIMIT = 227 * 1024  # Hopper's opt-in shared memory per CTA
+MAX_ACCUMULATORS = 128  # fp32 accumulators per thread that still leave room in 232 registers
+TILE_SHAPES = ((128, 128), (128, 256), (256, 128))
+H200_DENSE_BF16_TFLOPS = 989.0  # vendor datasheet, dense (no sparsity)
+BF16_BYTES = 2
+
+
+class TileShape(str, Enum):
+    """CTA tile (M x N x K) of the output and of one A/B stage."""
+
+    T128x128 = "128x128x64"
+    T128x256 = "128x256x64"
+    T256x128 = "256x128x64"
+
+    @property
+    def mn(self) -> tuple[int, int]:
+        m, n, _ = self.value.split("x")
+        return int(m), int(n)
+
+
+class Cluster(str, Enum):
+    """CTAs per cluster: with 2x1, two M-neighbours share one B tile through TMA multicast."""
+
+    C1x1 = "1x1"
+    C2x1 = "2x1 (B multicast)"
+
+    @property
+    def m(self) -> int:
+        return 1 if self is Cluster.C1x1 else 2
+
+
+class Raster(str, Enum):
+    """Order in which output tiles are handed out (consecutive CTAs walk M or N)."""
+
+    ALONG_M = "along M"
+    ALONG_N = "along N"
+
+
+class Release(str, Enum):
+    """When the consumer frees an A/B stage, and how many WGMMA groups ``mma`` leaves in flight."""
+
+    LAGGED = "one k-block late (1 WGMMA group in flight)"
+    AFTER_WAIT = "after its WGMMA completes (none in flight)"
+    PREMATURE = "right after issue (a race TS cannot see)"
+
+    @property
+    def in_flight(self) -> int:
+        return 0 if self is Release.AFTER_WAIT else 1
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """What a config fixes about one CTA: tile, stages, warpgroups, cluster."""
+
+    tile_m: int
+    tile_n: int
+    stages: int
+    consumer_wgs: int
+    cluster_m: int = 1  # CTAs along M sharing one B tile (TMA multicast)
+
+    @property
+    def tile_k(self) -> int:
+        return TILE_K
+
+    @property
+    def consumer_threads(self) -> int:
+        return self.consumer_wgs * WARPGROUP_THREADS
+
+    @property
+    def threads(self) -> int:
+        return LOAD_WARPS * 32 + self.consumer_threads
+
+    @property
+    def a_stage_bytes(self) -> int:
+        return self.tile_m * TILE_K * BF16_BYTES
+
+    @property
+    def b_stage_bytes(self) -> int:
+        return self.tile_n * TILE_K * BF16_BYTES
+
+    @property
+    def stage_bytes(self) -> int:
+        """Bytes one A/B stage receives (what the stage's barrier waits for)."""
+        return self.a_stage_bytes + self.b_stage_bytes
+
+    @property
+    def accumulators_per_thread(self) -> int:
+        return self.tile_m * self.tile_n // self.consumer_threads
+
+    @property
+    def epilogue_parts(self) -> int:
+        """The tile's columns go out in parts of EPILOGUE_N."""
+        return self.tile_n // EPILOGUE_N
+
+    @property
+    def epilogue_buffers(self) -> int:
+        """Shared-memory buffers the epilogue rotates through (a divisor of the parts)."""
+        return 4 if self.tile_m <= 128 else 2
+
+    @property
+    def epilogue_bytes(self) -> int:
+        return self.tile_m * EPILOGUE_N * BF16_BYTES * self.epilogue_buffers
+
+    @property
+    def smem_bytes(self) -> int:
+        """A/B stages + epilogue buffers + two 8-byte mbarriers per stage."""
+        return self.stages * self.stage_bytes + self.epilogue_bytes + self.stages * 16
+
+    def max_stages(self) -> int:
+        return (SMEM_LIMIT - self.epilogue_bytes) // (self.stage_bytes + 16)
+
+
+def tile_counts(shape: tuple[int, int, int], geo: Geometry) -> tuple[int, int]:
+    """Output tiles along M and N (tails count as whole tiles)."""
+    m, n, _ = shape
+    return -(-m // geo.tile_m), -(-n // geo.tile_n)
+
+
+def k_blocks(k: int) -> int:
+    """K-blocks of TILE_K; a tail block is read zero-padded by TMA."""
+    return -(-k // TILE_K)
+
+
+def flops(shape: tuple[int, int, int]) -> int:
+    m, n, k = shape
+    return 2 * m * n * k
+
+
+def bytes_moved(shape: tuple[int, int, int]) -> int:
+    """Compulsory traffic: read A and B once, write C once (bf16)."""
+    m, n, k = shape
+    return BF16_BYTES * (m * k + n * k + m * n)
+
+
+def shape_refusal(shape: tuple[int, int, int]) -> str | None:
+    """Why the kernel cannot take this (M, N, K), or None.
+
+    TMA needs every global row stride to be a multiple of 16 bytes: A and B
+    rows hold K bf16 values, C rows hold N.
+    """
+    m, n, k = shape
+    if min(m, n, k) < 1:
+        return f"(M, N, K)=({m}, {n}, {k}) has an empty dimension; use positive sizes"
+    if max(m, n, k) >= 2**31 or m * k >= 2**31 or n * k >= 2**31 or m * n >= 2**31:
+        return f"(M, N, K)=({m}, {n}, {k}) needs 64-bit indexing; keep each matrix under 2^31 elements"
+    if k % 8:
+        return (f"K={k} is not a multiple of 8: the rows of A and B (K bf16 each) would break TMA's "
+                f"16-byte stride alignment; pad K to {k + 8 - k % 8}")
+    if n % 8:
+        return (f"N={n} is not a multiple of 8: the rows of C (N bf16 each) would break TMA's "
+                f"16-byte stride alignment; pad N to {n + 8 - n % 8}")
+    return None
+
+
+def launch_grid(shape: tuple[int, int, int], geo: Geometry, *, persistent: bool, along_m: bool,
+                sms: int) -> tuple[int, int, int]:
+    """The CUDA grid: one CTA per tile, or one persistent CTA per SM (clusters kept whole).
+
+    Without a queue the grid's x walks the raster direction; a cluster spans
+    ``cluster_m`` consecutive M tiles, so the M count is rounded up to it.
+    """
+    tm, tn = tile_counts(shape, geo)
+    c = geo.cluster_m
+    tm = -(-tm // c) * c
+    if not persistent:
+        return (tm, tn, 1) if along_m else (tn, tm, 1)
+    clusters = min(tm * tn // c, max(1, sms // c))
+    return (c, 1, clusters)
+
+
+def cluster_dims(geo: Geometry, *, persistent: bool, along_m: bool) -> tuple[int, int, int]:
+    """Launch cluster shape matching :func:`launch_grid`."""
+    if geo.cluster_m == 1:
+        return (1, 1, 1)
+    return (geo.cluster_m, 1, 1) if (persistent or along_m) else (1, geo.cluster_m, 1)
+
+
+__all__ = [
+    "Cluster",
+    "EPILOGUE_N",
+    "Raster",
+    "Release",
+    "TileShape",
+    "Geometry",
+    "H200_DENSE_BF16_TFLOPS",
+    "LOAD_WARPS",
+    "MAX_ACCUMULATORS",
+    "SMEM_LIMIT",
+    "TILE_K",
+    "TILE_SHAPES",
+    "bytes_moved",
+    "cluster_dims",
+    "flops",
+    "k_blocks",
+    "launch_grid",
+    "shape_refusal",
+    "tile_counts",
+]

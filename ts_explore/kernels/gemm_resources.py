@@ -1,0 +1,300 @@
+"""TS resources of the Hopper GEMM, with their kernel bodies (TMA, WGMMA, TMA-store epilogue).
+
+Data flows ``GlobalOperands`` (A and B in global memory) -> ``SmemOperands``
+(a ring of A/B stages filled by TMA, read by WGMMA) -> ``OutputTile`` (C,
+written through shared memory by TMA stores). The fp32 accumulator is a
+task-local variable of ``SmemOperands``: ``clear`` makes it, each ``mma``
+adds one k-block to it, the epilogue steps read it.
+
+WGMMA reads its shared-memory operands asynchronously: ``mma`` issues the
+k-block's WGMMAs, commits them as one group and waits until at most
+``in_flight`` groups are outstanding. With ``in_flight=1`` the stage read by
+the *previous* k-block is complete when ``mma`` returns, so the schedule may
+release that one, not the current one (see ``ts_explore.analysis.async_reads``).
+"""
+
+# No ``from __future__ import annotations`` here: the DSL reads the resources'
+# ``cutlass.Constexpr`` field annotations as objects, not strings.
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils.hopper_helpers as sm90
+from cutlass.cute.nvgpu import OperandMajorMode, cpasync, warpgroup
+from cutlass.experimental.task_scheduling.enums import WorkAttr
+from cutlass.experimental.task_scheduling.memory import SmemAllocation
+from cutlass.experimental.task_scheduling.resources import (
+    MemoryResource,
+    StageInfo,
+    TaskLocalVariable,
+    consumer_work,
+    producer_work,
+)
+from cutlass.tensor_utils import LayoutEnum
+
+from .gemm_geometry import EPILOGUE_N, LOAD_WARPS, TILE_K, WARPGROUP_THREADS, Geometry
+
+IN_DTYPE = cutlass.BFloat16
+ACC_DTYPE = cutlass.Float32
+OUT_DTYPE = cutlass.BFloat16
+ROW_MAJOR = LayoutEnum.ROW_MAJOR  # A (M x K), B (N x K) and C (M x N) all have unit stride in their last mode
+EPILOGUE_BARRIER_ID = 1  # named barrier among the consumer warpgroups (0 is __syncthreads)
+
+
+def tiled_mma(geo: Geometry) -> Any:
+    """One 64 x tile_n WGMMA atom per consumer warpgroup, stacked along M."""
+    return sm90.make_trivial_tiled_mma(IN_DTYPE, IN_DTYPE, OperandMajorMode.K, OperandMajorMode.K, ACC_DTYPE,
+                                       (geo.consumer_wgs, 1, 1), tiler_mn=(64, geo.tile_n))
+
+
+def smem_layouts(geo: Geometry) -> tuple[Any, Any, Any]:
+    """Staged, 128-byte-swizzled layouts of A, B and the epilogue buffers."""
+    mnk = (geo.tile_m, geo.tile_n, TILE_K)
+    a = sm90.make_smem_layout_a(ROW_MAJOR, mnk, IN_DTYPE, geo.stages)
+    b = sm90.make_smem_layout_b(ROW_MAJOR, mnk, IN_DTYPE, geo.stages)
+    c = sm90.make_smem_layout_epi(OUT_DTYPE, ROW_MAJOR, (geo.tile_m, EPILOGUE_N), geo.epilogue_buffers)
+    return a, b, c
+
+
+def load_slices(geo: Geometry) -> tuple[int, int]:
+    """Rows of A and of B each load warp brings per stage (B is split over the cluster too)."""
+    return geo.tile_m // LOAD_WARPS, geo.tile_n // (LOAD_WARPS * geo.cluster_m)
+
+
+def swizzled(base: Any, offset: int, layout: Any) -> Any:
+    """A shared-memory tensor at ``base + offset`` bytes with a swizzled (composed) layout."""
+    ptr = cute.make_ptr(IN_DTYPE, base + offset, mem_space=cute.AddressSpace.smem, assumed_align=1024)
+    return cute.make_tensor(cute.recast_ptr(ptr, layout.inner, dtype=IN_DTYPE), layout.outer)
+
+
+def accumulator_shape(geo: Geometry) -> Any:
+    """Per-thread accumulator fragment shape ``(MMA, MMA_M, MMA_N)``."""
+    return tiled_mma(geo).partition_shape_C((geo.tile_m, geo.tile_n))
+
+
+@dataclass(kw_only=True)
+class GlobalOperands(MemoryResource):
+    """A and B in global memory: names the tile and k-block the load task fetches next."""
+
+    swap_mn: cutlass.Constexpr[bool] = False  # a grid without a queue walks N along x
+    m_block: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+    n_block: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+    k_block: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self) -> None:
+        self.m_block = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0), docs="tile row")
+        self.n_block = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0), docs="tile column")
+        self.k_block = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0), docs="k-block")
+
+    @consumer_work(returns=(m_block, n_block, k_block))
+    @cute.jit
+    def locate(self, stage_info: StageInfo) -> tuple:
+        tile = stage_info.work_tile.tile_idx
+        m, n = cutlass.Int32(tile[0]), cutlass.Int32(tile[1])
+        if cutlass.const_expr(self.swap_mn):
+            m, n = cutlass.Int32(tile[1]), cutlass.Int32(tile[0])
+        return m, n, cutlass.Int32(stage_info.loop_offset)
+
+
+@dataclass(kw_only=True)
+class SmemOperands(MemoryResource):
+    """The ring of A/B stages: TMA fills a stage, WGMMA reads it into the accumulator."""
+
+    tma_a: Any = None  # TMA atoms and coordinate tensors built by the host; None on the CPU
+    tma_b: Any = None
+    g_a: Any = None
+    g_b: Any = None
+    geo: cutlass.Constexpr = None
+    in_flight: cutlass.Constexpr[int] = 1  # WGMMA groups left outstanding when ``mma`` returns
+    consumer_thread0: cutlass.Constexpr[int] = LOAD_WARPS * 32
+    acc: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+    _alloc_a: cutlass.Constexpr = field(init=False, default=None)
+    _alloc_b: cutlass.Constexpr = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        count = self.geo.accumulators_per_thread
+        self.acc = TaskLocalVariable(dtype=cute.TensorSSA,
+                                     default_factory=lambda: cute.full((count,), 0.0, ACC_DTYPE),
+                                     docs="this thread's fp32 accumulators of the output tile (registers)")
+        self._alloc_a = SmemAllocation("a_stages", self.geo.stages * self.geo.a_stage_bytes, alignment=1024)
+        self._alloc_b = SmemAllocation("b_stages", self.geo.stages * self.geo.b_stage_bytes, alignment=1024)
+
+    def get_smem_requirements(self) -> list:
+        return [self._alloc_a, self._alloc_b]
+
+    @cute.jit
+    def _stages(self, stage_info: StageInfo) -> tuple:
+        base = stage_info.context.smem_base.data_ptr()
+        a, b, _ = smem_layouts(self.geo)
+        return swizzled(base, self._alloc_a.offset, a), swizzled(base, self._alloc_b.offset, b)
+
+    @producer_work
+    @cute.jit
+    def load(self, stage_info: StageInfo, m_block: cutlass.Int32, n_block: cutlass.Int32,
+             k_block: cutlass.Int32) -> None:
+        """Each load warp brings its slice of A's and B's rows into the acquired stage."""
+        s_a, s_b = self._stages(stage_info)
+        rows_a, rows_b = load_slices(self.geo)
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx()) % LOAD_WARPS
+        bar = cute.make_ptr(cutlass.Int64, stage_info.barrier.data_ptr(), mem_space=cute.AddressSpace.smem,
+                            assumed_align=8)
+        stage = stage_info.stage_idx
+        # A: this warp's rows of the tile.
+        dst_a = cute.flat_divide(s_a[(None, None, stage)], (rows_a, TILE_K))[(None, None, warp, 0)]
+        src_a = cute.local_tile(self.g_a, (rows_a, TILE_K), (m_block * LOAD_WARPS + warp, k_block))
+        t_sa, t_ga = cpasync.tma_partition(self.tma_a, 0, cute.make_layout(1), cute.group_modes(dst_a, 0, 2),
+                                           cute.group_modes(src_a, 0, 2))
+        cute.copy(self.tma_a, t_ga, t_sa, tma_bar_ptr=bar)
+        # B: with a 2x1 cluster both CTAs need the same B tile; each brings half and multicasts it.
+        if cutlass.const_expr(self.geo.cluster_m == 1):
+            piece = warp
+        else:
+            rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+            piece = rank * LOAD_WARPS + warp
+        dst_b = cute.flat_divide(s_b[(None, None, stage)], (rows_b, TILE_K))[(None, None, piece, 0)]
+        src_b = cute.local_tile(self.g_b, (rows_b, TILE_K),
+                                (n_block * LOAD_WARPS * self.geo.cluster_m + piece, k_block))
+        t_sb, t_gb = cpasync.tma_partition(self.tma_b, 0, cute.make_layout(1), cute.group_modes(dst_b, 0, 2),
+                                           cute.group_modes(src_b, 0, 2))
+        if cutlass.const_expr(self.geo.cluster_m == 1):
+            cute.copy(self.tma_b, t_gb, t_sb, tma_bar_ptr=bar)
+        else:
+            cute.copy(self.tma_b, t_gb, t_sb, tma_bar_ptr=bar, mcast_mask=cutlass.Int16((1 << self.geo.cluster_m) - 1))
+
+    @consumer_work(returns=acc, work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def clear(self, stage_info: StageInfo) -> cute.TensorSSA:
+        """Zero accumulators for a new output tile."""
+        return cute.full((self.geo.accumulators_per_thread,), 0.0, ACC_DTYPE)
+
+    @consumer_work(returns=acc)
+    @cute.jit
+    def mma(self, stage_info: StageInfo, acc: cute.TensorSSA) -> cute.TensorSSA:
+        """Issue this stage's WGMMAs (4 x k16) and wait until ``in_flight`` groups remain."""
+        mma_op = tiled_mma(self.geo)
+        s_a, s_b = self._stages(stage_info)
+        wg = cute.arch.make_warp_uniform((cute.arch.thread_idx()[0] - self.consumer_thread0) // WARPGROUP_THREADS)
+        thr = mma_op.get_slice(wg * WARPGROUP_THREADS)
+        frag_a = mma_op.make_fragment_A(thr.partition_A(s_a))
+        frag_b = mma_op.make_fragment_B(thr.partition_B(s_b))
+        flat = cute.make_rmem_tensor((self.geo.accumulators_per_thread,), ACC_DTYPE)
+        flat.store(acc)
+        frag_c = cute.make_tensor(flat.iterator, cute.make_layout(accumulator_shape(self.geo)))
+        mma_op.set(warpgroup.Field.ACCUMULATE, True)
+        warpgroup.fence()
+        for kb in cutlass.range_constexpr(cute.size(frag_a, mode=[2])):
+            cute.gemm(mma_op, frag_c, frag_a[(None, None, kb, stage_info.stage_idx)],
+                      frag_b[(None, None, kb, stage_info.stage_idx)], frag_c)
+        warpgroup.commit_group()
+        warpgroup.wait_group(self.in_flight)
+        return flat.load()
+
+    @consumer_work(work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def drain(self, stage_info: StageInfo) -> None:
+        """Wait for every WGMMA of the tile: all stages are read, the accumulators final."""
+        warpgroup.wait_group(0)
+
+
+@dataclass(kw_only=True)
+class OutputTile(MemoryResource):
+    """C in global memory, written part by part: registers -> shared memory -> TMA store."""
+
+    tma_c: Any = None
+    g_c: Any = None
+    geo: cutlass.Constexpr = None
+    swap_mn: cutlass.Constexpr[bool] = False
+    consumer_thread0: cutlass.Constexpr[int] = LOAD_WARPS * 32
+    _alloc_c: cutlass.Constexpr = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self._alloc_c = SmemAllocation("c_buffers", self.geo.epilogue_bytes, alignment=1024)
+
+    def get_smem_requirements(self) -> list:
+        return [self._alloc_c]
+
+    @cute.jit
+    def _buffers(self, stage_info: StageInfo) -> Any:
+        _, _, c = smem_layouts(self.geo)
+        return swizzled(stage_info.context.smem_base.data_ptr(), self._alloc_c.offset, c)
+
+    @cute.jit
+    def _sync(self) -> None:
+        cute.arch.barrier(barrier_id=EPILOGUE_BARRIER_ID, number_of_threads=self.geo.consumer_threads)
+
+    @producer_work
+    @cute.jit
+    def stage(self, stage_info: StageInfo, acc: cute.TensorSSA, *, part: cutlass.Constexpr[int]) -> None:
+        """Convert part ``part`` of the accumulators to bf16 and write it to its buffer (stmatrix)."""
+        mma_op = tiled_mma(self.geo)
+        buffers = self._buffers(stage_info)
+        store_atom = sm90.get_smem_store_op(ROW_MAJOR, OUT_DTYPE, ACC_DTYPE)
+        c_atom = cute.make_tiled_copy_C_atom(
+            cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), OUT_DTYPE), mma_op)
+        r2s = cute.make_tiled_copy_S(store_atom, c_atom)
+        thr = r2s.get_slice(cute.arch.thread_idx()[0] - self.consumer_thread0)
+        dst = thr.partition_D(buffers)
+        flat = cute.make_rmem_tensor((self.geo.accumulators_per_thread,), ACC_DTYPE)
+        flat.store(acc)
+        src = r2s.retile(cute.make_tensor(flat.iterator, cute.make_layout(accumulator_shape(self.geo))))
+        # src is ((values, 16-column blocks), M blocks, 1); this part takes its column blocks for every M block.
+        piece = cute.make_rmem_tensor(cute.shape(thr.partition_S(buffers))[:3], ACC_DTYPE)
+        per_block = cute.size(piece, mode=[0])
+        m_blocks = cute.size(piece, mode=[1])
+        n_blocks = cute.size(piece, mode=[2])
+        for v in cutlass.range_constexpr(per_block):
+            for mb in cutlass.range_constexpr(m_blocks):
+                for nb in cutlass.range_constexpr(n_blocks):
+                    piece[(v, mb, nb)] = src[(v + per_block * (part * n_blocks + nb), mb, 0)]
+        out = cute.make_rmem_tensor(piece.shape, OUT_DTYPE)
+        out.store(piece.load().to(OUT_DTYPE))
+        cute.copy(r2s, out, dst[(None, None, None, part % self.geo.epilogue_buffers)])
+        # The TMA store reads this buffer through the async proxy.
+        cute.arch.fence_proxy("async.shared", space="cta")
+        self._sync()
+
+    @producer_work
+    @cute.jit
+    def store(self, stage_info: StageInfo, *, part: cutlass.Constexpr[int]) -> None:
+        """One warp sends the buffer to C (TMA clips the M and N tails), then frees the oldest buffer."""
+        tile = stage_info.work_tile.tile_idx
+        m, n = tile[0], tile[1]
+        if cutlass.const_expr(self.swap_mn):
+            m, n = tile[1], tile[0]
+        buffers = self._buffers(stage_info)
+        g_tile = cute.local_tile(self.g_c, (self.geo.tile_m, EPILOGUE_N),
+                                 (m, n * self.geo.epilogue_parts + part))
+        t_s, t_g = cpasync.tma_partition(self.tma_c, 0, cute.make_layout(1),
+                                         cute.group_modes(buffers[(None, None, part % self.geo.epilogue_buffers)],
+                                                          0, 2),
+                                         cute.group_modes(g_tile, 0, 2))
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        if warp == self.consumer_thread0 // 32:
+            cute.copy(self.tma_c, t_s, t_g)
+            cute.arch.cp_async_bulk_commit_group()
+            cute.arch.cp_async_bulk_wait_group(self.geo.epilogue_buffers - 1, read=True)
+        self._sync()
+
+    @producer_work(work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def flush(self, stage_info: StageInfo) -> None:
+        """Before the CTA exits: every TMA store of C has completed."""
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        if warp == self.consumer_thread0 // 32:
+            cute.arch.cp_async_bulk_wait_group(0)
+
+
+__all__ = [
+    "ACC_DTYPE",
+    "IN_DTYPE",
+    "OUT_DTYPE",
+    "GlobalOperands",
+    "OutputTile",
+    "SmemOperands",
+    "accumulator_shape",
+    "load_slices",
+    "smem_layouts",
+    "tiled_mma",
+]

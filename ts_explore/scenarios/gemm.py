@@ -1,0 +1,272 @@
+"""Hopper WGMMA GEMM: C = A·Bᵀ in bf16 with fp32 accumulation, scheduled with TS.
+
+A load task (one warpgroup, TMA) fills a ring of A/B stages; one or two
+consumer warpgroups wait for a stage, issue WGMMA into register
+accumulators, release stages, and write C through shared memory with TMA
+stores. The same ``build`` records the CPU view and runs inside the kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import cutlass.pipeline as pipeline
+from cutlass.experimental.task_scheduling.enums import SignalingThreads
+from cutlass.experimental.task_scheduling.memory import SmemAllocator
+from cutlass.experimental.task_scheduling.resources import PipelineConfig, TileSchedulerConfig, WorkQueue
+from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
+from cutlass.experimental.task_scheduling.task import Task
+
+from ..analysis.async_reads import AsyncReads
+from ..kernels.gemm_geometry import (
+    LOAD_WARPS, MAX_ACCUMULATORS, Cluster, Geometry, Raster, Release, TileShape, k_blocks, launch_grid,
+)
+from ..kernels.gemm_resources import GlobalOperands, OutputTile, SmemOperands
+from ..model import QueueKind
+from .base import BuildContext, Built, Scenario, knob, register
+from .common import ASSUMED_SMS, require, runtime, tensor, viewpoint
+
+LOAD_REGISTERS, MMA_REGISTERS = 40, 232  # setmaxnreg per warpgroup: 40 x 128 + 232 x 256 <= 64 K
+CLC_MMA_REGISTERS = 168  # a 13th (scheduler) warp drops the default to 128 per thread: warpgroups must average <= 128
+
+
+@dataclass(frozen=True)
+class HopperGemm:
+    """Knobs of the GEMM schedule, plus the (M, N, K) instance the CPU view records."""
+
+    tile: TileShape = TileShape.T128x256
+    stages: int = knob(4, min=2, max=8, label="A/B stages", help="bounded by 227 KiB of shared memory")
+    consumer_wgs: int = knob(2, min=1, max=2, label="consumer warpgroups")
+    persistence: QueueKind = QueueKind.STATIC
+    cluster: Cluster = Cluster.C1x1
+    raster: Raster = Raster.ALONG_M
+    release: Release = Release.LAGGED
+    m: int = knob(512, min=1, max=65536, label="M (CPU view)")
+    n: int = knob(512, min=8, max=65536, step=8, label="N (CPU view)")
+    k: int = knob(256, min=8, max=65536, step=8, label="K (CPU view)",
+                  help="the verifier unrolls K/64 k-blocks per tile; keep it to a few")
+    ctas: int = knob(0, min=0, max=4096, label="persistent CTAs (CPU view)", help="0: one per SM of an H200")
+    block: int = knob(0, min=0, max=65535, label="view as CTA")
+
+    def geometry(self) -> Geometry:
+        tm, tn = self.tile.mn
+        return Geometry(tile_m=tm, tile_n=tn, stages=self.stages, consumer_wgs=self.consumer_wgs,
+                        cluster_m=self.cluster.m)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (self.m, self.n, self.k)
+
+    def grid(self) -> tuple[int, int, int]:
+        """The CUDA grid of the CPU view's instance."""
+        return launch_grid(self.shape, self.geometry(), persistent=self.persistence is QueueKind.STATIC,
+                           along_m=self.raster is Raster.ALONG_M, sms=self.ctas or ASSUMED_SMS)
+
+    def ctas_launched(self) -> int:
+        x, y, z = self.grid()
+        return x * y * z
+
+
+def check(cfg: HopperGemm) -> None:
+    """Refuse combinations the kernel cannot run, naming the fix."""
+    geo = cfg.geometry()
+    require(geo.accumulators_per_thread <= MAX_ACCUMULATORS,
+            f"tile {cfg.tile.value} with {cfg.consumer_wgs} consumer warpgroup(s) needs "
+            f"{geo.accumulators_per_thread} fp32 accumulators per thread, more than the {MAX_ACCUMULATORS} "
+            "that fit beside the addresses in 232 registers", "use consumer_wgs=2 or tile 128x128x64")
+    require(cfg.stages <= geo.max_stages(),
+            f"{cfg.stages} stages x {geo.stage_bytes} B + {geo.epilogue_bytes} B of epilogue buffers exceed "
+            "227 KiB of shared memory per CTA", f"use stages <= {geo.max_stages()}")
+    require(cfg.stages >= 2, f"stages={cfg.stages} leaves the load task nothing to fill while WGMMA reads",
+            "use stages >= 2")
+    require(cfg.m >= 1 and cfg.n % 8 == 0 and cfg.k % 8 == 0,
+            f"(M, N, K)=({cfg.m}, {cfg.n}, {cfg.k}) breaks TMA's 16-byte row alignment",
+            "use N and K multiples of 8")
+    require(cfg.block < cfg.ctas_launched(),
+            f"view CTA {cfg.block} is not launched ({cfg.ctas_launched()} CTAs)",
+            f"pick block < {cfg.ctas_launched()}")
+
+
+def async_reads(cfg: HopperGemm) -> AsyncReads:
+    """What the kernel's WGMMA does that TS cannot see, for the async-read rule."""
+    return AsyncReads(resource="smem_ab", issue="mma", in_flight=cfg.release.in_flight, drains=("drain",))
+
+
+def _pipeline(cfg: HopperGemm, geo: Geometry) -> PipelineConfig:
+    """TmaAsync: the four load warps each bring a quarter of a stage; every consumer warp releases it
+    (to both CTAs of a 2x1 cluster, whose TMA multicasts write into it)."""
+    return PipelineConfig.create_tma_async_pipeline_cfg(
+        num_stages=cfg.stages, num_bytes=geo.stage_bytes,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.consumer_wgs * 4 * geo.cluster_m),
+        cta_layout_vmnk=(1, geo.cluster_m, 1, 1),
+        producer_signaling_threads=SignalingThreads.TaskWarpLeader,
+        advance_on_wait=cfg.release is Release.LAGGED,
+        num_bytes_per_warp_per_cta=geo.stage_bytes // LOAD_WARPS)
+
+
+def _queue(cfg: HopperGemm, ctx: BuildContext, threads: int) -> WorkQueue | None:
+    params = runtime(ctx, "scheduler_params", None)
+    if cfg.persistence is QueueKind.STATIC:
+        return WorkQueue(name="tiles", tile_scheduler_config=TileSchedulerConfig
+                         .create_static_persistent_tile_scheduler_params(tile_scheduler_params=params))
+    if cfg.persistence is QueueKind.CLC:
+        sched = TileSchedulerConfig.create_clc_dynamic_persistent_tile_scheduler_params(
+            params, response_ptr=runtime(ctx, "clc_response", None))
+        fetch = PipelineConfig.create_clc_fetch_async_pipeline_cfg(
+            num_stages=2, num_bytes=16, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, threads * cfg.cluster.m),
+            cta_layout_vmnk=(1, cfg.cluster.m, 1, 1))
+        return WorkQueue(name="tiles", tile_scheduler_config=sched, pipeline_config=fetch)
+    return None
+
+
+def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
+    """Load task on warps 0-3, consumer task on the next 4 x consumer_wgs warps (+ a CLC scheduler warp)."""
+    geo = cfg.geometry()
+    where = viewpoint(cfg, ctx, cfg.ctas_launched())
+    n_k = runtime(ctx, "k_blocks", k_blocks(cfg.k))
+    swap = cfg.raster is Raster.ALONG_N and cfg.persistence is QueueKind.NONE
+    consumer0 = LOAD_WARPS * 32
+    src = GlobalOperands(name="global_ab", swap_mn=swap)
+    smem = SmemOperands(name="smem_ab", pipeline_config=_pipeline(cfg, geo), geo=geo, in_flight=cfg.release.in_flight,
+                        tma_a=tensor(ctx, "tma_a"), tma_b=tensor(ctx, "tma_b"), g_a=tensor(ctx, "g_a"),
+                        g_b=tensor(ctx, "g_b"), consumer_thread0=consumer0)
+    out = OutputTile(name="c", geo=geo, swap_mn=swap, tma_c=tensor(ctx, "tma_c"), g_c=tensor(ctx, "g_c"),
+                     consumer_thread0=consumer0)
+    allocator = SmemAllocator()
+    allocator.add_resource(smem)
+    allocator.add_resource(out)
+    allocator.compute_layout()
+    clc = cfg.persistence is QueueKind.CLC
+    wq = _queue(cfg, ctx, geo.threads + (32 if clc else 0))
+    parts, release = geo.epilogue_parts, cfg.release
+
+    def load_k_blocks(src: Any, smem: Any) -> None:
+        with domain_loop(0, n_k, 1):
+            m, n, k = src.locate()
+            smem.try_acquire()
+            smem.acquire()
+            smem.load(m_block=m, n_block=n, k_block=k)
+            smem.commit()
+
+    def one_tile(smem: Any, out: Any) -> None:
+        acc = smem.clear()
+        with domain_loop(0, n_k, 1) as kb:
+            smem.try_wait()
+            smem.wait()
+            acc = smem.mma(acc=acc)
+            if release is Release.LAGGED:
+                with kb.every(1, start=1):
+                    smem.release()  # the previous k-block's stage: its WGMMA group has completed
+                with kb.last_iter():
+                    smem.drain()
+                    smem.release()
+            else:
+                smem.release()
+        if release is Release.PREMATURE:
+            smem.drain()
+        for part in range(parts):
+            out.stage(acc=acc, part=part)
+            out.store(part=part)
+
+    def next_tile(wq: Any) -> None:
+        wq.try_wait()
+        wq.wait()
+        wq.get_and_advance_work_tile()
+        wq.release()
+
+    if wq is None:
+        @schedule
+        def load(src: GlobalOperands, smem: SmemOperands) -> None:
+            load_k_blocks(src, smem)
+
+        @schedule
+        def mma(smem: SmemOperands, out: OutputTile) -> None:
+            one_tile(smem, out)
+            out.flush()
+
+        load_sched, mma_sched, extra = load(src, smem), mma(smem, out), []
+    else:
+        @schedule
+        def load(src: GlobalOperands, smem: SmemOperands, wq: WorkQueue) -> None:
+            with work_tile_loop(wq):
+                load_k_blocks(src, smem)
+                next_tile(wq)
+
+        @schedule
+        def mma(smem: SmemOperands, out: OutputTile, wq: WorkQueue) -> None:
+            with work_tile_loop(wq):
+                one_tile(smem, out)
+                next_tile(wq)
+            out.flush()
+
+        load_sched, mma_sched, extra = load(src, smem, wq), mma(smem, out, wq), [wq]
+
+    load_task = Task(name="load", src_resources=[src, *extra], dst_resources=[smem], warp_idx=0,
+                     num_warps=LOAD_WARPS, schedule=load_sched, num_registers=LOAD_REGISTERS)
+    mma_task = Task(name="mma", src_resources=[smem, *extra], dst_resources=[out], warp_idx=LOAD_WARPS,
+                    num_warps=4 * cfg.consumer_wgs, schedule=mma_sched,
+                    num_registers=CLC_MMA_REGISTERS if clc else MMA_REGISTERS)
+    tasks = [load_task, mma_task]
+    graph: dict[Any, list[Any]] = {smem: [src, *extra], out: [smem, *extra]}
+    if clc:
+        tasks.append(_scheduler_task(wq, LOAD_WARPS + 4 * cfg.consumer_wgs))
+        graph[wq] = [wq]
+    return Built(tasks=tasks, resource_dependency_graph=graph, task_manager_kwargs={"smem_allocator": allocator},
+                 notes=() if ctx.on_gpu else _notes(cfg, geo, where))
+
+
+def _scheduler_task(wq: WorkQueue, warp: int) -> Task:
+    """CLC: one warp fetches the next tile for everybody (sm_100+ only)."""
+    @schedule
+    def scheduler(wq: WorkQueue) -> None:
+        with work_tile_loop(wq):
+            with domain_loop(0, 0, 1):
+                pass
+            wq.try_acquire()
+            wq.acquire()
+            wq.fetch_work_tile()
+            wq.commit()
+            wq.try_wait()
+            wq.wait()
+            wq.get_and_advance_work_tile()
+            wq.release()
+
+    return Task(name="scheduler", src_resources=[wq], dst_resources=[wq], warp_idx=warp, num_warps=1,
+                schedule=scheduler(wq))
+
+
+def _notes(cfg: HopperGemm, geo: Geometry, where: Any) -> tuple[str, ...]:
+    tiles_m, tiles_n = -(-cfg.m // geo.tile_m), -(-cfg.n // geo.tile_n)
+    notes = [
+        f"CPU view: C[{cfg.m} x {cfg.n}] = A[{cfg.m} x {cfg.k}] · B[{cfg.n} x {cfg.k}]ᵀ, {tiles_m} x {tiles_n} "
+        f"output tiles of {geo.tile_m} x {geo.tile_n}, {k_blocks(cfg.k)} k-blocks of 64 per tile",
+        f"{cfg.stages} A/B stages x {geo.stage_bytes // 1024} KiB + {geo.epilogue_bytes // 1024} KiB of epilogue "
+        f"buffers = {geo.smem_bytes // 1024} KiB of shared memory; "
+        f"{geo.accumulators_per_thread} fp32 accumulators per consumer thread",
+        f"release: {cfg.release.value}",
+        "TS does not model WGMMA's asynchronous shared-memory reads; the async-read rule checks the releases",
+    ]
+    if cfg.persistence is QueueKind.STATIC:
+        notes.append(f"CTA {where.block} of {cfg.ctas_launched()} persistent CTAs walks tiles "
+                     f"{where.block}, {where.block}+{cfg.ctas_launched()}, ... ({cfg.raster.value})")
+    elif cfg.persistence is QueueKind.CLC:
+        notes.append("CLC hands tiles out at run time; it needs sm_100+, where WGMMA does not exist: "
+                     "this variant records and verifies but launches on no GPU")
+    if cfg.cluster is Cluster.C2x1:
+        notes.append("2x1 cluster: each CTA loads half of the shared B tile and multicasts it to both")
+    return tuple(notes)
+
+
+SCENARIO = register(Scenario(
+    name="hopper_gemm",
+    title="Hopper WGMMA GEMM (bf16, fp32 accumulate)",
+    config_type=HopperGemm,
+    build_fn=build,
+    check_fn=check,
+    description="C = A·Bᵀ: a TMA load warpgroup fills A/B stages; WGMMA consumer warpgroups accumulate in "
+                "registers, release each stage one k-block late and store C through shared memory with TMA.",
+    kernel="ts_explore.kernels.gemm",
+))
