@@ -175,7 +175,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 # LaunchError reasons that mean "not on this machine / not this config" rather than a failed run.
 _REFUSALS = frozenset({"no_kernel", "bad_config", "unverified", "no_cuda_python", "no_driver", "no_device",
-                       "probe_failed", "needs_sm100", "needs_newer_gpu",
+                       "probe_failed", "needs_sm100", "needs_newer_gpu", "cannot_run_here",
                        "bad_size", "unpicklable"})
 
 

@@ -92,9 +92,13 @@ def test_launch_blockers_name_every_reason() -> None:
     none = Probe("no_driver", "no NVIDIA driver on this machine")
     assert launch_blockers(CLC_SET, none) == ["no NVIDIA driver on this machine"]
     assert launch_blockers(CLC_SET, SM90) == []
-    (clc,) = launch_blockers(CLC_SET, SM90, config=CLC)
+    persistent = get("persistent_copy")
+    (clc,) = launch_blockers(CLC_SET, SM90, persistent, CLC)
     assert "CLC dynamic persistence" in clc and "needs an sm_100+ GPU" in clc and "sm_90" in clc
-    assert launch_blockers(CLC_SET, SM100, config=CLC) == []
+    assert launch_blockers(CLC_SET, SM100, persistent, CLC) == []
+    gemm = get("hopper_gemm")
+    (wgmma,) = launch_blockers(CLC_SET, SM100, gemm, gemm.config())
+    assert "WGMMA needs an sm_90a GPU" in wgmma, "one rule per kernel, asked by the panel too"
     assert "does not verify" in launch_blockers(None, SM100)[0]
     assert "sm_80" in launch_blockers(CLC_SET, _device((8, 0), "A100"))[0]
 

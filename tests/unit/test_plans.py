@@ -91,3 +91,34 @@ def test_a_plan_that_cannot_take_a_size_names_the_fix() -> None:
     with pytest.raises(LaunchError, match="not between 1 and") as err:
         launch_plan("guards_demo", 0, device=H200)
     assert err.value.reason == "bad_size"
+
+
+@pytest.mark.parametrize("shape", [(8192, 8192, 8192), (4096, 4096, 4096), (300, 520, 200), (16384, 1024, 4096)])
+@pytest.mark.parametrize("cluster", ["1x1", "2x1"])
+def test_gemm_plans_cover_every_tile_and_record_the_k_blocks(shape, cluster) -> None:
+    from ts_explore.kernels import gemm
+    from ts_explore.kernels.gemm_geometry import k_blocks, tile_counts
+
+    sc = get("hopper_gemm")
+    cfg = sc.config(cluster=cluster)
+    plan = gemm.plan(cfg, shape, H200)
+    assert covered(plan.instances) == list(range(plan.ctas))
+    tiles_m, tiles_n = tile_counts(shape, cfg.geometry())
+    c = cfg.geometry().cluster_m
+    handed_out = sum(i.iterations * i.count for i in plan.instances) // c
+    assert handed_out == -(-tiles_m // c) * tiles_n, "every (cluster) tile handed out once"
+    for instance in plan.instances:
+        built = sc.build(cfg, BuildContext.for_instance(instance.view))
+        loads = capture_task_set(built.tasks, built.resource_dependency_graph).tasks[0].schedule.domain_loop()
+        assert loads.end.value == k_blocks(shape[2]), "the verified instance unrolls the launch's k-blocks"
+
+
+def test_gemm_sizes_are_shapes_and_tma_alignment_is_refused_with_a_reason() -> None:
+    from ts_explore.gpu.errors import LaunchError
+    from ts_explore.gpu.plan import launch_plan
+
+    with pytest.raises(LaunchError, match="shape \\(M, N, K\\)"):
+        launch_plan("hopper_gemm", 1 << 20, device=H200)
+    with pytest.raises(LaunchError, match="K") as err:
+        launch_plan("hopper_gemm", (256, 256, 100), device=H200)
+    assert err.value.reason == "bad_size"

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import ipywidgets as widgets
 
 from ..gpu.probe import Probe, probe
-from ..gpu.safety import required_cc
+from ..gpu.safety import launch_refusal
 from ..model import TaskSet
 from .panels import FAIL_COLOUR, OK_COLOUR, note_html
 
@@ -32,9 +32,9 @@ def launch_blockers(task_set: TaskSet | None, device: Probe, scenario: Any = Non
         return reasons
     if limits.cc < (9, 0):
         reasons.append(f"{limits.name} is sm_{limits.cc[0]}{limits.cc[1]}; TS kernels need sm_90 or newer")
-    need = required_cc(config) if config is not None else None
-    if need is not None and limits.cc < need[:2]:
-        reasons.append(f"{need[2]}; {limits.name} is sm_{limits.cc[0]}{limits.cc[1]}")
+    refusal = launch_refusal(scenario, config, limits) if scenario is not None and config is not None else None
+    if refusal is not None:
+        reasons.append(refusal[1])
     return reasons
 
 

@@ -27,7 +27,7 @@ from .plan import device_limits, kernel_module, launch_plan, plans_for
 from .probe import probe
 from .reference import Mismatch
 from .result import MEMCPY, TORCH, LaunchResult, SizeRun
-from .safety import prove, required_cc
+from .safety import launch_refusal, prove, required_cc
 from .timing import Timing
 from .worker import WorkerHandle, portable_config
 
@@ -49,7 +49,7 @@ def _config(sc: Scenario, config: Any, overrides: dict[str, Any]) -> Any:
         raise LaunchError("bad_config", str(exc)) from None
 
 
-def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[int] = DEFAULT_SIZES, reps: int = 20,
+def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any] | None = None, reps: int = 20,
            warmup: int = 3, timeout: float = 180.0, force: bool = False, check: bool = True,
            references: bool = True, **overrides: Any) -> LaunchResult:
     """Run ``scenario`` with ``config`` (or its defaults plus ``overrides``) once per size.
@@ -67,7 +67,7 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[int]
     sc = get(scenario)
     cfg = _config(sc, config, overrides)
     module = kernel_module(sc)
-    sizes = tuple(sizes)
+    sizes = tuple(getattr(module, "DEFAULT_SIZES", DEFAULT_SIZES) if sizes is None else sizes)
     if not sizes:
         raise LaunchError("bad_size", "sizes is empty; pass e.g. sizes=[1 << 22]")
     known: dict[Any, tuple[str, str]] = {}
@@ -76,11 +76,10 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[int]
     unavailable = cuda_unavailable_reason()
     if unavailable is not None:
         raise LaunchError(*unavailable)
-    need = required_cc(cfg)
     limits = device_limits()
-    if need is not None and limits.cc < need[:2]:
-        raise LaunchError("needs_sm100" if need[0] == 10 else "needs_newer_gpu", f"{need[2]}; this GPU is "
-                          f"{limits.name} (sm_{limits.cc[0]}{limits.cc[1]})")
+    refusal = launch_refusal(sc, cfg, limits)
+    if refusal is not None:
+        raise LaunchError(*refusal)
     message = {"scenario": sc.name, "kernel": module.__name__, "config": portable_config(cfg), "sizes": sizes}
     prepared = _ask({"op": "prepare", **message}, timeout, gate)
     plans = prepared["plans"]

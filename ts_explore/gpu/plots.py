@@ -13,18 +13,15 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 from matplotlib.figure import Figure
 
-from .timing import MEMCPY, TORCH
+from .timing import MATMUL, MEMCPY, TORCH
 
 if TYPE_CHECKING:  # the result imports this module to draw itself
     from .result import LaunchResult
 
-REFERENCE_STYLE = {MEMCPY: dict(color="tab:gray", linestyle="--"), TORCH: dict(color="tab:purple", linestyle=":")}
+REFERENCE_STYLE = {MEMCPY: dict(color="tab:gray", linestyle="--"), TORCH: dict(color="tab:purple", linestyle=":"),
+                   MATMUL: dict(color="tab:purple", linestyle=":")}
+H200_DENSE_BF16_TFLOPS = 989.0  # the data sheet's dense bf16 peak, drawn on TFLOP/s plots of an H200
 KERNEL_COLOR = "tab:blue"
-
-
-def _mib(elements: int) -> str:
-    mib = elements * 4 / 2**20
-    return f"{mib:.0f} MiB" if mib >= 1 else f"{elements * 4 / 1024:.0f} KiB"
 
 
 def timing_distribution(result: LaunchResult) -> Figure:
@@ -43,7 +40,7 @@ def timing_distribution(result: LaunchResult) -> Figure:
         meds = [r.reference(label).median_ms * 1e3 if r.reference(label) else np.nan for r in runs]
         if not np.all(np.isnan(meds)):
             ax.scatter(positions + 0.3, meds, marker="_", s=300, color=style["color"], label=f"{label} (median)")
-    ax.set_xticks(positions, [_mib(r.elements) for r in runs])
+    ax.set_xticks(positions, [r.label for r in runs])
     ax.set_xlabel("problem size")
     ax.set_ylabel("time per launch (µs)")
     ax.set_title(f"{result.scenario}: timing spread over {len(runs[0].kernel.times_ms)} repetitions")
@@ -51,8 +48,34 @@ def timing_distribution(result: LaunchResult) -> Figure:
     return fig
 
 
+def rate_per_problem(result: LaunchResult) -> Figure:
+    """TFLOP/s (or GB/s) per problem shape as bars, references and the device's peak as marks."""
+    fig = Figure(figsize=(6.4, 3.8), layout="constrained")
+    ax = fig.add_subplot()
+    runs = result.runs
+    x = np.arange(len(runs))
+    ax.bar(x, [r.rate for r in runs], width=0.6, color=[KERNEL_COLOR if r.ok else "tab:red" for r in runs],
+           label=result.scenario)
+    for i, r in enumerate(runs):
+        ax.text(i, r.rate, f"{r.rate:.0f}" + ("" if r.ok else " (wrong)"), ha="center", va="bottom", fontsize="small")
+        for ref in r.references:
+            ax.hlines(ref.rate(), i - 0.35, i + 0.35, label=ref.label if i == 0 else None,
+                      **REFERENCE_STYLE.get(ref.label, dict(color="tab:gray", linestyle="--")))
+    if runs and runs[0].unit == "TFLOP/s" and "H200" in result.device.name:
+        ax.axhline(H200_DENSE_BF16_TFLOPS, color="tab:red", linewidth=1,
+                   label=f"H200 dense bf16 peak {H200_DENSE_BF16_TFLOPS:.0f} TFLOP/s")
+    ax.set_xticks(x, [r.label for r in runs])
+    ax.set_ylabel(runs[0].unit if runs else "")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{result.scenario} on {result.device.name}")
+    ax.legend(fontsize="small")
+    return fig
+
+
 def bandwidth_vs_size(result: LaunchResult) -> Figure:
     """GB/s (bytes read + written) vs bytes moved, with memcpy / torch.copy_ and the device peak as references."""
+    if any(r.shape or r.kernel.flops for r in result.runs):
+        return rate_per_problem(result)
     fig = Figure(figsize=(6.4, 3.8), layout="constrained")
     ax = fig.add_subplot()
     runs = sorted(result.runs, key=lambda r: r.bytes_moved)
@@ -142,7 +165,7 @@ def mismatch_heatmap(result: LaunchResult) -> Figure | None:
     for ax, (run, m) in zip(axes, wrong):
         image = ax.imshow(m.heatmap, aspect="auto", cmap="Reds", interpolation="nearest")
         fig.colorbar(image, ax=ax, label="wrong elements per cell")
-        ax.set_title(f"{m.output} @ {_mib(run.elements)}: {m.count:,} of {m.total:,} wrong", fontsize="small")
+        ax.set_title(f"{m.output} @ {run.label}: {m.count:,} of {m.total:,} wrong", fontsize="small")
         ax.set_xlabel("column (binned)")
         ax.set_ylabel("row (binned)")
     return fig
@@ -177,5 +200,5 @@ def to_png(fig: Figure, dpi: int = 100) -> bytes:
     return buf.getvalue()
 
 
-__all__ = ["bandwidth_vs_size", "launch_panel_figures", "mismatch_heatmap", "result_html", "shapes_side_by_side",
+__all__ = ["bandwidth_vs_size", "rate_per_problem", "launch_panel_figures", "mismatch_heatmap", "result_html", "shapes_side_by_side",
            "timing_distribution", "to_png"]

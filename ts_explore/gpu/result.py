@@ -13,7 +13,7 @@ from .timing import MEMCPY, TORCH, Timing
 
 @dataclass(frozen=True)
 class SizeRun:
-    """One problem size: the kernel's timing, reference copies of the same bytes, and mismatches."""
+    """One problem size: the kernel's timing, references doing the same work, and mismatches."""
 
     elements: int
     bytes_moved: int
@@ -22,6 +22,7 @@ class SizeRun:
     references: tuple[Timing, ...] = ()
     mismatches: tuple[Mismatch, ...] = ()
     checked: bool = True
+    shape: str = ""  # the problem in words when it is not a flat size (e.g. ``8192x8192x8192``)
 
     @property
     def ok(self) -> bool:
@@ -31,13 +32,30 @@ class SizeRun:
     def gbps(self) -> float:
         return self.kernel.gbps()
 
+    @property
+    def rate(self) -> float:
+        """The kernel's figure of merit (median): TFLOP/s for arithmetic, GB/s for copies."""
+        return self.kernel.rate()
+
+    @property
+    def unit(self) -> str:
+        return self.kernel.unit
+
+    @property
+    def label(self) -> str:
+        """The size in words: the shape, or the bytes moved."""
+        if self.shape:
+            return self.shape
+        mib = self.elements * 4 / 2**20
+        return f"{mib:.0f} MiB" if mib >= 1 else f"{self.elements * 4 / 1024:.0f} KiB"
+
     def reference(self, label: str) -> Timing | None:
         return next((r for r in self.references if r.label == label), None)
 
-    def ratio(self, label: str = MEMCPY) -> float | None:
-        """Kernel bandwidth over a reference copy's (median vs median)."""
-        ref = self.reference(label)
-        return self.gbps / ref.gbps() if ref is not None else None
+    def ratio(self, label: str | None = None) -> float | None:
+        """Kernel rate over a reference's (median vs median); the first reference by default."""
+        ref = self.reference(label) if label is not None else (self.references[0] if self.references else None)
+        return self.rate / ref.rate() if ref is not None else None
 
 
 @dataclass(frozen=True)
@@ -63,7 +81,7 @@ class LaunchResult:
 
     @property
     def best(self) -> SizeRun:
-        return max(self.runs, key=lambda r: r.gbps)
+        return max(self.runs, key=lambda r: r.rate)
 
     def summary(self) -> str:
         """A few lines a notebook prints."""
@@ -73,11 +91,12 @@ class LaunchResult:
         lines = [head, ("verifier (FORCED past a failure): " if self.forced else "verifier: ")
                  + self.verdict.replace("\n", "; ")]
         for r in self.runs:
-            refs = ", ".join(f"{t.label} {t.gbps():.0f} GB/s" for t in r.references)
+            refs = ", ".join(f"{t.label} {t.rate():.0f} {t.unit}" for t in r.references)
             state = "correct" if r.ok else ("not checked" if not r.checked else
                                             "WRONG: " + "; ".join(m.text for m in r.mismatches if m.count))
-            lines.append(f"  {r.elements:>12,d} elements, {r.grid} CTAs: {r.kernel.median_ms:.4f} ms, "
-                         f"{r.gbps:.0f} GB/s" + (f" (refs: {refs})" if refs else "") + f" - {state}")
+            size = r.shape or f"{r.elements:>12,d} elements"
+            lines.append(f"  {size}, {r.grid} CTAs: {r.kernel.median_ms:.4f} ms, {r.rate:.0f} {r.unit}"
+                         + (f" (refs: {refs})" if refs else "") + f" - {state}")
         if self.device.peak_gbps:
             lines.append(f"  device peak (clock x bus width): {self.device.peak_gbps:.0f} GB/s")
         return "\n".join(lines)

@@ -8,10 +8,10 @@ from typing import Any
 from .cache import CompileCache, Compiled
 from .device import Buffers, CudaError, DeviceInfo, check, open_device
 from .errors import LaunchError
-from ..kernels.host import HostProblem
-from .reference import compare
+from ..kernels.host import DeviceProblem, HostProblem
+from .reference import Mismatch, compare
 from .result import MEMCPY, SizeRun
-from .timing import Timing, time_events, time_torch_copy
+from .timing import Timing, time_events, time_torch, time_torch_copy
 
 
 class Runner:
@@ -80,8 +80,26 @@ class Runner:
         """Run, check and time each planned size with the cached kernel."""
         compiled, _, _ = self.compiled(m, info)
         kernel = importlib.import_module(m["kernel"])
-        runs = tuple(self.run_size(compiled.fn, kernel.host_problem(m["config"], plan), m) for plan in m["plans"])
+        if hasattr(kernel, "device_problem"):
+            runs = tuple(self.run_on_device(kernel.device_problem(compiled.fn, m["config"], plan, self.stream), m)
+                         for plan in m["plans"])
+        else:
+            runs = tuple(self.run_size(compiled.fn, kernel.host_problem(m["config"], plan), m) for plan in m["plans"])
         return {"ok": True, "device": info, "runs": runs}
+
+    def run_on_device(self, problem: DeviceProblem, m: dict[str, Any]) -> SizeRun:
+        """A problem made on the GPU: run once, check against the GPU reference, time kernel and references."""
+        self.guarded(lambda: (problem.launch(), check(_sync(self.stream))))
+        mismatches: tuple[Mismatch, ...] = ()
+        if m.get("check", True):
+            wrong, total, first, heat = self.guarded(problem.check)
+            mismatches = (Mismatch(problem.output, int(wrong), int(total), tuple(first), heat),)
+        timing = self.guarded(lambda: time_events(problem.launch, self.stream, m["reps"], m["warmup"], "kernel",
+                                                  problem.bytes_moved, problem.flops))
+        refs = tuple(time_torch(run, m["reps"], m["warmup"], label, problem.bytes_moved, problem.flops)
+                     for label, run in problem.references.items()) if m.get("references", True) else ()
+        return SizeRun(problem.elements, problem.bytes_moved, problem.grid, timing, refs, mismatches,
+                       checked=bool(m.get("check", True)), shape=problem.shape)
 
     def run_size(self, fn: Any, problem: HostProblem, m: dict[str, Any]) -> SizeRun:
         from ..kernels.build import gmem_ptr

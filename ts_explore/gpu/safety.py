@@ -10,11 +10,12 @@ launch unless the caller forces it.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Iterable
 
 from ..kernels.contract import BuildContext
 from ..model import QueueKind
-from ..model.plan import GateReport, LaunchPlan, ProvenInstance
+from ..model.plan import DeviceLimits, GateReport, LaunchPlan, ProvenInstance
 from ..scenarios.base import Scenario
 
 
@@ -54,6 +55,23 @@ def _fingerprint(task_set: Any) -> Any:
         return repr(task_set)
 
 
+def launch_refusal(scenario: Scenario, config: Any, limits: DeviceLimits) -> tuple[str, str] | None:
+    """``(reason, message)`` when ``config`` cannot run on this GPU; None when it can.
+
+    The one place for architecture rules: the config's needs (:func:`required_cc`)
+    and the kernel module's own ``launch_refusal(cfg, arch)`` when it has one.
+    """
+    arch = f"sm_{limits.cc[0]}{limits.cc[1]}"
+    need = required_cc(config)
+    if need is not None and limits.cc < need[:2]:
+        return ("needs_sm100" if need[0] == 10 else "needs_newer_gpu", f"{need[2]}; this GPU is {limits.name} ({arch})")
+    kernel = getattr(scenario, "kernel", None)
+    module = importlib.import_module(kernel) if isinstance(kernel, str) else None
+    rule = getattr(module, "launch_refusal", None)
+    message = rule(config, arch + "a" if limits.cc >= (9, 0) else arch) if callable(rule) else None
+    return ("cannot_run_here", message) if message else None
+
+
 def required_cc(config: Any) -> tuple[int, int, str] | None:
     """The compute capability a config needs to run, and why (None: any sm_90 GPU)."""
     if getattr(config, "queue", None) is QueueKind.CLC:
@@ -62,4 +80,4 @@ def required_cc(config: Any) -> tuple[int, int, str] | None:
     return None
 
 
-__all__ = ["prove", "required_cc"]
+__all__ = ["launch_refusal", "prove", "required_cc"]

@@ -17,15 +17,17 @@ from .device import check
 # Labels of the reference copies timed next to a kernel.
 MEMCPY = "cudaMemcpyAsync D2D"
 TORCH = "torch.copy_"
+MATMUL = "torch.matmul"
 
 
 @dataclass(frozen=True)
 class Timing:
-    """Per-repetition times of one operation and its bandwidth (bytes read + written)."""
+    """Per-repetition times of one operation, and its rate: TFLOP/s when it counts FLOPs, else GB/s moved."""
 
     label: str
     times_ms: tuple[float, ...]
     bytes_moved: int
+    flops: int = 0  # floating-point operations per repetition (0: a copy, rated in GB/s)
 
     @property
     def median_ms(self) -> float:
@@ -44,14 +46,32 @@ class Timing:
         ms = self.median_ms if ms is None else ms
         return self.bytes_moved / (ms * 1e-3) / 1e9 if ms > 0 else float("inf")
 
+    def tflops(self, ms: float | None = None) -> float:
+        """TFLOP/s (1e12 FLOPs per second) at ``ms`` (the median by default)."""
+        ms = self.median_ms if ms is None else ms
+        return self.flops / (ms * 1e-3) / 1e12 if ms > 0 else float("inf")
+
+    @property
+    def unit(self) -> str:
+        """``TFLOP/s`` for arithmetic, ``GB/s`` for copies."""
+        return "TFLOP/s" if self.flops else "GB/s"
+
+    def rate(self, ms: float | None = None) -> float:
+        """The figure of merit in :attr:`unit`.
+
+        >>> Timing("k", (2.0,), bytes_moved=8_000_000).rate(), Timing("m", (1.0,), 0, flops=10**12).rate()
+        (4.0, 1000.0)
+        """
+        return self.tflops(ms) if self.flops else self.gbps(ms)
+
     @property
     def summary(self) -> str:
         return (f"{self.label}: median {self.median_ms:.4f} ms (min {self.min_ms:.4f}, max {self.max_ms:.4f}) "
-                f"= {self.gbps():.0f} GB/s")
+                f"= {self.rate():.0f} {self.unit}")
 
 
 def time_events(run: Callable[[], None], stream: object, reps: int, warmup: int, label: str,
-                bytes_moved: int) -> Timing:
+                bytes_moved: int, flops: int = 0) -> Timing:
     """Time ``run`` (which enqueues work on ``stream``) with CUDA events."""
     from cuda.bindings import driver as cu
 
@@ -68,7 +88,24 @@ def time_events(run: Callable[[], None], stream: object, reps: int, warmup: int,
     for start, stop in events:
         check(cu.cuEventDestroy(start))
         check(cu.cuEventDestroy(stop))
-    return Timing(label, times, bytes_moved)
+    return Timing(label, times, bytes_moved, flops)
+
+
+def time_torch(run: Callable[[], None], reps: int, warmup: int, label: str, bytes_moved: int,
+               flops: int = 0) -> Timing:
+    """Time ``run`` (work enqueued on torch's current stream) with torch's CUDA events."""
+    import torch
+
+    for _ in range(warmup):
+        run()
+    torch.cuda.synchronize()
+    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+    for start, stop in pairs:
+        start.record()
+        run()
+        stop.record()
+    torch.cuda.synchronize()
+    return Timing(label, tuple(float(a.elapsed_time(b)) for a, b in pairs), bytes_moved, flops)
 
 
 def time_torch_copy(nbytes: int, reps: int, warmup: int) -> Timing | None:
@@ -96,4 +133,4 @@ def time_torch_copy(nbytes: int, reps: int, warmup: int) -> Timing | None:
     return Timing("torch.copy_", times, 2 * nbytes)
 
 
-__all__ = ["MEMCPY", "TORCH", "Timing", "time_events", "time_torch_copy"]
+__all__ = ["MATMUL", "MEMCPY", "TORCH", "Timing", "time_events", "time_torch", "time_torch_copy"]

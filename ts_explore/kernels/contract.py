@@ -15,6 +15,11 @@ A kernel module (``Scenario.kernel``) provides:
     inputs, the exact expected outputs and the argument list (:mod:`.host`).
 ``compile(scenario, cfg, *, arch=None, on_built=None)``
     the compiled host function, called with the plan's arguments.
+
+Optionally: ``device_problem(fn, cfg, plan, stream)`` instead of
+``host_problem`` for data made and checked on the GPU (:class:`.host.DeviceProblem`),
+``launch_refusal(cfg, arch)`` naming why a config cannot run on an
+architecture, and ``DEFAULT_SIZES`` for ``launch()`` without sizes.
 """
 
 from __future__ import annotations

@@ -21,7 +21,9 @@ import cutlass.cute as cute
 import cutlass.utils as utils
 from cutlass.cute.nvgpu import cpasync
 
-from .build import default_stream, gmem_ptr
+from ..model.plan import DeviceLimits, Instance, LaunchPlan
+from .build import compile_options, default_stream, gmem_ptr
+from .host import DeviceProblem, SizeError, strided_instances
 from .common import BuiltHook, quiet_task_manager
 from .gemm_geometry import (
     EPILOGUE_N, H200_DENSE_BF16_TFLOPS, TILE_K, Geometry, Raster, Release, bytes_moved, cluster_dims, flops,
@@ -30,6 +32,7 @@ from .gemm_geometry import (
 from .gemm_resources import IN_DTYPE, OUT_DTYPE, load_slices, smem_layouts
 
 Shape = tuple  # (M, N, K)
+DEFAULT_SIZES = ((4096, 4096, 4096),)  # what launch() runs when given no sizes
 
 
 def launch_refusal(cfg: Any, arch: str | None = "sm_90a") -> str | None:
@@ -64,15 +67,13 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
     host = host_function(scenario, cfg, on_built)
     args = [gmem_ptr(0, IN_DTYPE), gmem_ptr(0, IN_DTYPE), gmem_ptr(0, OUT_DTYPE)]
     args += [cutlass.Int32(8)] * 6
-    if arch:
-        return cute.compile(host, *args, default_stream(), options=f"--gpu-arch {arch}")
-    return cute.compile(host, *args, default_stream())
+    return cute.compile(host, *args, default_stream(), options=compile_options(arch))
 
 
 def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None) -> Any:
     """The ``@cute.jit`` host function: TMA descriptors from (M, N, K), then the kernel launch."""
     from ..model import QueueKind
-    from ..scenarios.base import BuildContext
+    from .contract import BuildContext
 
     geo: Geometry = cfg.geometry()
     persistent = cfg.persistence is QueueKind.STATIC
@@ -138,6 +139,82 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None) ->
             min_blocks_per_mp=1)
 
     return host
+
+
+# ---- the launch plan and the problem the launch worker runs -------------------------------------------------
+
+
+def problem_shape(size: Any) -> tuple[int, int, int]:
+    """``size`` as ``(M, N, K)``; SizeError naming the fix for anything else or a shape TMA cannot stride."""
+    try:
+        shape = tuple(int(v) for v in size)
+    except TypeError:
+        raise SizeError(f"a GEMM size is a shape (M, N, K), got {size!r}; pass e.g. sizes=[(4096, 4096, 4096)]") \
+            from None
+    if len(shape) != 3 or min(shape) < 1:
+        raise SizeError(f"a GEMM size is three positive ints (M, N, K), got {size!r}")
+    refusal = shape_refusal(shape)
+    if refusal is not None:
+        raise SizeError(refusal)
+    return shape  # type: ignore[return-value]
+
+
+def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: int | None = None) -> LaunchPlan:
+    """Persistent CTAs (clusters kept whole) walk output tiles; every tile runs K/64 k-blocks."""
+    from ..model import QueueKind
+
+    shape = problem_shape(size)
+    geo = cfg.geometry()
+    gx, gy, gz = grid(cfg, shape, limits.sms)
+    ctas = gx * gy * gz
+    n_k = k_blocks(shape[2])
+    tiles_m, tiles_n = tile_counts(shape, geo)
+    each = f"{n_k} k-block{'s' if n_k != 1 else ''} each"
+    if cfg.persistence is QueueKind.STATIC:
+        c = geo.cluster_m
+        per_cluster = strided_instances(-(-tiles_m // c) * tiles_n, ctas // c, "tile",
+                                        view=lambda b: {"block": b * c, "grid": ctas, "extra": {"k_blocks": n_k}})
+        instances = tuple(Instance(ctas=(range(i.ctas[0].start * c, (i.ctas[0][-1] + 1) * c),), view=i.view,
+                                   work=f"{i.work}, {each}", iterations=i.iterations) for i in per_cluster)
+    else:
+        instances = (Instance(ctas=(range(ctas),), view={"block": 0, "grid": ctas, "extra": {"k_blocks": n_k}},
+                              work=f"1 tile, {each}", iterations=n_k),)
+    m, n, k = shape
+    return LaunchPlan(kernel=__name__, size=shape, grid=(gx, gy, gz), threads=geo.threads,
+                      smem_bytes=geo.smem_bytes, device=limits, instances=instances, registers=registers,
+                      work_units="(M, N, K)",
+                      assumptions=(f"C[{m} x {n}] = A[{m} x {k}] · B[{n} x {k}]^T in {tiles_m} x {tiles_n} tiles of "
+                                   f"{geo.tile_m} x {geo.tile_n}",))
+
+
+def device_problem(fn: Any, cfg: Any, plan: LaunchPlan, stream: Any) -> DeviceProblem:
+    """Random-normal bf16 inputs on the GPU, checked against an fp32 product; torch.matmul timed beside."""
+    import torch
+
+    shape = plan.size
+    m, n, k = shape
+    a, b = make_inputs(shape)
+    c = torch.empty((m, n), device="cuda", dtype=torch.bfloat16)
+    torch.cuda.synchronize()  # inputs made on torch's stream, the kernel runs on the launcher's
+    run = launcher(fn, a, b, c, cfg, plan.device.sms, stream)
+
+    def check() -> tuple[int, int, tuple, Any]:
+        from cuda.bindings import driver as cu
+
+        cu.cuStreamSynchronize(stream)
+        ref = reference(a, b)
+        bad = ~close(c, ref, k)
+        wrong = int(bad.sum())
+        first: tuple = ()
+        if wrong:
+            idx = torch.nonzero(bad.reshape(-1))[:8, 0].tolist()
+            flat, want = c.reshape(-1).float(), ref.reshape(-1)
+            first = tuple((i, float(want[i]), float(flat[i])) for i in idx)
+        return wrong, m * n, first, error_tiles(bad, cfg) if wrong else None
+
+    return DeviceProblem(launch=run, check=check, references={"torch.matmul": lambda: torch.matmul(a, b.T)},
+                         flops=flops(shape), bytes_moved=bytes_moved(shape), elements=m * n, grid=plan.ctas,
+                         shape=f"{m}x{n}x{k}")
 
 
 # ---- host-side helpers the launcher, the tests and the benchmark share -------------------------------------
@@ -229,6 +306,9 @@ def run(fn: Any, a: Any, b: Any, c: Any, cfg: Any, sms: int, stream: Any = None)
 
 __all__ = [
     "H200_DENSE_BF16_TFLOPS",
+    "device_problem",
+    "plan",
+    "problem_shape",
     "bytes_moved",
     "close",
     "compile",

@@ -43,6 +43,29 @@ class HostProblem:
     zero_filled: tuple[str, ...] = ()
 
 
+@dataclass
+class DeviceProblem:
+    """A problem whose data is made on the GPU (e.g. torch tensors), for kernels the host cannot check exactly.
+
+    A kernel module provides ``device_problem(fn, cfg, plan, stream)`` instead of
+    ``host_problem`` when its inputs are too large to check on the host (a GEMM):
+    ``launch`` runs the compiled kernel once on ``stream``; ``check`` compares
+    the output with a reference computed on the GPU and returns ``(wrong, total,
+    first, heatmap)``; ``references`` are library calls doing the same work,
+    timed beside the kernel in the same process.
+    """
+
+    launch: Any  # () -> None
+    check: Any  # () -> (wrong elements, total, ((index, expected, got), ...), heatmap array or None)
+    references: dict[str, Any]  # label -> () -> None
+    flops: int
+    bytes_moved: int
+    elements: int  # output elements
+    grid: int  # CTAs launched
+    shape: str  # the problem in words, e.g. "8192x8192x8192"
+    output: str = "C"
+
+
 @functools.lru_cache(maxsize=2)
 def pattern(n: int, salt: int = 0) -> np.ndarray:
     """Deterministic, position-dependent int32 data (neighbours differ); read-only and cached per size."""
@@ -97,6 +120,7 @@ def strided_instances(count: int, workers: int, noun: str, *, per: int = 1,
 __all__ = [
     "FILL",
     "MAX_ELEMENTS",
+    "DeviceProblem",
     "HostProblem",
     "SizeError",
     "pattern",

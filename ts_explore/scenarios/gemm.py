@@ -25,7 +25,8 @@ from ..kernels.gemm_geometry import (
 from ..kernels.gemm_resources import GlobalOperands, OutputTile, SmemOperands
 from ..model import QueueKind
 from .base import BuildContext, Built, Scenario, knob, register
-from .common import ASSUMED_SMS, require, runtime, tensor, viewpoint
+from ..model.plan import DeviceLimits
+from .common import require, runtime, tensor, viewpoint
 
 LOAD_REGISTERS, MMA_REGISTERS = 40, 232  # setmaxnreg per warpgroup: 40 x 128 + 232 x 256 <= 64 K
 CLC_MMA_REGISTERS = 168  # a 13th (scheduler) warp drops the default to 128 per thread: warpgroups must average <= 128
@@ -61,7 +62,7 @@ class HopperGemm:
     def grid(self) -> tuple[int, int, int]:
         """The CUDA grid of the CPU view's instance."""
         return launch_grid(self.shape, self.geometry(), persistent=self.persistence is QueueKind.STATIC,
-                           along_m=self.raster is Raster.ALONG_M, sms=self.ctas or ASSUMED_SMS)
+                           along_m=self.raster is Raster.ALONG_M, sms=self.ctas or DeviceLimits.h200().sms)
 
     def ctas_launched(self) -> int:
         x, y, z = self.grid()

@@ -238,8 +238,7 @@ def convert(k: Knob, value: Any) -> Any:
         if isinstance(value, k.type):
             return value
         for member in k.type:
-            if value == member.value or (isinstance(value, str) and value.strip().lower() in (
-                    member.name.lower(), str(member.value).lower())):
+            if value == member.value or (isinstance(value, str) and value.strip().lower() in _spellings(member)):
                 return member
         raise ConfigError(f"{k.label}: {value!r} is not one of {k.choices_text()}", k.name)
     if k.kind == "bool":
@@ -273,6 +272,17 @@ def convert(k: Knob, value: Any) -> Any:
         raise ConfigError(f"{k.label}: {option_text(value) if not isinstance(value, str) else value!r} is not one "
                           f"of {k.choices_text()}", k.name)
     return value
+
+
+def _spellings(member: enum.Enum) -> tuple[str, ...]:
+    """How a user may name an enum option: its name, its value, the value before a parenthesis.
+
+    >>> import enum
+    >>> _spellings(enum.Enum("Cluster", {"C2x1": "2x1 (B multicast)"}).C2x1)
+    ('c2x1', '2x1 (b multicast)', '2x1')
+    """
+    value = str(member.value).lower()
+    return (member.name.lower(), value, value.split(" (")[0].strip())
 
 
 def _strict_bool(k: Knob, value: Any) -> bool:
