@@ -110,3 +110,19 @@ def test_one_compiled_config_serves_many_shapes() -> None:
     for shape in [(256, 256, 64), (300, 520, 136), (2048, 1024, 512)]:
         check(shape)
     assert compiled() is fn
+
+
+def test_launch_runs_the_gemm_through_the_gate_and_reports_tflops() -> None:
+    """The user's path: ts_explore.launch plans (M, N, K), proves each instance, checks against fp32, times torch."""
+    from ts_explore.gpu import LaunchError, launch
+
+    result = launch("hopper_gemm", sizes=[(4096, 4096, 4096), (1000, 1032, 520)], reps=5, warmup=2)
+    assert result.ok, result.summary()
+    big, tails = result.runs
+    assert big.unit == "TFLOP/s" and big.rate > 300 and big.reference("torch.matmul") is not None
+    assert big.shape == "4096x4096x4096" and tails.mismatches[0].total == 1000 * 1032
+    assert result.gate is not None and result.gate.ok and "proven" in result.verdict
+    assert result.plans[0].registers is not None, "the worker read the compiled kernel's registers"
+    with pytest.raises(LaunchError) as err:
+        launch("hopper_gemm", release="premature", sizes=[(512, 512, 512)])
+    assert err.value.reason in ("cannot_run_here", "unverified") and "PREMATURE" in str(err.value)
