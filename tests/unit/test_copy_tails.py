@@ -187,3 +187,16 @@ def test_every_copy_path_compiles_for_hopper_without_spilling(name: str, overrid
     used = resources(fn)
     assert used is not None and used.frame_bytes == 0, used
     assert used.registers <= budget, used
+
+
+def test_the_benchmark_sweep_holds_only_valid_configs() -> None:
+    """The GPU session runs it once: a typo must fail here, not there."""
+    import runpy
+    from pathlib import Path
+
+    sweep = runpy.run_path(str(Path(__file__).parents[2] / "benchmarks" / "gpu_copy.py"), run_name="sweep")
+    labels = [label for label, _, _ in sweep["CONFIGS"]]
+    assert len(set(labels)) == len(labels)
+    for label, name, overrides in sweep["CONFIGS"]:
+        sc = get(name)
+        sc.check(sc.config(**overrides))

@@ -184,16 +184,16 @@ class SmemStages(MemoryResource):
         (the schedule releases that stage one iteration late), except in the
         last iteration, which drains both.
         """
+        target, n, stage = self.target, self.n, self._stage(stage_info)  # bound outside the branches below
         nbytes = cutlass.Int32(0)
         if cute.arch.thread_idx()[0] == 0:
             tile = stage_info.loop_offset
-            left = staged(self.n) - tile * self.tile
+            left = staged(n) - tile * self.tile
             nbytes = cutlass.Int32(self.tile * 4)
             if left < self.tile:
-                nbytes = cutlass.Int32(left * 4)  # the partial last tile (never negative: see plan)
+                nbytes = cutlass.Int32(left * 4)  # the partial last tile (it starts at a multiple of 4 <= n)
             if nbytes > 0:
-                prims.cp_async_bulk_global_shared_cta(tile_start(self.target, self.tile, tile),
-                                                      self._stage(stage_info), nbytes,
+                prims.cp_async_bulk_global_shared_cta(tile_start(target, self.tile, tile), stage, nbytes,
                                                       l2_cache_hint=_hint(self.cache))
             cute.arch.cp_async_bulk_commit_group()
             if cutlass.const_expr(self.bulk_stores == 1):
