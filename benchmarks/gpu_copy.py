@@ -32,8 +32,8 @@ TARGET_512, TARGET_ODD = 0.97, 0.95
 FAST, STREAM, EVICT, NC = CacheHint.NORMAL, CacheHint.STREAMING, CacheHint.EVICT_FIRST, CacheHint.READ_ONLY
 
 
-def _grid(per_thread: int, warps: int, ctas: int, cache: CacheHint = FAST) -> dict[str, Any]:
-    return dict(vector=4, per_thread=per_thread, warps=warps, ctas=ctas, cache=cache)
+def _grid(per_thread: int, warps: int, ctas: int, cache: CacheHint = FAST, unroll: int = 1) -> dict[str, Any]:
+    return dict(vector=4, per_thread=per_thread, warps=warps, ctas=ctas, cache=cache, unroll=unroll)
 
 
 def _bulk(tile: int, stages: int, in_flight: int, cache: CacheHint = FAST) -> dict[str, Any]:
@@ -53,6 +53,8 @@ CONFIGS: list[tuple[str, str, dict[str, Any]]] = [
     ("grid-stride x4, fill, L2 evict-first", "grid_stride_copy", _grid(4, 8, 0, EVICT)),
     ("grid-stride x2, fill, streaming", "grid_stride_copy", _grid(2, 8, 0, STREAM)),
     ("grid-stride x8, 4 warps, fill, evict-first", "grid_stride_copy", _grid(8, 4, 0, EVICT)),
+    ("grid-stride x4, unroll 2, fill, ld.nc", "grid_stride_copy", _grid(4, 8, 0, NC, unroll=2)),
+    ("grid-stride x8, unroll 2, 264 CTAs, ld.nc", "grid_stride_copy", _grid(8, 8, 264, NC, unroll=2)),
     ("pipelined TMA load, threads store 4x16 KiB", "pipelined_copy", dict(tile=4096, stages=4, ctas=0)),
     ("pipelined bulk both ways 4x16 KiB, 1 store", "pipelined_copy", _bulk(4096, 4, 1)),
     ("pipelined bulk both ways 4x16 KiB, 2 stores", "pipelined_copy", _bulk(4096, 4, 2)),

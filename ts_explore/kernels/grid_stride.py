@@ -55,11 +55,12 @@ class VectorSource(MemoryResource):
     @consumer_work(returns=item)
     @cute.jit
     def load(self, stage_info: StageInfo) -> cute.TensorSSA:
+        data, n, stride = self.data, self.n, self.stride  # bound outside the branches below
         frag = cute.make_rmem_tensor((self.vector, self.per_thread), cutlass.Int32)
-        whole = self.n // self.vector
-        view = vectors(self.data, self.vector, whole)
+        whole = n // self.vector
+        view = vectors(data, self.vector, whole)
         for j in cutlass.range_constexpr(self.per_thread):
-            idx = stage_info.loop_offset + j * self.stride
+            idx = stage_info.loop_offset + j * stride
             if idx < whole:
                 load_vector(self.cache, view[(None, idx)], frag[(None, j)])
             else:
@@ -68,8 +69,8 @@ class VectorSource(MemoryResource):
                     # first keeps idx * vector, which can wrap for slots past the end, out of the test.
                     if idx == whole:
                         for k in cutlass.range_constexpr(self.vector):
-                            if whole * self.vector + k < self.n:
-                                frag[k, j] = self.data[whole * self.vector + k]
+                            if whole * self.vector + k < n:
+                                frag[k, j] = data[whole * self.vector + k]
         return frag.load()
 
 
@@ -87,20 +88,21 @@ class VectorSink(MemoryResource):
     @producer_work
     @cute.jit
     def store(self, stage_info: StageInfo, item: cute.TensorSSA) -> None:
+        data, n, stride = self.data, self.n, self.stride
         frag = cute.make_rmem_tensor((self.vector, self.per_thread), cutlass.Int32)
         frag.store(item)
-        whole = self.n // self.vector
-        view = vectors(self.data, self.vector, whole)
+        whole = n // self.vector
+        view = vectors(data, self.vector, whole)
         for j in cutlass.range_constexpr(self.per_thread):
-            idx = stage_info.loop_offset + j * self.stride
+            idx = stage_info.loop_offset + j * stride
             if idx < whole:
                 store_vector(self.cache, frag[(None, j)], view[(None, idx)])
             else:
                 if cutlass.const_expr(self.vector > 1):
                     if idx == whole:
                         for k in cutlass.range_constexpr(self.vector):
-                            if whole * self.vector + k < self.n:
-                                self.data[whole * self.vector + k] = frag[k, j]
+                            if whole * self.vector + k < n:
+                                data[whole * self.vector + k] = frag[k, j]
 
 
 def ctas(cfg: Any, limits: DeviceLimits, registers: int | None = None) -> int:
