@@ -64,6 +64,7 @@ CONFIGS: list[tuple[str, str, dict[str, Any]]] = [
     ("pipelined bulk 3x32 KiB, 2 stores", "pipelined_copy", _bulk(8192, 3, 2)),
     ("pipelined bulk 6x16 KiB, 2 stores", "pipelined_copy", _bulk(4096, 6, 2)),
     ("pipelined bulk 3x64 KiB, 2 stores", "pipelined_copy", _bulk(16384, 3, 2)),
+    ("pipelined bulk 6x32 KiB, 2 stores", "pipelined_copy", _bulk(8192, 6, 2)),
     ("persistent static x4, streaming", "persistent_copy",
      dict(queue=QueueKind.STATIC, overlaunch=0, tile=32768, per_thread=4, warps=8, ctas=0, cache=STREAM)),
     ("one CTA per tile x4, streaming", "persistent_copy",
