@@ -127,8 +127,9 @@ def main(argv: list[str] | None = None) -> int:
         print(table[-2] + "\n" + table[-1], file=sys.stderr, flush=True)  # progress while the sweep runs
     if device is None:
         return 2
+    peak = device.peak_gbps or float("nan")
     print(f"copies on {device.name} ({device.arch}, {device.sms} SMs); sizes {round_size:,} and {args.odd:,} int32; "
-          f"GB/s = (read + written) / median time of {args.reps}; device peak {device.peak_gbps or float('nan'):.0f} GB/s")
+          f"GB/s = (read + written) / median time of {args.reps}; device peak {peak:.0f} GB/s")
     head = (f"{'config':48s} {'size':>8s} {'GB/s':>7s} {'min-max':>11s} {'memcpy':>7s} {'x mcpy':>6s} "
             f"{'torch':>7s} {'x trch':>6s}  ok")
     print(head)

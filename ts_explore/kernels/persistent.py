@@ -145,7 +145,11 @@ def ctas(cfg: Any, total_tiles: int, limits: DeviceLimits, registers: int | None
 
 
 def plan(cfg: Any, size: int, limits: DeviceLimits, registers: int | None = None) -> LaunchPlan:
-    """Tiles of ``tile`` elements, the last possibly partial; a static queue hands CTA ``b`` tiles ``b, b + grid, ...``."""
+    """Tiles of ``tile`` elements, the last possibly partial; a static queue hands CTA ``b`` tiles ``b, b+grid, ...``.
+
+    The CTA that copies the partial tile (with a static queue or none) is an
+    instance of its own: the same schedule, named.
+    """
     n = require_size(size)
     logical = units(n, cfg.tile)
     total = logical + (cfg.overlaunch if cfg.queue is not QueueKind.NONE else 0)
