@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU session for copies of any size, run on the device machine from the project root, after the
+# The GPU run for copies of any size, on the device machine from the project root, after the
 # two-part wheel staging of the GPU README (part A copied to /root/gpu-a by the call right before):
 #   bash scripts/gpu-copies.sh tests   -> $OUT/gpu-copies-tests.txt   (tests/gpu/test_launch_gpu.py, ~5 min)
 #   bash scripts/gpu-copies.sh bench   -> $OUT/gpu_copy.h200.txt      (benchmarks/gpu_copy.py, ~3 min)

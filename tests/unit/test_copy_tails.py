@@ -190,7 +190,7 @@ def test_every_copy_path_compiles_for_hopper_without_spilling(name: str, overrid
 
 
 def test_the_benchmark_sweep_holds_only_valid_configs() -> None:
-    """The GPU session runs it once: a typo must fail here, not there."""
+    """The sweep runs on a GPU machine in one go: a typo must fail here, not there."""
     import runpy
     from pathlib import Path
 
