@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU run for copies of any size, on the device machine from the project root, after the
-# two-part wheel staging of the GPU README (part A copied to /root/gpu-a by the call right before):
+# two-part wheel staging of the GPU README (part A copied by the call right before this one):
 #   bash scripts/gpu-copies.sh tests   -> $OUT/gpu-copies-tests.txt   (tests/gpu/test_launch_gpu.py, ~5 min)
 #   bash scripts/gpu-copies.sh bench   -> $OUT/gpu_copy.h200.txt      (benchmarks/gpu_copy.py, ~3 min)
 #                                         $OUT/gpu_copy.progress.txt  (rows as they finish, refusals, errors)
