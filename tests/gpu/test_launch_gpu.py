@@ -1,4 +1,5 @@
-"""On a CUDA GPU: every scenario launches and is exactly correct, the compile cache hits, hangs are killed."""
+"""On a CUDA GPU: every scenario launches and is exactly correct at any size, the compile cache hits, hangs are
+killed, and neither the threads nor the bulk-copy engine refills a stage before its readers are done."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import time
 import pytest
 
 from ts_explore.gpu import MEMCPY, LaunchError, device_info, launch
+from ts_explore.kernels.access import CacheHint
+from ts_explore.kernels.pipelined import Storer
 from ts_explore.model import QueueKind
 from ts_explore.scenarios import Loader, SkipRule
 
@@ -62,10 +65,46 @@ def test_clc_is_refused_below_sm100_but_records() -> None:
     assert err.value.reason == "needs_sm100" and "sm_100" in str(err.value) and "verifies" in str(err.value)
 
 
-def test_size_the_kernel_cannot_take_is_refused() -> None:
-    with pytest.raises(LaunchError) as err:
-        launch("pipelined_copy", sizes=[4096 + 4])
-    assert err.value.reason == "bad_size"
+# Sizes with every kind of tail: one element, fewer than a vector, one short of / one past a tile, a tail of
+# whole 16-byte chunks only, and large sizes a few elements past a power of two.
+def tail_sizes(tile: int) -> list[int]:
+    return [1, 2, 3, 5, tile - 1, tile + 1, 2 * tile + 4, 3 * tile + 7, (1 << 20) + 13, (1 << 22) - 1]
+
+
+BULK = dict(storer=Storer.TMA, store_warps=1)
+ANY_SIZE = [
+    ("grid_stride_copy", dict(ctas=0), 4),
+    ("grid_stride_copy", dict(vector=2, per_thread=3, ctas=7), 2),
+    ("grid_stride_copy", dict(per_thread=8, warps=8, ctas=264, cache=CacheHint.STREAMING), 4),
+    ("grid_stride_copy", dict(per_thread=4, ctas=0, cache=CacheHint.EVICT_FIRST), 4),
+    ("grid_stride_copy", dict(per_thread=4, unroll=2, ctas=0, cache=CacheHint.READ_ONLY), 4),
+    ("pipelined_copy", dict(ctas=0), 4096),
+    ("pipelined_copy", dict(tile=1024, stages=3, ctas=24, cache=CacheHint.STREAMING), 1024),
+    ("pipelined_copy", dict(loader=Loader.THREADS, load_warps=2, stages=2, vector=2, ctas=0), 4096),
+    ("pipelined_copy", dict(BULK, ctas=0), 4096),
+    ("pipelined_copy", dict(BULK, bulk_stores=2, tile=256, stages=2, ctas=48), 256),
+    ("pipelined_copy", dict(BULK, bulk_stores=2, tile=16384, stages=3, ctas=0, cache=CacheHint.EVICT_FIRST), 16384),
+    ("persistent_copy", dict(queue=QueueKind.NONE, overlaunch=0), 8192),
+    ("persistent_copy", dict(queue=QueueKind.STATIC, ctas=0, vector=2, per_thread=2, cache=CacheHint.STREAMING), 8192),
+    ("persistent_copy", dict(queue=QueueKind.STATIC, ctas=3, tile=1024, warps=1, skip=SkipRule.EVERY_KTH, every_k=2,
+                             overlaunch=3), 1024),
+]
+
+
+@pytest.mark.parametrize("name,overrides,tile", ANY_SIZE)
+def test_copies_of_any_size_are_exact(name: str, overrides: dict, tile: int) -> None:
+    """The tail (a partial vector or tile, the last n % 4 elements) is copied by the kernel, nothing past it."""
+    sizes = tail_sizes(tile)
+    result = launch(name, sizes=sizes, reps=1, warmup=0, references=False, **overrides)
+    assert [r.elements for r in result.runs] == sizes
+    assert result.ok, result.summary()
+
+
+def test_sizes_outside_int32_are_refused() -> None:
+    for size in (0, 1 << 31):
+        with pytest.raises(LaunchError) as err:
+            launch("pipelined_copy", sizes=[size])
+        assert err.value.reason == "bad_size" and "between 1 and" in str(err.value)
 
 
 def test_watchdog_kills_a_hanging_kernel_and_the_next_launch_works() -> None:
@@ -81,10 +120,14 @@ def test_watchdog_kills_a_hanging_kernel_and_the_next_launch_works() -> None:
     assert after.ok
 
 
-@pytest.mark.parametrize("overrides", [dict(tile=1024, stages=8), dict(tile=4096, stages=4), dict(store_warps=8)])
+@pytest.mark.parametrize("overrides", [dict(tile=1024, stages=8), dict(tile=4096, stages=4), dict(store_warps=8),
+                                       dict(BULK, tile=1024, stages=8), dict(BULK, tile=2048, stages=3, bulk_stores=2),
+                                       dict(BULK, tile=16384, stages=2, bulk_stores=2)])
 def test_bulk_copy_refills_never_overtake_the_readers(overrides: dict) -> None:
     """Many tiles per CTA and several CTAs per SM: without the proxy fence before release, a refill
-    raced the last readers of a stage (tens to thousands of wrong elements per 512 MiB)."""
+    raced the last readers of a stage (tens to thousands of wrong elements per 512 MiB). With bulk stores
+    the engine is the reader: a stage is released only after ``cp.async.bulk.wait_group.read``."""
     for _ in range(2):
-        result = launch("pipelined_copy", sizes=[1 << 27], reps=1, warmup=0, references=False, ctas=0, **overrides)
+        result = launch("pipelined_copy", sizes=[1 << 27, (1 << 27) - 1], reps=1, warmup=0, references=False,
+                        ctas=0, **overrides)
         assert result.ok, result.summary()

@@ -11,13 +11,18 @@ import pytest
 
 from ts_explore.reader import capture_task_set
 from ts_explore.model import Bound, BoundKind, QueueKind, TaskSet
+from ts_explore.kernels.access import CacheHint
+from ts_explore.kernels.pipelined import Storer
 from ts_explore.scenarios import Loader, SkipRule, get
 
 CASES: list[tuple[str, dict[str, Any], str]] = [
     ("grid_stride_copy", {}, "sm_90a"),
     ("grid_stride_copy", dict(per_thread=4, unroll=2, vector=2), "sm_90a"),
+    ("grid_stride_copy", dict(per_thread=8, cache=CacheHint.STREAMING), "sm_90a"),
     ("pipelined_copy", {}, "sm_90a"),
     ("pipelined_copy", dict(loader=Loader.THREADS, load_warps=2, stages=2), "sm_90a"),
+    ("pipelined_copy", dict(storer=Storer.TMA, store_warps=1), "sm_90a"),
+    ("pipelined_copy", dict(storer=Storer.TMA, store_warps=1, bulk_stores=2, cache=CacheHint.EVICT_FIRST), "sm_90a"),
     ("persistent_copy", dict(queue=QueueKind.NONE, overlaunch=0), "sm_90a"),
     ("persistent_copy", dict(skip=SkipRule.MASK, mask=(1, 3)), "sm_90a"),
     ("persistent_copy", dict(queue=QueueKind.CLC), "sm_100a"),

@@ -154,13 +154,6 @@ def test_persistent_reference_keeps_skipped_tiles_untouched() -> None:
     assert problem.bytes_moved == 8 * 1024 * (8 - 2)
 
 
-def test_size_that_splits_a_tile_is_refused() -> None:
-    sc = get("persistent_copy")
-    with pytest.raises(LaunchError) as err:
-        plans_for(sc, sc.default_config(), (1000,), H200)
-    assert err.value.reason == "bad_size" and "multiple of the tile" in str(err.value)
-
-
 def test_varlen_reference_pads_rows() -> None:
     cfg = get("varlen_copy").config(lengths=(2, 0, 3))
     problem = host_problem(cfg, 10)

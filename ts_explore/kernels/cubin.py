@@ -2,9 +2,11 @@
 
 The DSL compiles for a named architecture without a GPU, and ``--keep-cubin``
 keeps the ELF it built. Registers per thread live in the ``.nv.info``
-section as an ``EIATTR_REGCOUNT`` record per kernel symbol; static shared
-memory is the size of the ``.nv.shared.<kernel>`` section. A launch plan uses
-both for occupancy, on a machine with or without a GPU.
+section as an ``EIATTR_REGCOUNT`` record per kernel symbol, next to an
+``EIATTR_FRAME_SIZE`` record (the per-thread stack frame in local memory:
+register spills and local arrays; 0 for a kernel that spills nothing); static
+shared memory is the size of the ``.nv.shared.<kernel>`` section. A launch plan
+uses them for occupancy, on a machine with or without a GPU.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import struct
 from dataclasses import dataclass
 
 EIATTR_REGCOUNT = 0x2F
+EIATTR_FRAME_SIZE = 0x11
 EIFMT_SVAL = 0x04  # a record with a 16-bit size and a payload
 _FIXED_PAYLOAD = {0x01: 0, 0x02: 1, 0x03: 2}  # EIFMT_NVAL / BVAL / HVAL: payload bytes after the attribute byte
 
@@ -24,6 +27,7 @@ class KernelResources:
     name: str
     registers: int
     static_smem_bytes: int
+    frame_bytes: int = 0  # local memory per thread (spills, local arrays)
 
 
 def _sections(data: bytes) -> list[tuple[str, int, int, int]]:
@@ -68,20 +72,22 @@ def _records(blob: bytes) -> list[tuple[int, bytes]]:
 
 
 def kernel_resources(cubin: bytes) -> tuple[KernelResources, ...]:
-    """Registers and static shared memory of every kernel in ``cubin``."""
+    """Registers, static shared memory and stack frame of every kernel in ``cubin``."""
     sections = _sections(cubin)
     symbols = _symbols(cubin, sections)
     registers: dict[str, int] = {}
+    frames: dict[str, int] = {}
     for name, offset, size, _link in sections:
         if name != ".nv.info" and not name.startswith(".nv.info."):
             continue
         for attr, payload in _records(cubin[offset:offset + size]):
-            if attr == EIATTR_REGCOUNT and len(payload) >= 8:
+            if attr in (EIATTR_REGCOUNT, EIATTR_FRAME_SIZE) and len(payload) >= 8:
                 index, count = struct.unpack_from("<II", payload)
                 if index < len(symbols):
-                    registers[symbols[index]] = count
+                    (registers if attr == EIATTR_REGCOUNT else frames)[symbols[index]] = count
     shared = {name: size for name, _offset, size, _link in sections}
-    return tuple(KernelResources(name, count, shared.get(f".nv.shared.{name}", 0)) for name, count in registers.items())
+    return tuple(KernelResources(name, count, shared.get(f".nv.shared.{name}", 0), frames.get(name, 0))
+                 for name, count in registers.items())
 
 
 __all__ = ["KernelResources", "kernel_resources"]

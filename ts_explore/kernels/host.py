@@ -12,9 +12,10 @@ trip counts at most) and a uniform one.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -77,16 +78,17 @@ def pattern(n: int, salt: int = 0) -> np.ndarray:
     return out
 
 
-def require_size(size: int, multiple: int = 1, what: str = "") -> int:
-    """``size`` as an int in 1..2**31-1 that is a multiple of ``multiple``; SizeError naming the fix."""
+def require_size(size: int) -> int:
+    """``size`` as an int in 1..2**31-1 (int32 elements); SizeError naming the fix.
+
+    Any count in that range launches: the copies handle a partial last vector
+    or tile inside the kernel.
+    """
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
         raise SizeError(f"size {size!r} is not a whole number of int32 elements; pass e.g. 1 << 24")
     size = int(size)
     if not 0 < size <= MAX_ELEMENTS:
         raise SizeError(f"size {size} is not between 1 and {MAX_ELEMENTS} int32 elements; pick a size in that range")
-    if size % multiple:
-        raise SizeError(f"size {size} is not a multiple of the {what} ({multiple} elements); use e.g. "
-                        f"{max(multiple, size // multiple * multiple)}")
     return size
 
 
@@ -117,6 +119,31 @@ def strided_instances(count: int, workers: int, noun: str, *, per: int = 1,
                  for span, trips in groups if len(span))
 
 
+def split_out(instances: tuple[Instance, ...], who: int, view: Callable[[int], Any],
+              note: str) -> tuple[Instance, ...]:
+    """Give worker ``who`` (a CTA or thread inside one instance's span) an instance of its own.
+
+    Used for the worker that copies a partial last vector or tile: its schedule
+    is its group's, but the plan names it, with ``note`` added to its work.
+    ``view(w)`` is worker ``w``'s build view (each part keeps a member as its
+    representative).
+
+    >>> parts = split_out(strided_instances(10, 4, "tile"), 1, lambda b: {"block": b}, " (+ a 3-element tail)")
+    >>> [(i.describe(), i.view["block"]) for i in parts]
+    [('CTA 0: 3 tiles', 0), ('CTA 1: 3 tiles (+ a 3-element tail)', 1), ('CTAs 2-3: 2 tiles', 2)]
+    """
+    out: list[Instance] = []
+    for inst in instances:
+        span = inst.ctas[0]
+        if who not in span or len(inst.ctas) != 1:
+            out.append(inst)
+            continue
+        for part, extra in ((range(span.start, who), ""), (range(who, who + 1), note), (range(who + 1, span.stop), "")):
+            if len(part):
+                out.append(dataclasses.replace(inst, ctas=(part,), view=view(part.start), work=inst.work + extra))
+    return tuple(out)
+
+
 __all__ = [
     "FILL",
     "MAX_ELEMENTS",
@@ -126,6 +153,7 @@ __all__ = [
     "pattern",
     "plural",
     "require_size",
+    "split_out",
     "strided_instances",
     "work_text",
 ]

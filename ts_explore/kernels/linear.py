@@ -2,7 +2,9 @@
 
 The kernel hands its runtime indices and tensors to the scenario's own build
 function, so the traced task set is the one the explorer draws; the host takes
-raw pointers, the element count and the grid size.
+raw pointers, the element count and the grid size. Any element count: the
+kernel receives it whole, and the work bodies handle a partial last vector
+or tile.
 """
 
 # No ``from __future__ import annotations`` here: the DSL reads kernel annotations as objects.
@@ -13,6 +15,7 @@ import cuda.bindings.driver as cuda
 import cutlass
 import cutlass.cute as cute
 
+from .access import units
 from .build import compile_with_pointers
 from .common import BuiltHook, run_built
 
@@ -21,18 +24,19 @@ def compile_linear_copy(scenario: Any, cfg: Any, *, count_name: str, unit: int, 
                         on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
     """Compile ``scenario``'s copy for ``cfg``; call it as ``fn(src_ptr, dst_ptr, n, grid, stream)``.
 
-    The kernel receives ``n // unit`` as the build context's ``extra[count_name]``
-    (vectors for the grid-stride copy, tiles for the pipelined one).
+    The kernel receives ``n`` as the build context's ``extra["n"]`` and
+    ``ceil(n / unit)`` as ``extra[count_name]`` (vectors for the grid-stride
+    copy, tiles for the pipelined one; the last may be partial).
     """
     from .contract import BuildContext
 
     @cute.kernel
-    def kernel(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32) -> None:
+    def kernel(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32, count: cutlass.Int32) -> None:
         bx, _, _ = cute.arch.block_idx()
         tx, _, _ = cute.arch.thread_idx()
         gx, _, _ = cute.arch.grid_dim()
         ctx = BuildContext(on_gpu=True, block=bx, thread=tx, grid=gx,
-                           tensors={"src": src, "dst": dst}, extra={count_name: count})
+                           tensors={"src": src, "dst": dst}, extra={"n": n, count_name: count})
         run_built(scenario.build(cfg, ctx), on_built)
 
     @cute.jit
@@ -40,7 +44,7 @@ def compile_linear_copy(scenario: Any, cfg: Any, *, count_name: str, unit: int, 
              stream: cuda.CUstream) -> None:
         src = cute.make_tensor(src_ptr, cute.make_layout(n))
         dst = cute.make_tensor(dst_ptr, cute.make_layout(n))
-        kernel(src, dst, n // unit).launch(grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream)
+        kernel(src, dst, n, units(n, unit)).launch(grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream)
 
     return compile_with_pointers(host, pointers=2, ints=2, arch=arch)
 

@@ -8,7 +8,8 @@ from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, s
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..kernels import grid_stride as kernel
-from ..kernels.grid_stride import VectorSink, VectorSource, vector_view
+from ..kernels.access import CacheHint, units
+from ..kernels.grid_stride import VectorSink, VectorSource
 from ..model.plan import DeviceLimits
 from .base import BuildContext, Built, Scenario, knob, register
 from .common import require, runtime, tensor, viewpoint
@@ -28,6 +29,8 @@ class GridStrideCopy:
     per_thread: int = knob(1, min=1, max=8, label="vectors in flight per thread",
                            help="each iteration loads this many vectors before storing them")
     unroll: int = knob(1, min=1, max=8, label="unroll")
+    cache: CacheHint = knob(CacheHint.NORMAL, label="cache hints",
+                            help="how loads and stores ask L1/L2 to treat data that is read and written once")
     block: int = knob(0, min=0, max=8191, label="view as CTA")
     thread: int = knob(0, min=0, max=1023, label="view as thread")
 
@@ -58,12 +61,13 @@ def check(cfg: GridStrideCopy) -> None:
 def build(cfg: GridStrideCopy, ctx: BuildContext) -> Built:
     """One copy task over warps [0, warps): load vectors, route them, store them."""
     where = viewpoint(cfg, ctx, cfg.grid())
-    n_vectors = runtime(ctx, "n_vectors", cfg.elements // cfg.vector)
+    n = runtime(ctx, "n", cfg.elements)
+    n_vectors = runtime(ctx, "n_vectors", units(cfg.elements, cfg.vector))
     threads = cfg.threads
     stride = where.grid * threads  # vectors between a thread's successive accesses
-    common = dict(n_vectors=n_vectors, stride=stride, vector=cfg.vector, per_thread=cfg.per_thread)
-    src = VectorSource(name="src", data=vector_view(tensor(ctx, "src"), cfg.vector), **common)
-    dst = VectorSink(name="dst", data=vector_view(tensor(ctx, "dst"), cfg.vector), **common)
+    common = dict(n=n, stride=stride, vector=cfg.vector, per_thread=cfg.per_thread, cache=cfg.cache)
+    src = VectorSource(name="src", data=tensor(ctx, "src"), **common)
+    dst = VectorSink(name="dst", data=tensor(ctx, "dst"), **common)
     start = where.block * threads + where.thread
 
     @schedule

@@ -11,6 +11,7 @@ from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, s
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..kernels import persistent as kernel
+from ..kernels.access import CacheHint
 from ..kernels.persistent import SkippingQueue, TileRows
 from ..model.plan import DeviceLimits
 from ..model import QueueKind
@@ -39,6 +40,8 @@ class PersistentCopy:
     ctas: int = knob(4, min=0, max=8192, label="persistent CTAs", help="0 fills the GPU; ignored without a queue")
     scheduler_stages: int = knob(2, min=1, max=4, label="CLC scheduler stages")
     block: int = knob(0, min=0, max=8191, label="view as CTA")
+    cache: CacheHint = knob(CacheHint.NORMAL, label="cache hints",
+                            help="how loads and stores ask L1/L2 to treat data that is read and written once")
 
     @property
     def threads(self) -> int:
@@ -111,7 +114,8 @@ def _queue(cfg: PersistentCopy, ctx: BuildContext) -> SkippingQueue:
 def build(cfg: PersistentCopy, ctx: BuildContext) -> Built:
     """A copy task (plus, for CLC, a one-warp scheduler task) over the queue's tiles."""
     where = viewpoint(cfg, ctx, cfg.grid())
-    rows = dict(tile=cfg.tile, threads=cfg.threads, vector=cfg.vector, per_thread=cfg.per_thread)
+    rows = dict(n=runtime(ctx, "n", cfg.tiles * cfg.tile), tile=cfg.tile, threads=cfg.threads, vector=cfg.vector,
+                per_thread=cfg.per_thread, cache=cfg.cache)
     src = TileRows(name="src", data=tensor(ctx, "src"), **rows)
     dst = TileRows(name="dst", data=tensor(ctx, "dst"), **rows)
     if cfg.queue is QueueKind.NONE:

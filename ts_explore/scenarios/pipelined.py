@@ -11,7 +11,8 @@ from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, s
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..kernels import pipelined as kernel
-from ..kernels.pipelined import Loader, SmemStages, TileIndex, TileSink
+from ..kernels.access import CacheHint, units
+from ..kernels.pipelined import Loader, SmemStages, Storer, TileIndex, TileSink
 from ..model.plan import DeviceLimits
 from .base import BuildContext, Built, Scenario, knob, register
 from .common import SMEM_PER_CTA_BYTES, is_power_of_two, require, runtime, tensor, viewpoint
@@ -32,6 +33,13 @@ class PipelinedCopy:
     vector: int = knob(4, min=1, max=4, label="vector width (int32 per access)")
     ctas: int = knob(4, min=0, max=8192, label="CTAs", help="0 fills the GPU")
     block: int = knob(0, min=0, max=8191, label="view as CTA")
+    storer: Storer = knob(Storer.THREADS, label="store path",
+                          help="threads read the stage and store vectors, or one thread hands the stage to the "
+                               "bulk-copy engine (needs the TMA loader and one store warp)")
+    bulk_stores: int = knob(1, min=1, max=2, options=(1, 2), label="bulk stores in flight",
+                            help="2: a stage is released one tile late, once the engine has read it")
+    cache: CacheHint = knob(CacheHint.NORMAL, label="cache hints",
+                            help="bulk copies carry the L2 evict-first policy for 'L2 evict-first'")
 
     @property
     def threads(self) -> int:
@@ -54,7 +62,7 @@ def check(cfg: PipelinedCopy) -> None:
     require(cfg.tile % store_share == 0,
             f"a {cfg.tile}-element tile does not split evenly over {cfg.store_warps} store warps x {cfg.vector}",
             "raise the tile or lower store_warps/vector")
-    require(cfg.tile // store_share <= 64,
+    require(cfg.storer is Storer.TMA or cfg.tile // store_share <= 64,
             f"each store thread would hold {cfg.tile // store_share} vectors in registers",
             "use more store warps or a smaller tile")
     require(cfg.smem_bytes <= SMEM_PER_CTA_BYTES,
@@ -73,6 +81,20 @@ def check(cfg: PipelinedCopy) -> None:
             "pick a multiple of the tile")
     require(cfg.block < cfg.grid(), f"view CTA {cfg.block} is not launched ({cfg.grid()} CTAs)",
             f"pick block < {cfg.grid()} or raise ctas")
+    check_store_path(cfg)
+
+
+def check_store_path(cfg: PipelinedCopy) -> None:
+    """The bulk store path: TMA loads and one store warp (with 2 stores in flight and 1 stage the verifier
+    shows the deadlock)."""
+    if cfg.storer is Storer.TMA:
+        require(cfg.loader is Loader.TMA, "the bulk store path reads stages the bulk-copy engine filled; threads "
+                "writing them would need a proxy fence", "set loader=TMA or storer=THREADS")
+        require(cfg.store_warps == 1, f"the bulk store path issues from one thread; store_warps={cfg.store_warps} "
+                "would leave warps idle", "set store_warps=1 (or storer=THREADS)")
+    else:
+        require(cfg.bulk_stores == 1, "bulk stores in flight apply to the bulk store path",
+                "set storer=TMA or bulk_stores=1")
 
 
 def pipeline_config(cfg: PipelinedCopy) -> PipelineConfig:
@@ -81,7 +103,8 @@ def pipeline_config(cfg: PipelinedCopy) -> PipelineConfig:
     if cfg.loader is Loader.TMA:
         return PipelineConfig.create_tma_async_pipeline_cfg(
             num_stages=cfg.stages, num_bytes=cfg.tile * 4,
-            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread), consumer_group=consumers)
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread), consumer_group=consumers,
+            advance_on_wait=cfg.bulk_stores > 1)  # releases lag the waits: separate cursors
     return PipelineConfig.create_async_async_pipeline_cfg(
         num_stages=cfg.stages, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.load_warps * 32),
         consumer_group=consumers, cta_layout_vmnk=(1, 1, 1, 1))
@@ -90,14 +113,18 @@ def pipeline_config(cfg: PipelinedCopy) -> PipelineConfig:
 def build(cfg: PipelinedCopy, ctx: BuildContext) -> Built:
     """Store task on warps [0, store_warps), load task right after; both loop over this CTA's tiles."""
     where = viewpoint(cfg, ctx, cfg.grid())
-    n_tiles = runtime(ctx, "n_tiles", cfg.elements // cfg.tile)
+    n = runtime(ctx, "n", cfg.elements)
+    n_tiles = runtime(ctx, "n_tiles", units(cfg.elements, cfg.tile))
     store_threads = cfg.store_warps * 32
+    bulk = cfg.storer is Storer.TMA
     index = TileIndex(name="tile_index")
     smem = SmemStages(name="smem", pipeline_config=pipeline_config(cfg), source=tensor(ctx, "src"),
-                      tile=cfg.tile, stages=cfg.stages, vector=cfg.vector, use_tma=cfg.loader is Loader.TMA,
-                      load_threads=cfg.load_warps * 32, load_thread0=store_threads, store_threads=store_threads)
-    out = TileSink(name="dst", target=tensor(ctx, "dst"), tile=cfg.tile, vector=cfg.vector,
-                   store_threads=store_threads)
+                      target=tensor(ctx, "dst"), n=n, tile=cfg.tile, stages=cfg.stages, vector=cfg.vector,
+                      use_tma=cfg.loader is Loader.TMA, bulk_store=bulk, bulk_stores=cfg.bulk_stores,
+                      cache=cfg.cache, load_threads=cfg.load_warps * 32, load_thread0=store_threads,
+                      store_threads=store_threads)
+    out = TileSink(name="dst", target=tensor(ctx, "dst"), source=tensor(ctx, "src"), n=n, tile=cfg.tile,
+                   vector=cfg.vector, store_threads=store_threads, cache=cfg.cache)
     allocator = SmemAllocator()
     allocator.add_resource(smem)
     allocator.compute_layout()
@@ -120,13 +147,29 @@ def build(cfg: PipelinedCopy, ctx: BuildContext) -> Built:
             smem.release()
             out.store(item=item)
 
+    @schedule
+    def bulk_store(smem: SmemStages, out: TileSink) -> None:
+        with domain_loop(where.block, n_tiles, where.grid) as tiles:
+            smem.try_wait()
+            smem.wait()
+            sent = smem.send()
+            if cfg.bulk_stores == 1:
+                smem.release()
+            else:  # release the previous tile's stage, and in the last iteration this one too
+                with tiles.every(1, start=1):
+                    smem.release()
+                with tiles.last_iter():
+                    smem.release()
+            out.finish(sent=sent)
+
     store_task = Task(name="store", src_resources=[smem], dst_resources=[out], warp_idx=0,
-                      num_warps=cfg.store_warps, schedule=store(smem, out))
+                      num_warps=cfg.store_warps, schedule=(bulk_store if bulk else store)(smem, out))
     load_task = Task(name="load", src_resources=[index], dst_resources=[smem], warp_idx=cfg.store_warps,
                      num_warps=cfg.load_warps, schedule=load(index, smem))
     notes = () if ctx.on_gpu else (
         f"CTA {where.block} copies tiles {where.block}, {where.block}+{where.grid}, ... of {n_tiles}",
-        f"{cfg.stages} stages x {cfg.tile * 4} B of shared memory; loader: {cfg.loader.value}",
+        f"{cfg.stages} stages x {cfg.tile * 4} B of shared memory; loader: {cfg.loader.value}; "
+        f"store path: {cfg.storer.value}",
     )
     return Built(tasks=[store_task, load_task], resource_dependency_graph={smem: [index], out: [smem]},
                  task_manager_kwargs={"smem_allocator": allocator}, notes=notes)
