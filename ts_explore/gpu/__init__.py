@@ -27,7 +27,7 @@ from .plan import device_limits, kernel_module, launch_plan, plans_for
 from .probe import probe
 from .reference import Mismatch
 from .result import MEMCPY, TORCH, LaunchResult, SizeRun
-from .safety import launch_refusal, prove, required_cc
+from .safety import launch_refusal, prove
 from .timing import Timing
 from .worker import WorkerHandle, portable_config
 

@@ -286,7 +286,7 @@ def plan(cfg: Any, size: int, limits: DeviceLimits, registers: int | None = None
     if n % cfg.tile:
         tail = n % cfg.tile
         how = (f"{staged(tail)} staged + {tail % CHUNK} copied directly" if tail % CHUNK and staged(tail)
-               else f"copied directly" if tail % CHUNK else "staged")
+               else "copied directly" if tail % CHUNK else "staged")
         instances = split_out(instances, (tiles - 1) % grid, view,
                               f", the last a {tail}-element tail ({how})")
     return LaunchPlan(kernel=__name__, size=n, grid=(grid, 1, 1), threads=(cfg.store_warps + cfg.load_warps) * 32,
