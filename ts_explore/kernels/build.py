@@ -46,10 +46,16 @@ def _dump_dir() -> str:
     return tempfile.mkdtemp(prefix="ts-explore-cubin-")
 
 
-def compile_with_pointers(host: Any, pointers: int, ints: int, arch: str | None = None) -> Any:
-    """``cute.compile(host, ptr * pointers, 1 * ints, stream)`` for ``arch`` (e.g. ``sm_90a``)."""
-    args = [gmem_ptr() for _ in range(pointers)] + [cutlass.Int32(1) for _ in range(ints)]
-    return cute.compile(host, *args, default_stream(), options=compile_options(arch))
+def compile_with_pointers(host: Any, pointers: int, ints: int, arch: str | None = None, traced: bool = False) -> Any:
+    """``cute.compile(host, ptr * pointers, 1 * ints, stream)`` for ``arch`` (e.g. ``sm_90a``).
+
+    ``traced``: the host also takes the instrumentation's two buffers after
+    the stream (``events``, ``progress``; see :mod:`ts_explore.kernels.trace`).
+    """
+    args = [gmem_ptr() for _ in range(pointers)] + [cutlass.Int32(1) for _ in range(ints)] + [default_stream()]
+    if traced:
+        args += [gmem_ptr(), gmem_ptr()]
+    return cute.compile(host, *args, options=compile_options(arch))
 
 
 def resources(compiled: Any) -> KernelResources | None:

@@ -15,34 +15,38 @@ import cutlass.cute as cute
 
 from .build import compile_with_pointers
 from .common import BuiltHook, run_built
+from .trace import recorder_for
 
 
 def compile_linear_copy(scenario: Any, cfg: Any, *, count_name: str, unit: int, threads: int,
-                        on_built: BuiltHook | None = None, arch: str | None = None) -> Any:
+                        on_built: BuiltHook | None = None, arch: str | None = None, trace: Any = None) -> Any:
     """Compile ``scenario``'s copy for ``cfg``; call it as ``fn(src_ptr, dst_ptr, n, grid, stream)``.
 
     The kernel receives ``n // unit`` as the build context's ``extra[count_name]``
-    (vectors for the grid-stride copy, tiles for the pipelined one).
+    (vectors for the grid-stride copy, tiles for the pipelined one). With a
+    ``trace`` spec it is instrumented and takes ``events, progress`` pointers after the stream.
     """
     from .contract import BuildContext
 
     @cute.kernel
-    def kernel(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32) -> None:
+    def kernel(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32, events: cute.Pointer,
+               progress: cute.Pointer) -> None:
         bx, _, _ = cute.arch.block_idx()
         tx, _, _ = cute.arch.thread_idx()
         gx, _, _ = cute.arch.grid_dim()
         ctx = BuildContext(on_gpu=True, block=bx, thread=tx, grid=gx,
                            tensors={"src": src, "dst": dst}, extra={count_name: count})
-        run_built(scenario.build(cfg, ctx), on_built)
+        run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress))
 
     @cute.jit
     def host(src_ptr: cute.Pointer, dst_ptr: cute.Pointer, n: cutlass.Int32, grid: cutlass.Int32,
-             stream: cuda.CUstream) -> None:
+             stream: cuda.CUstream, events: cute.Pointer = None, progress: cute.Pointer = None) -> None:
         src = cute.make_tensor(src_ptr, cute.make_layout(n))
         dst = cute.make_tensor(dst_ptr, cute.make_layout(n))
-        kernel(src, dst, n // unit).launch(grid=(grid, 1, 1), block=(threads, 1, 1), stream=stream)
+        kernel(src, dst, n // unit, events, progress).launch(grid=(grid, 1, 1), block=(threads, 1, 1),
+                                                             stream=stream)
 
-    return compile_with_pointers(host, pointers=2, ints=2, arch=arch)
+    return compile_with_pointers(host, pointers=2, ints=2, arch=arch, traced=trace is not None)
 
 
 __all__ = ["compile_linear_copy"]
