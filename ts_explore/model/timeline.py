@@ -121,6 +121,7 @@ class Timeline:
     kernel_ns: int | None = None  # CUDA-event time of the traced launch
     origin_ns: int = 0  # global-timer value of time 0 (the earliest event)
     lost: tuple[tuple[int, int, int], ...] = ()  # (cta, warp, events not kept) where the capacity ran out
+    undecoded: int = 0  # events recorded but not kept (a timeline keeps the first CTAs' up to a limit)
 
     # -- views ------------------------------------------------------------------------
     @property
@@ -156,6 +157,8 @@ class Timeline:
                 f"{len(self.ctas)} CTA(s) over {self.span_ns / 1e3:.1f} µs ({self.spec.stages} steps traced)")
         if self.lost:
             text += f"; {sum(n for _, _, n in self.lost)} events lost (capacity {self.spec.capacity} per warp)"
+        if self.undecoded:
+            text += f"; {self.undecoded} more events recorded by later CTAs, not kept"
         return text
 
     def __repr__(self) -> str:
@@ -194,6 +197,7 @@ class Timeline:
         events = [_chrome_event(e) for e in sorted(self.events, key=lambda e: (e.cta, e.warp, e.start_ns))]
         other = {"format": FORMAT, "scenario": self.scenario, "device": self.device, "config": self.config,
                  "kernel_ns": self.kernel_ns, "origin_ns": self.origin_ns, "lost": [list(x) for x in self.lost],
+                 "undecoded": self.undecoded,
                  "spec": {"stages": self.spec.stages, "ctas": self.spec.ctas, "capacity": self.spec.capacity,
                           "progress": self.spec.progress},
                  "tasks": [[t.name, t.warp_start, t.warp_end] for t in self.tasks]}
@@ -224,7 +228,8 @@ class Timeline:
         return cls(scenario=str(other.get("scenario", "")), events=events, tasks=tasks, spec=spec,
                    device=str(other.get("device", "")), config=str(other.get("config", "")),
                    kernel_ns=other.get("kernel_ns"), origin_ns=int(other.get("origin_ns", 0)),
-                   lost=tuple(tuple(int(v) for v in x) for x in other.get("lost", ())))  # type: ignore[misc]
+                   lost=tuple(tuple(int(v) for v in x) for x in other.get("lost", ())),  # type: ignore[misc]
+                   undecoded=int(other.get("undecoded", 0)))
 
 
 def _chrome_event(e: TimelineEvent) -> dict[str, Any]:
@@ -286,7 +291,7 @@ class WarpProgress:
     iteration: int | None = None
     tile: int = 0
     section: Section | None = None
-    age_ns: int | None = None  # how long before the read the warp wrote this
+    at_ns: int | None = None  # when the warp wrote this, from the first progress write of the launch
 
     @property
     def stuck(self) -> bool:
@@ -297,6 +302,17 @@ class WarpProgress:
         if self.section is Section.LOOP and self.iteration is not None:
             return f"iteration {self.iteration}"
         return self.section.value.upper() if self.section is not None else ""
+
+    @property
+    def text(self) -> str:
+        """``stopped in smem.acquire, iteration 4`` / ``past smem.wait, iteration 7`` / ``no blocking step yet``."""
+        where = f", {self.where}" if self.where else ""
+        tile = f", tile {self.tile}" if self.section is not None and self.tile else ""
+        if self.state == ENTERED:
+            return f"stopped in {self.label}{where}{tile}"
+        if self.state == LEFT:
+            return f"past {self.label}{where}{tile} (its last blocking step; finished, or stuck outside the schedule)"
+        return "no blocking step reached (never started, or still before its first acquire/wait)"
 
 
 @dataclass(frozen=True)
@@ -343,10 +359,25 @@ class HangReport:
         return tuple((first[k], tuple(sorted(v))) for k, v in seen.items())
 
     def lines(self) -> tuple[str, ...]:
-        """``predicted: ... · measured: ...`` then one line per group of warps."""
-        from ..analysis.timeline_hang import hang_lines
-
-        return hang_lines(self)
+        """``predicted: ... · measured: ...`` lines, then one line per group of warps that stopped alike."""
+        out = [f"{self.scenario} did not finish in {self.timeout_s:g} s; read while it hung:"]
+        stuck = self.stuck
+        for p in self.predicted or (None,):
+            measured = [w for w in stuck if p is not None and w.task == p.task]
+            head = f"predicted: {p.text}" if p is not None else "predicted: (the verifier named no blocked step)"
+            if measured:
+                w = measured[0]
+                tail = f"measured: warp {w.warp} {w.text}" + (f" (+{len(measured) - 1} more warps)"
+                                                               if len(measured) > 1 else "")
+            elif p is not None:
+                tail = f"measured: no warp of {p.task} is inside a blocking step"
+            else:
+                tail = f"measured: {len(stuck)} warp(s) inside a blocking step"
+            out.append(f"{head} · {tail}")
+        for w, ctas in self.groups():
+            who = f"CTA {ctas[0]}" if len(ctas) == 1 else f"{len(ctas)} CTAs ({ctas[0]}-{ctas[-1]})"
+            out.append(f"  {w.task or '?'} warp {w.warp}, {who}: {w.text}")
+        return tuple(out)
 
     def describe(self) -> str:
         return "\n".join(self.lines())
