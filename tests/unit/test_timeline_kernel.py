@@ -13,6 +13,7 @@ import inspect
 import textwrap
 from typing import Any
 
+import cutlass
 import pytest
 from cutlass.experimental.task_scheduling.enums import ScheduleStage, ScheduleStageType
 from cutlass.experimental.task_scheduling.task import Task
@@ -97,4 +98,4 @@ def test_untraced_and_traced_builds_take_different_arguments() -> None:
     traced = module.compile(sc, cfg, arch="sm_90a", trace=TraceSpec())
     args = [gmem_ptr(16), gmem_ptr(32), 4096, 1, default_stream()]
     assert len(plain.generate_execution_args(*args)[0]) + 2 == len(
-        traced.generate_execution_args(*args, gmem_ptr(64), gmem_ptr(128))[0])
+        traced.generate_execution_args(*args, cutlass.Int64(64), cutlass.Int64(128))[0])

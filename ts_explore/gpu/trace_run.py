@@ -77,10 +77,10 @@ class TraceBuffers:
             self.progress = int(check(cu.cuMemHostGetDevicePointer(self.host, 0)))
 
     def pointers(self) -> list[Any]:
-        """The two kernel arguments (a null pointer for a buffer not in use)."""
-        from ..kernels.build import gmem_ptr
+        """The two kernel arguments: 64-bit addresses of the buffers (0 for one not in use)."""
+        import cutlass
 
-        return [gmem_ptr(self.events), gmem_ptr(self.progress)]
+        return [cutlass.Int64(self.events), cutlass.Int64(self.progress)]
 
     def reset(self, stream: Any) -> None:
         from cuda.bindings import driver as cu

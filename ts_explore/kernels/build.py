@@ -49,12 +49,15 @@ def _dump_dir() -> str:
 def compile_with_pointers(host: Any, pointers: int, ints: int, arch: str | None = None, traced: bool = False) -> Any:
     """``cute.compile(host, ptr * pointers, 1 * ints, stream)`` for ``arch`` (e.g. ``sm_90a``).
 
-    ``traced``: the host also takes the instrumentation's two buffers after
-    the stream (``events``, ``progress``; see :mod:`ts_explore.kernels.trace`).
+    ``traced``: the host also takes the addresses of the instrumentation's two
+    buffers after the stream (``events``, ``progress``, as Int64; see
+    :mod:`ts_explore.kernels.trace`). Addresses travel as 64-bit integers, not
+    pointers: a pointer argument declared 16-byte aligned was placed at a
+    different parameter offset by the launcher than the kernel read it from.
     """
     args = [gmem_ptr() for _ in range(pointers)] + [cutlass.Int32(1) for _ in range(ints)] + [default_stream()]
     if traced:
-        args += [gmem_ptr(), gmem_ptr()]
+        args += [cutlass.Int64(0), cutlass.Int64(0)]
     return cute.compile(host, *args, options=compile_options(arch))
 
 

@@ -28,7 +28,7 @@ from cutlass.experimental.task_scheduling.resources import (
 
 from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from .common import BuiltHook, run_built
-from .trace import recorder_for
+from .trace import address, recorder_for
 from .host import FILL, HostProblem, pattern, require_size, work_text
 
 FIRST, LAST, EVERY, MARKED = 1, 2, 4, 8
@@ -142,8 +142,8 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
     from .contract import BuildContext
 
     @cute.kernel
-    def kernel(src: cute.Tensor, out: cute.Tensor, flags: cute.Tensor, events: cute.Pointer,
-               progress: cute.Pointer) -> None:
+    def kernel(src: cute.Tensor, out: cute.Tensor, flags: cute.Tensor, events: cutlass.Int64,
+               progress: cutlass.Int64) -> None:
         bx, _, _ = cute.arch.block_idx()
         tx, _, _ = cute.arch.thread_idx()
         gx, _, _ = cute.arch.grid_dim()
@@ -153,10 +153,10 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
 
     @cute.jit
     def host(src_ptr: cute.Pointer, out_ptr: cute.Pointer, flags_ptr: cute.Pointer, rows: cutlass.Int32,
-             stream: cuda.CUstream, events: cute.Pointer = None, progress: cute.Pointer = None) -> None:
+             stream: cuda.CUstream, events: Any = None, progress: Any = None) -> None:
         layout = cute.make_layout(rows * cfg.width)
         kernel(cute.make_tensor(src_ptr, layout), cute.make_tensor(out_ptr, layout),
-               cute.make_tensor(flags_ptr, layout), events, progress).launch(grid=(rows, 1, 1), block=(32, 1, 1), stream=stream)
+               cute.make_tensor(flags_ptr, layout), address(events), address(progress)).launch(grid=(rows, 1, 1), block=(32, 1, 1), stream=stream)
 
     return compile_with_pointers(host, pointers=3, ints=1, arch=arch, traced=trace is not None)
 

@@ -15,7 +15,7 @@ import cutlass.cute as cute
 
 from .build import compile_with_pointers
 from .common import BuiltHook, run_built
-from .trace import recorder_for
+from .trace import address, recorder_for
 
 
 def compile_linear_copy(scenario: Any, cfg: Any, *, count_name: str, unit: int, threads: int,
@@ -29,8 +29,8 @@ def compile_linear_copy(scenario: Any, cfg: Any, *, count_name: str, unit: int, 
     from .contract import BuildContext
 
     @cute.kernel
-    def kernel(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32, events: cute.Pointer,
-               progress: cute.Pointer) -> None:
+    def kernel(src: cute.Tensor, dst: cute.Tensor, count: cutlass.Int32, events: cutlass.Int64,
+               progress: cutlass.Int64) -> None:
         bx, _, _ = cute.arch.block_idx()
         tx, _, _ = cute.arch.thread_idx()
         gx, _, _ = cute.arch.grid_dim()
@@ -40,10 +40,10 @@ def compile_linear_copy(scenario: Any, cfg: Any, *, count_name: str, unit: int, 
 
     @cute.jit
     def host(src_ptr: cute.Pointer, dst_ptr: cute.Pointer, n: cutlass.Int32, grid: cutlass.Int32,
-             stream: cuda.CUstream, events: cute.Pointer = None, progress: cute.Pointer = None) -> None:
+             stream: cuda.CUstream, events: Any = None, progress: Any = None) -> None:
         src = cute.make_tensor(src_ptr, cute.make_layout(n))
         dst = cute.make_tensor(dst_ptr, cute.make_layout(n))
-        kernel(src, dst, n // unit, events, progress).launch(grid=(grid, 1, 1), block=(threads, 1, 1),
+        kernel(src, dst, n // unit, address(events), address(progress)).launch(grid=(grid, 1, 1), block=(threads, 1, 1),
                                                              stream=stream)
 
     return compile_with_pointers(host, pointers=2, ints=2, arch=arch, traced=trace is not None)

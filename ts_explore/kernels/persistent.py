@@ -31,7 +31,7 @@ from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from .common import BuiltHook, int32_vector_ssa, run_built, thread_vectors
 from .host import FILL, HostProblem, pattern, require_size, strided_instances
 from .skip import SkipRule, skip_tile
-from .trace import recorder_for
+from .trace import address, recorder_for
 
 
 @dataclass(kw_only=True)
@@ -155,8 +155,8 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
     threads = cfg.threads_per_cta
 
     @cute.kernel
-    def kernel(src: cute.Tensor, dst: cute.Tensor, logical_tiles: cutlass.Int32, sched: Any, events: cute.Pointer,
-               progress: cute.Pointer) -> None:
+    def kernel(src: cute.Tensor, dst: cute.Tensor, logical_tiles: cutlass.Int32, sched: Any, events: cutlass.Int64,
+               progress: cutlass.Int64) -> None:
         bx, _, bz = cute.arch.block_idx()
         tx, _, _ = cute.arch.thread_idx()
         gx, _, gz = cute.arch.grid_dim()
@@ -169,8 +169,8 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
 
     @cute.jit
     def host(src_ptr: cute.Pointer, dst_ptr: cute.Pointer, n: cutlass.Int32, logical_tiles: cutlass.Int32,
-             total_tiles: cutlass.Int32, grid: cutlass.Int32, stream: cuda.CUstream, events: cute.Pointer = None,
-             progress: cute.Pointer = None) -> None:
+             total_tiles: cutlass.Int32, grid: cutlass.Int32, stream: cuda.CUstream, events: Any = None,
+             progress: Any = None) -> None:
         src = cute.make_tensor(src_ptr, cute.make_layout(n))
         dst = cute.make_tensor(dst_ptr, cute.make_layout(n))
         if cutlass.const_expr(cfg.queue is QueueKind.CLC):
@@ -181,7 +181,7 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
             # The static scheduler numbers persistent CTAs along z (one per cluster); without a
             # queue the CTA index along x is the tile.
             launch_grid = (1, 1, grid) if cutlass.const_expr(cfg.queue is QueueKind.STATIC) else (grid, 1, 1)
-        kernel(src, dst, logical_tiles, sched, events, progress).launch(grid=launch_grid, block=(threads, 1, 1),
+        kernel(src, dst, logical_tiles, sched, address(events), address(progress)).launch(grid=launch_grid, block=(threads, 1, 1),
                                                                         stream=stream)
 
     return compile_with_pointers(host, pointers=2, ints=4, arch=arch, traced=trace is not None)

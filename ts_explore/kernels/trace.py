@@ -39,8 +39,8 @@ class Recorder:
 
     def __init__(self, spec: Any, events: Any, progress: Any) -> None:
         self.spec = spec
-        self.events = events if spec.events else None
-        self.progress = progress if spec.progress else None
+        self.events = _gmem(events) if spec.events else None
+        self.progress = _gmem(progress) if spec.progress else None
 
     def records_event(self, stage: Any) -> bool:
         return self.events is not None and self.spec.records(stage)
@@ -55,6 +55,16 @@ class Recorder:
 
     def mark(self, uid: int, iteration: Any, tile: Any, state: int) -> None:
         write_progress(self.progress, uid, iteration, tile, state)
+
+
+def _gmem(address: Any) -> Any:
+    """A 16-byte aligned int32 pointer to global (or host-mapped) memory from a 64-bit address argument."""
+    return cute.make_ptr(cutlass.Int32, address, cute.AddressSpace.gmem, assumed_align=16)
+
+
+def address(value: Any) -> Any:
+    """A trace-buffer address argument as the kernel takes it (0 when the host was compiled without one)."""
+    return cutlass.Int64(0) if value is None else value
 
 
 def recorder_for(spec: Any, events: Any, progress: Any) -> Any:
@@ -78,7 +88,7 @@ def warp_slot(words_per_warp: cutlass.Constexpr[int]) -> cutlass.Int32:
 
 
 @cute.jit
-def write_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], ctas: cutlass.Constexpr[int],
+def write_event(events: cutlass.Int64, capacity: cutlass.Constexpr[int], ctas: cutlass.Constexpr[int],
                 n: cutlass.Int32, uid: cutlass.Constexpr[int], iteration: cutlass.Int32, tile: cutlass.Int32,
                 start: cutlass.Int64, end: cutlass.Int64, cycles: cutlass.Int32) -> None:
     """Lane 0 of the warp stores event ``n`` (or, past the capacity, the warp's event count)."""
@@ -112,5 +122,5 @@ def write_progress(progress: cute.Pointer, uid: cutlass.Constexpr[int], iteratio
         cute.arch.store(slot + 3, cutlass.Int32(state), sem="relaxed", scope="sys")
 
 
-__all__ = ["ENTERED", "EVENT_WORDS", "LEFT", "PROGRESS_WORDS", "Recorder", "linear_cta", "recorder_for", "write_event",
+__all__ = ["ENTERED", "EVENT_WORDS", "LEFT", "PROGRESS_WORDS", "Recorder", "address", "linear_cta", "recorder_for", "write_event",
            "write_progress"]

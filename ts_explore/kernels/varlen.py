@@ -30,7 +30,7 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..model import QueueKind
 from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from .common import BuiltHook, run_built
-from .trace import recorder_for
+from .trace import address, recorder_for
 from .host import FILL, HostProblem, pattern, require_size, work_text
 
 
@@ -167,7 +167,7 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
 
     @cute.kernel
     def kernel(packed: cute.Tensor, padded: cute.Tensor, offsets: cute.Tensor, row_width: cutlass.Int32,
-               sched: Any, events: cute.Pointer, progress: cute.Pointer) -> None:
+               sched: Any, events: cutlass.Int64, progress: cutlass.Int64) -> None:
         bx, _, bz = cute.arch.block_idx()
         tx, _, _ = cute.arch.thread_idx()
         gx, _, gz = cute.arch.grid_dim()
@@ -179,14 +179,14 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
     @cute.jit
     def host(packed_ptr: cute.Pointer, padded_ptr: cute.Pointer, offsets_ptr: cute.Pointer,
              segments: cutlass.Int32, row_width: cutlass.Int32, grid: cutlass.Int32, stream: cuda.CUstream,
-             events: cute.Pointer = None, progress: cute.Pointer = None) -> None:
+             events: Any = None, progress: Any = None) -> None:
         packed = cute.make_tensor(packed_ptr, cute.make_layout(segments * row_width))
         padded = cute.make_tensor(padded_ptr, cute.make_layout(segments * row_width))
         offsets = cute.make_tensor(offsets_ptr, cute.make_layout(segments + 1))
         sched = utils.PersistentTileSchedulerParams((segments, 1, 1), (1, 1, 1))
         # The static scheduler numbers persistent CTAs along z; without a queue the CTA index along x is the tile.
         launch_grid = (1, 1, grid) if cutlass.const_expr(cfg.queue is QueueKind.STATIC) else (segments, 1, 1)
-        kernel(packed, padded, offsets, row_width, sched, events, progress).launch(
+        kernel(packed, padded, offsets, row_width, sched, address(events), address(progress)).launch(
             grid=launch_grid, block=(threads, 1, 1), stream=stream)
 
     return compile_with_pointers(host, pointers=3, ints=3, arch=arch, traced=trace is not None)
