@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
-# The GPU session for per-warp timelines, run on the device machine from the project root
-# (after the two-part wheel staging of the GPU README: part A copied to /root/gpu-a first).
-#   part 1: bash scripts/gpu-timelines.sh tests      -> $OUT/tests.txt (trace + hang tests first, then all GPU tests)
-#   part 2: bash scripts/gpu-timelines.sh artefacts  -> traces, hang diagnoses, overhead table, executed notebook
+# The GPU session of the timeline work: tests, example traces, the overhead table, the executed notebook.
+#
+# Run on the device machine from the main checkout's root, right after copying part A of the staged wheels
+# (see the GPU README: first call carries .gpu/a and copies it to /root/gpu-a), carrying .gpu/b and this
+# worktree (.wt/timelines), in two calls of at most 10 minutes each:
+#   WORKTREE=.wt/timelines bash .wt/timelines/scripts/gpu-timelines.sh tests
+#   WORKTREE=.wt/timelines bash .wt/timelines/scripts/gpu-timelines.sh artefacts
+# Everything lands in $OUT (at most 8 files): tests.txt; examples.txt, <scenario>.h200.trace.json (2),
+# hang_diagnoses.h200.txt, trace_overhead.h200.txt, 10_timelines.h200.ipynb.
 set -uo pipefail
-source .gpu/b/env.sh
-cd "${WORKTREE:-.}"
+source .gpu/b/env.sh || exit 3
+cd "${WORKTREE:-.}" || exit 3
 export PYTHONPATH=$PWD:${PYTHONPATH:-}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-case "${1:-all}" in
-  tests|all)
-    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/tests.txt"
-    python3 -m pytest -q -x -m gpu tests/gpu/test_trace_gpu.py -k "deadlocking" -s 2>&1 | tail -40 | tee -a "$OUT/tests.txt"
-    python3 -m pytest -q -m gpu tests/gpu 2>&1 | tail -60 | tee -a "$OUT/tests.txt"
-    ;;&
-  artefacts|all)
-    python3 scripts/trace_examples.py "$OUT" 2>&1 | tee "$OUT/examples.txt" | tail -80
-    python3 benchmarks/trace_overhead.py 2>&1 | tee "$OUT/trace_overhead.h200.txt"
-    python3 -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=600 \
-      --output-dir "$OUT" --output 10_timelines.h200.ipynb notebooks/10_timelines.ipynb 2>&1 | tail -5
+case "${1:-}" in
+  tests)
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/tests.txt"
+    timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/gpu/test_trace_gpu.py -rA 2>&1 \
+      | grep -v "^\s*$" | tail -60 >> "$OUT/tests.txt"
+    timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/gpu --ignore=tests/gpu/test_trace_gpu.py 2>&1 \
+      | tail -30 >> "$OUT/tests.txt"
+    tail -40 "$OUT/tests.txt"
+    ;;
+  artefacts)
+    timeout 120 python3 scripts/trace_examples.py "$OUT" > "$OUT/examples.txt" 2>&1
+    timeout 300 python3 benchmarks/trace_overhead.py --reps 20 > "$OUT/trace_overhead.h200.txt" 2>&1
+    timeout 150 python3 -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=140 \
+      --output-dir "$OUT" --output 10_timelines.h200.ipynb notebooks/10_timelines.ipynb > /dev/null 2>&1
+    tail -5 "$OUT/examples.txt"; cat "$OUT/trace_overhead.h200.txt"; ls -la "$OUT"
+    ;;
+  *)
+    echo "usage: WORKTREE=.wt/timelines bash .wt/timelines/scripts/gpu-timelines.sh tests|artefacts" >&2
+    exit 2
     ;;
 esac

@@ -51,9 +51,13 @@ def synthetic_run(name: str, size: int, spec: TraceSpec, seed: int = 0, **overri
                 continue
             tree, trips = found
             tiles = [(cta, False)]
-            if tree.work_tile_loop() is not None:
+            if tree.work_tile_loop() is not None and name == "persistent_copy":
                 total = cfg.total_tiles(size // cfg.tile)
                 tiles = [(t, cfg.skipped(t, size // cfg.tile)) for t in range(cta, total, plan.ctas)]
+            elif tree.work_tile_loop() is not None:  # varlen: one tile per segment, strided over the CTAs
+                from ts_explore.kernels.varlen import segment_lengths
+
+                tiles = [(t, False) for t in range(cta, len(segment_lengths(cfg, size)), plan.ctas)]
             t = 10_000 + rng.randrange(100)
             for n, e in enumerate(expected_steps(tree, trips, tiles=tiles, stages=stages)):
                 if n >= layout.capacity:  # as the kernel does: past the capacity only the count is kept
@@ -78,6 +82,8 @@ CASES = [
                                         ctas=4)),
     ("persistent_copy", 8 * 8192, dict(queue=QueueKind.NONE, overlaunch=0)),
     ("guards_demo", 64, {}),
+    ("varlen_copy", 1000, dict(ctas=3)),
+    ("varlen_copy", 1000, dict(dynamic=False, queue=QueueKind.NONE)),
 ]
 
 
@@ -262,3 +268,31 @@ def test_sections_of_decoded_events_carry_iterations_only_in_the_loop() -> None:
     timeline = decode_events(raw, task_set, scenario=sc.name, spec=spec)
     assert all((e.iteration is None) == (e.section is not Section.LOOP) for e in timeline.events)
     assert {e.section for e in timeline.events} == {Section.LOOP, Section.TAIL}
+
+
+RESULTS = Path(__file__).parents[2] / "benchmarks" / "results"
+COMMITTED = [
+    ("pipelined_copy", dict(ctas=132, stages=4, tile=4096)),
+    ("persistent_copy", dict(queue=QueueKind.STATIC, ctas=132, overlaunch=2)),
+]
+
+
+@pytest.mark.parametrize("name,overrides", COMMITTED)
+def test_committed_h200_traces_follow_their_schedules(name: str, overrides: dict) -> None:
+    """The traces recorded on an H200 (scripts/trace_examples.py) still line up with the drawn schedules."""
+    timeline = load_trace(RESULTS / f"{name}.h200.trace.json")
+    assert timeline.device.startswith("NVIDIA H200") and len(timeline.events) >= 50 and not timeline.lost
+    sc = get(name)
+    cfg = sc.config(**overrides)
+    plan = plans_for(sc, cfg, (1 << 22,), H200)[0]
+    alignment = compare(sc, cfg, plan, timeline)
+    assert alignment.ok and len(alignment.lanes) == 2 * plan.threads // 32, alignment.summary()
+    assert all(e.start_ns % 32 == 0 for e in timeline.events), "the H200's global timer ticks in 32 ns"
+
+
+def test_the_committed_pipelined_trace_has_both_tasks() -> None:
+    timeline = load_trace(RESULTS / "pipelined_copy.h200.trace.json")
+    assert {t.name for t in timeline.tasks} == {"store", "load"} == {e.task for e in timeline.events}
+    hang = (RESULTS / "hang_diagnoses.h200.txt").read_text()
+    assert "predicted: load blocked in smem.acquire, iteration 4 · measured: warp 4 stopped in smem.acquire, " \
+           "iteration 4" in hang

@@ -12,8 +12,9 @@ it is tested without a GPU.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -231,11 +232,20 @@ def trace_spec(trace: Any, forced: bool = False) -> TraceSpec | None:
 
     >>> trace_spec(True).stages, trace_spec("work").stages, trace_spec(False), trace_spec(False, forced=True).stages
     ('all', 'work', None, 'none')
+    >>> trace_spec(True).progress, trace_spec(True, forced=True).progress
+    (False, True)
     """
+    spec = _spec(trace)
+    if forced:
+        spec = TraceSpec(stages="none", ctas=0, progress=True) if spec is None else replace(spec, progress=True)
+    return spec
+
+
+def _spec(trace: Any) -> TraceSpec | None:
     if isinstance(trace, TraceSpec):
         return trace
     if trace is None or trace is False:
-        return TraceSpec(stages="none", ctas=0, progress=True) if forced else None
+        return None
     if trace is True:
         return TraceSpec()
     if isinstance(trace, str):
@@ -280,7 +290,8 @@ def schedule_for(scenario: Any, config: Any, plan: Any, cta: int, warp: int) -> 
     Records the plan instance that CTA belongs to, seen from that CTA (and
     from lane 0 of the warp, for per-thread schedules). When the instance
     view names a work tile (``extra["view_tile"]``: a domain that depends on
-    the tile), the trips are recorded tile by tile.
+    the tile), the trips are recorded tile by tile, with the view the kernel
+    module's ``tile_view(cfg, tile)`` gives (or ``view_tile=tile``).
     """
     from ..kernels.contract import BuildContext
     from ..reader import capture_task_set
@@ -299,8 +310,11 @@ def schedule_for(scenario: Any, config: Any, plan: Any, cta: int, warp: int) -> 
     if instance.threads or "thread" in instance.view:
         view["thread"] = thread
 
+    tile_view = getattr(importlib.import_module(scenario.kernel), "tile_view", None) if scenario.kernel else None
+
     def record(tile: int | None) -> tuple[Any, int] | None:
-        v = view if tile is None else {**view, "extra": {**view.get("extra", {}), "view_tile": tile}}
+        named = tile_view(config, tile) if tile_view is not None and tile is not None else {"view_tile": tile}
+        v = view if tile is None else {**view, "extra": {**view.get("extra", {}), **named}}
         built = scenario.build(config, BuildContext.for_instance(v))
         task_set = capture_task_set(built.tasks, built.resource_dependency_graph)
         task = next((t for t in task_set.tasks if t.warp_start <= warp < t.warp_end), None)

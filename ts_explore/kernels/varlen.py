@@ -51,6 +51,8 @@ class VarlenTask(Task):
         length of the tile the config views, so the picture and the check
         show that tile's loop.
         """
+        if self.domain_getter is None:  # the loop end is a plain bound (dynamic=False): keep it, as drawn
+            return self.domain
         if self._offsets is None:
             return self._lengths[self._view_tile]
         tile = tile_coord[0]
@@ -109,6 +111,11 @@ def segment_lengths(cfg: Any, size: int) -> np.ndarray:
     mean = max(1.0, sum(cfg.lengths) / len(cfg.lengths))
     segments = max(1, round(size / mean))
     return np.fromiter(itertools.islice(itertools.cycle(cfg.lengths), segments), dtype=np.int64)
+
+
+def tile_view(cfg: Any, tile: int) -> dict[str, Any]:
+    """The CPU view (``extra``) that records work tile ``tile``: segment lengths repeat every ``len(lengths)``."""
+    return {"view_tile": tile % max(1, len(cfg.lengths))}
 
 
 def ctas(cfg: Any, segments: int, limits: DeviceLimits, registers: int | None = None) -> int:
@@ -192,4 +199,5 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
     return compile_with_pointers(host, pointers=3, ints=3, arch=arch, traced=trace is not None)
 
 
-__all__ = ["PackedSource", "PaddedSink", "VarlenTask", "compile", "ctas", "host_problem", "plan", "segment_lengths"]
+__all__ = ["PackedSource", "PaddedSink", "VarlenTask", "compile", "ctas", "host_problem", "plan", "segment_lengths",
+           "tile_view"]
