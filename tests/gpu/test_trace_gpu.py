@@ -12,7 +12,8 @@ from ts_explore.analysis.timeline_hang import agrees
 from ts_explore.gpu import HangError, LaunchError, launch
 from ts_explore.gpu.trace_run import schedule_for
 from ts_explore.model import QueueKind
-from ts_explore.model.timeline import ENTERED, TraceSpec
+from ts_explore.model.hang import ENTERED
+from ts_explore.model.timeline import TraceSpec
 from ts_explore.scenarios import Loader, SkipRule, get
 from ts_explore.scenarios.persistent import PersistentFault
 from ts_explore.scenarios.pipelined import PipelineFault

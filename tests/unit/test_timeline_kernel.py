@@ -55,8 +55,8 @@ def test_every_drawn_step_is_emitted_with_its_id(name: str, overrides: dict) -> 
 def test_guarded_and_skippable_steps_keep_their_ids() -> None:
     """The cases above cover guards and skippable regions: make sure they are really there."""
     guards = get("guards_demo")
-    tree = capture_task_set(**{"tasks": (b := guards.build(guards.config())).tasks,
-                               "graph": b.resource_dependency_graph}).tasks[0].schedule
+    b = guards.build(guards.config())
+    tree = capture_task_set(b.tasks, b.resource_dependency_graph).tasks[0].schedule
     kinds = {blk.kind for blk in tree.blocks()}
     assert {BlockKind.FIRST_ITER, BlockKind.EVERY} <= kinds, kinds
     persistent = get("persistent_copy")

@@ -21,9 +21,11 @@ from ts_explore.gpu.trace_run import Layout, compare, decode_events, decode_prog
 from ts_explore.kernels.contract import BuildContext
 from ts_explore.kernels.trace import ENTERED, EVENT_WORDS, LEFT, PROGRESS_WORDS
 from ts_explore.model import QueueKind, Section, Stage
+from ts_explore.model import hang
 from ts_explore.model import timeline as model
 from ts_explore.model.plan import DeviceLimits
-from ts_explore.model.timeline import HangReport, PredictedBlock, Timeline, TraceSpec, load_trace
+from ts_explore.model.hang import HangReport, PredictedBlock
+from ts_explore.model.timeline import Timeline, TraceSpec, load_trace
 from ts_explore.reader import capture_task_set
 from ts_explore.scenarios import SkipRule, get
 
@@ -203,12 +205,13 @@ def test_progress_names_each_warps_last_blocking_step() -> None:
     stuck = [w for w in warps if w.stuck]
     assert {(w.task, w.label, w.iteration) for w in stuck} == {("store", "smem.wait", 8)}
     load = {w.cta: w for w in warps if w.task == "load"}
-    assert load[0].state == model.LEFT and load[0].label == "smem.acquire" and load[1].state == ""
+    assert load[0].state == hang.LEFT and load[0].label == "smem.acquire" and load[1].state == ""
     report = HangReport("pipelined_copy", 10, warps, (PredictedBlock("store", "smem.wait", wait, 8),))
     text = report.describe()
     assert "predicted: store blocked in smem.wait, iteration 8 · measured: warp 0 stopped in smem.wait, " \
            "iteration 8" in text
     assert "no blocking step reached" in text and "past smem.acquire, iteration 7" in text
+    assert "  store warp 0, CTAs 0-1: stopped in smem.wait, iteration 8" in report.lines()
     from ts_explore.analysis.timeline_hang import agrees
 
     assert agrees(report) == report.predicted
@@ -256,7 +259,7 @@ def test_expected_steps_fire_guards_like_ts() -> None:
 
 
 def test_doctests() -> None:
-    for module in (model, analysis, trace_run):
+    for module in (model, analysis, trace_run):  # hang has no examples; its text is tested above
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0, module.__name__
 

@@ -13,7 +13,8 @@ from ts_explore.gpu import LaunchError, launch
 from ts_explore.gpu.trace_run import HangError, decode_events, predicted_order
 from ts_explore.model import Family, Section, TaskSet
 from ts_explore.model.plan import DeviceLimits
-from ts_explore.model.timeline import HangReport, PredictedBlock, TraceSpec, WarpProgress
+from ts_explore.model.hang import HangReport, PredictedBlock, WarpProgress
+from ts_explore.model.timeline import TraceSpec
 from ts_explore.render.style import FAMILY_FILL
 from ts_explore.render.timeline import comparison_figure, timeline_figure
 from ts_explore.render.timeline_html import hang_html, timeline_html

@@ -7,7 +7,7 @@ in, :class:`~ts_explore.model.timeline.PredictedBlock` rows out; and a
 
 from __future__ import annotations
 
-from ..model.timeline import HangReport, PredictedBlock
+from ..model.hang import HangReport, PredictedBlock
 from ..model.verdict import BlockedStep, Verdict
 
 

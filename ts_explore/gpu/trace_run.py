@@ -22,7 +22,8 @@ import numpy as np
 from ..kernels.trace import ENTERED as ENTERED_CODE
 from ..kernels.trace import EVENT_WORDS, LEFT as LEFT_CODE, PROGRESS_WORDS
 from ..model import Section, TaskSet
-from ..model.timeline import ENTERED, LEFT, TaskWarps, Timeline, TimelineEvent, TraceSpec, WarpProgress
+from ..model.hang import ENTERED, LEFT, WarpProgress
+from ..model.timeline import TaskWarps, Timeline, TimelineEvent, TraceSpec
 from .errors import LaunchError
 
 
@@ -267,7 +268,7 @@ def hang_report(scenario: Any, config: Any, plans: Any, warps: Any, timeout: flo
     """The :class:`HangReport` of a hung launch: measured warps beside the verifier's predicted blocked steps."""
     from ..analysis.timeline_hang import predicted_blocks
     from ..kernels.contract import BuildContext
-    from ..model.timeline import HangReport
+    from ..model.hang import HangReport
     from ..reader.verify import verify
 
     predicted: tuple[Any, ...] = ()

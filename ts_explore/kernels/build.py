@@ -51,9 +51,9 @@ def compile_with_pointers(host: Any, pointers: int, ints: int, arch: str | None 
 
     ``traced``: the host also takes the addresses of the instrumentation's two
     buffers after the stream (``events``, ``progress``, as Int64; see
-    :mod:`ts_explore.kernels.trace`). Addresses travel as 64-bit integers, not
-    pointers: a pointer argument declared 16-byte aligned was placed at a
-    different parameter offset by the launcher than the kernel read it from.
+    :mod:`ts_explore.kernels.trace`). Addresses travel as 64-bit integers: as
+    ``cute.Pointer`` arguments they reached the kernel wrong on an H200
+    (misaligned and illegal addresses), as Int64 they arrive intact.
     """
     args = [gmem_ptr() for _ in range(pointers)] + [cutlass.Int32(1) for _ in range(ints)] + [default_stream()]
     if traced:

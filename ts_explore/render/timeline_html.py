@@ -11,7 +11,8 @@ import io
 from typing import Any
 
 from ..analysis.timeline import StepTable
-from ..model.timeline import HangReport, Timeline
+from ..model.hang import HangReport
+from ..model.timeline import Timeline
 from .style import FAIL_COLOR, FAMILY_FILL, PASS_COLOR
 
 FONT = "font-family:sans-serif;font-size:12px"
