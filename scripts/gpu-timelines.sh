@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The GPU session of the timeline work: tests, example traces, the overhead table, the executed notebook.
+# The GPU run of the timeline work: tests, example traces, the overhead table, the executed notebook.
 #
-# Run on the device machine from the main checkout's root, right after copying part A of the staged wheels
-# (see the GPU README: first call carries .gpu/a and copies it to /root/gpu-a), carrying .gpu/b and this
-# worktree (.wt/timelines), in two calls of at most 10 minutes each:
+# Run on the GPU machine from the main checkout's root, right after installing part A of the staged wheels
+# (as the GPU notes describe), with .gpu/b and this worktree (.wt/timelines) present, in two steps of at
+# most 10 minutes each:
 #   WORKTREE=.wt/timelines bash .wt/timelines/scripts/gpu-timelines.sh tests
 #   WORKTREE=.wt/timelines bash .wt/timelines/scripts/gpu-timelines.sh artefacts
 # Everything lands in $OUT (at most 8 files): tests.txt; examples.txt, <scenario>.h200.trace.json (2),
@@ -12,7 +12,7 @@ set -uo pipefail
 source .gpu/b/env.sh || exit 3
 cd "${WORKTREE:-.}" || exit 3
 export PYTHONPATH=$PWD:${PYTHONPATH:-}
-OUT=${OUT:-/tmp/out}
+OUT=${OUT:?set OUT to the folder that collects the results}
 mkdir -p "$OUT"
 case "${1:-}" in
   tests)
