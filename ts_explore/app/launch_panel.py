@@ -19,13 +19,18 @@ from ..model import TaskSet
 from .panels import FAIL_COLOUR, OK_COLOUR, note_html
 
 
-def launch_blockers(task_set: TaskSet | None, device: Probe, scenario: Any = None, config: Any = None) -> list[str]:
-    """Every reason the current configuration cannot be launched here (empty: it can)."""
+def launch_blockers(task_set: TaskSet | None, device: Probe, scenario: Any = None, config: Any = None,
+                    force: bool = False) -> list[str]:
+    """Every reason the current configuration cannot be launched here (empty: it can).
+
+    ``force`` ("launch anyway") lifts only the verifier's objection.
+    """
     reasons = []
     if scenario is not None and getattr(scenario, "kernel", "") is None:
         reasons.append(f"scenario {scenario.name!r} has no GPU kernel: it can be recorded and verified, not launched")
-    if task_set is None:
-        reasons.append("the current configuration does not verify; fix it first (see the Verdict tab)")
+    if task_set is None and not force:
+        reasons.append("the current configuration does not verify; fix it first (see the Verdict tab), or tick "
+                       "'launch anyway' to watch it fail (a hang is read and killed)")
     limits = device.limits
     if limits is None:
         reasons.append(device.message)
@@ -41,21 +46,35 @@ def launch_blockers(task_set: TaskSet | None, device: Probe, scenario: Any = Non
 class LaunchPanel:
     """A Launch button (disabled with the reasons while a launch is impossible) and the result area."""
 
-    def __init__(self, launch: Callable[[Any, Any], Any] | None = None,
+    def __init__(self, launch: Callable[..., Any] | None = None,
                  probe: Callable[[], Probe] = probe) -> None:
         self._launch = launch
         self._probe = probe
         self._target: tuple[Any, Any] | None = None
+        self._state: tuple[Any, Any, TaskSet | None] | None = None
         self.button = widgets.Button(description="Launch on GPU", icon="play", disabled=True)
+        self.trace = widgets.Checkbox(value=False, description="trace", indent=False,
+                                      tooltip="record every step of each warp (CTAs 0-1) and show it beside the "
+                                              "schedule's order")
+        self.force = widgets.Checkbox(value=False, description="launch anyway", indent=False,
+                                      tooltip="launch a configuration the verifier rejects; a hang is read while it "
+                                              "hangs, then killed")
         self.reasons = widgets.HTML()
         self.result = widgets.HTML()
         self.button.on_click(self._clicked)
-        self.widget = widgets.VBox([self.button, self.reasons, self.result])
+        self.force.observe(lambda _: self._recheck(), names="value")
+        self.widget = widgets.VBox([widgets.HBox([self.button, self.trace, self.force]), self.reasons, self.result])
+
+    def _recheck(self) -> None:
+        if self._state is not None:
+            self.update(*self._state)
 
     def update(self, scenario: Any, config: Any, task_set: TaskSet | None) -> None:
         """Re-decide whether ``config`` of ``scenario`` can be launched here."""
-        self._target = (scenario, config) if task_set is not None else None
-        blockers = launch_blockers(task_set, self._probe(), scenario, config)
+        self._state = (scenario, config, task_set)
+        force = bool(self.force.value)
+        self._target = (scenario, config) if task_set is not None or (force and config is not None) else None
+        blockers = launch_blockers(task_set, self._probe(), scenario, config, force=force)
         self.button.disabled = bool(blockers)
         if blockers:
             items = "".join(f"<li>{html.escape(r)}</li>" for r in blockers)
@@ -74,16 +93,31 @@ class LaunchPanel:
             launch = self._launch
             if launch is None:
                 from ..gpu import launch
-            result = launch(*self._target)
+            extra = {k: True for k, box in (("trace", self.trace), ("force", self.force)) if box.value}
+            result = launch(*self._target, **extra)
             if hasattr(result, "_repr_html_"):
-                self.result.value = result._repr_html_()
+                self.result.value = result._repr_html_() + _comparison_html(result)
             else:
                 text = result.summary() if hasattr(result, "summary") else repr(result)
                 self.result.value = f"<pre>{html.escape(str(text))}</pre>"
         except Exception as exc:  # noqa: BLE001 - show it, keep the notebook usable
-            self.result.value = note_html(f"launch failed: {type(exc).__name__}: {exc}", FAIL_COLOUR)
+            report = getattr(exc, "report", None)
+            self.result.value = note_html(f"launch failed: {type(exc).__name__}: {exc}", FAIL_COLOUR) + (
+                report._repr_html_() if hasattr(report, "_repr_html_") else "")
         finally:
             self.button.disabled = False
+
+
+def _comparison_html(result: Any) -> str:
+    """The schedule's predicted order beside the measured lanes, when the launch was traced."""
+    if getattr(result, "timeline", None) is None or not hasattr(result, "plot_comparison"):
+        return ""
+    from ..render.timeline_html import png_html
+
+    try:
+        return png_html(result.plot_comparison(cta=0))
+    except Exception as exc:  # noqa: BLE001 - the launch itself worked; say why the comparison is missing
+        return note_html(f"no comparison with the schedule: {type(exc).__name__}: {exc}", FAIL_COLOUR)
 
 
 __all__ = ["LaunchPanel", "launch_blockers"]

@@ -15,6 +15,7 @@ lives on.
 from __future__ import annotations
 
 import atexit
+import inspect
 from typing import Any, Iterable
 
 from ..kernels.host import HostProblem
@@ -29,9 +30,11 @@ from .reference import Mismatch
 from .result import MEMCPY, TORCH, LaunchResult, SizeRun
 from .safety import launch_refusal, prove
 from .timing import Timing
+from .trace_run import HangError, hang_report, trace_spec
 from .worker import WorkerHandle, portable_config
 
 DEFAULT_SIZES = (1 << 22,)
+GRACE_S = 30.0  # the worker reports a hung kernel itself after ``timeout``; the parent kills it this much later
 _WORKER = WorkerHandle()
 atexit.register(_WORKER.stop)
 
@@ -51,7 +54,8 @@ def _config(sc: Scenario, config: Any, overrides: dict[str, Any]) -> Any:
 
 def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any] | None = None, reps: int = 20,
            warmup: int = 3, timeout: float = 180.0, force: bool = False, check: bool = True,
-           references: bool = True, **overrides: Any) -> LaunchResult:
+           references: bool = True, trace: Any = False, time_trace: bool = False,
+           **overrides: Any) -> LaunchResult:
     """Run ``scenario`` with ``config`` (or its defaults plus ``overrides``) once per size.
 
     Every distinct per-CTA instance of each size's launch plan is verified
@@ -63,6 +67,16 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     (``warmup`` untimed runs, then ``reps``); ``references`` also times a
     device-to-device ``cudaMemcpyAsync`` of the same bytes (and ``torch.copy_``
     when torch is installed) in the same process.
+
+    ``trace`` (``True``, ``"work"``, or a :class:`~ts_explore.model.timeline.TraceSpec`)
+    makes the first run of each size an instrumented build that records every
+    step (or only the work steps) per warp: ``result.timeline``. The timed
+    repetitions always run the plain build. A kernel that does not finish in
+    ``timeout`` s raises :class:`~ts_explore.gpu.trace_run.HangError`; when it was
+    instrumented (always, for a launch forced past the verifier) its
+    ``report`` names each warp's last blocking step beside the verifier's
+    predicted blocked steps. ``time_trace`` also times the instrumented build
+    (``run.traced_timing``, ``run.overhead()``), for overhead tables.
     """
     sc = get(scenario)
     cfg = _config(sc, config, overrides)
@@ -80,14 +94,28 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     refusal = launch_refusal(sc, cfg, limits)
     if refusal is not None:
         raise LaunchError(*refusal)
-    message = {"scenario": sc.name, "kernel": module.__name__, "config": portable_config(cfg), "sizes": sizes}
+    forced = force and not gate.ok
+    spec = trace_spec(trace, forced)
+    if spec is not None and "trace" not in inspect.signature(module.compile).parameters:
+        if trace:
+            raise LaunchError("no_trace", f"kernel module {module.__name__} cannot be instrumented (its compile takes "
+                              "no trace=); launch without trace, or add trace support as the catalog kernels do")
+        spec = None
+    message = {"scenario": sc.name, "kernel": module.__name__, "config": portable_config(cfg), "sizes": sizes,
+               "trace": spec, "forced": forced}
     prepared = _ask({"op": "prepare", **message}, timeout, gate)
     plans = prepared["plans"]
     if any(a.instances != b.instances or a.grid != b.grid for a, b in zip(plans, gate.plans)):
         gate = prove(sc, cfg, plans, known)  # registers changed the grid: prove what will run
         _refuse_unless_proven(gate, force, timeout)
-    reply = _ask({"op": "run", **message, "plans": plans, "reps": max(1, int(reps)), "warmup": max(0, int(warmup)),
-                  "check": check, "references": references}, timeout, gate)
+    try:
+        reply = _ask({"op": "run", **message, "plans": plans, "reps": max(1, int(reps)),
+                      "warmup": max(0, int(warmup)), "check": check, "references": references,
+                      "kernel_timeout": timeout, "time_trace": bool(time_trace and spec is not None)},
+                     timeout + GRACE_S, gate)
+    except HangError as exc:
+        exc.report = hang_report(sc, cfg, plans, exc.report, timeout, gate)
+        raise
     return LaunchResult(scenario=sc.name, config=cfg, device=reply["device"], runs=reply["runs"],
                         compile_s=prepared["compile_s"], first_compile_s=prepared["first_compile_s"],
                         cache_hit=prepared["cache_hit"], verdict=gate.summary(), forced=force and not gate.ok,
@@ -106,6 +134,8 @@ def _ask(message: dict[str, Any], timeout: float, gate: GateReport) -> dict[str,
     reply = _WORKER.request(message, timeout, on_timeout=f"The verifier said: {gate.summary()}.")
     if not reply.get("ok"):
         text = reply.get("message", "unknown failure")
+        if reply.get("reason") == "timeout":
+            raise HangError(f"{text}. The verifier said: {gate.summary()}.", reply.get("hang"))
         if reply.get("traceback"):
             text += "\n" + reply["traceback"]
         raise LaunchError(reply.get("reason", "launch_failed"), text)
@@ -135,6 +165,7 @@ __all__ = [
     "DeviceInfo",
     "DeviceLimits",
     "GateReport",
+    "HangError",
     "HostProblem",
     "LaunchPlan",
     "LaunchError",

@@ -1,7 +1,9 @@
-"""Compiled kernels, kept per (scenario, config, architecture) for the life of the worker.
+"""Compiled kernels, kept per (scenario, config, architecture, instrumentation) for the life of the worker.
 
 Sizes are runtime arguments of every catalog kernel, so one compile serves
-every size; a relaunch of a cached config only pays a dictionary lookup.
+every size; a relaunch of a cached config only pays a dictionary lookup. The
+key includes the trace spec (an instrumented kernel is another kernel) and
+whether the build was forced past the verifier.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from typing import Any, Callable
 
 @dataclass(frozen=True)
 class Compiled:
-    """A compiled host function and what compiling it cost."""
+    """A compiled host function, what compiling it cost, and the task set its kernel was traced from."""
 
     fn: Any
     compile_s: float
+    task_set: Any = None  # TaskSet captured while tracing the kernel (decodes step ids of instrumented runs)
 
 
 class CompileCache:
@@ -26,13 +29,15 @@ class CompileCache:
         self._entries: dict[Any, Compiled] = {}
 
     def get(self, key: Any, compile: Callable[[], Any]) -> tuple[Compiled, float, bool]:
+        """``compile()`` returns the function, or ``(function, task_set)``."""
         start = time.perf_counter()
         entry = self._entries.get(key)
         if entry is not None:
             return entry, time.perf_counter() - start, True
-        fn = compile()
+        made = compile()
+        fn, task_set = made if isinstance(made, tuple) else (made, None)
         spent = time.perf_counter() - start
-        entry = Compiled(fn, spent)
+        entry = Compiled(fn, spent, task_set)
         self._entries[key] = entry
         return entry, spent, False
 

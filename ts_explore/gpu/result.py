@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model.plan import GateReport, LaunchPlan
+from ..model.timeline import Timeline
 from .device import DeviceInfo
 from .reference import Mismatch
 from .timing import MEMCPY, TORCH, Timing
@@ -23,6 +24,15 @@ class SizeRun:
     mismatches: tuple[Mismatch, ...] = ()
     checked: bool = True
     shape: str = ""  # the problem in words when it is not a flat size (e.g. ``8192x8192x8192``)
+    timeline: Timeline | None = None  # the instrumented first run's per-warp trace (launch(..., trace=...))
+    traced_ms: float | None = None  # how long that instrumented run took (CUDA events)
+    traced_timing: Timing | None = None  # the instrumented build timed like the plain one (launch(time_trace=True))
+
+    def overhead(self) -> float | None:
+        """Instrumented over plain median time (``launch(..., time_trace=True)``), e.g. 1.03."""
+        if self.traced_timing is None:
+            return None
+        return self.traced_timing.median_ms / self.kernel.median_ms
 
     @property
     def ok(self) -> bool:
@@ -80,6 +90,35 @@ class LaunchResult:
         return all(r.ok for r in self.runs)
 
     @property
+    def timeline(self) -> Timeline | None:
+        """The per-warp trace of the first size's instrumented run (None unless launched with ``trace=``)."""
+        return next((r.timeline for r in self.runs if r.timeline is not None), None)
+
+    def compare(self, cta: int | None = None) -> Any:
+        """The traced warps (of ``cta``, or all) checked step by step against the schedule recorded on the CPU."""
+        from ..scenarios import get
+        from .trace_run import compare
+
+        timeline, plan = self._traced()
+        return compare(get(self.scenario), self.config, plan, timeline, cta)
+
+    def plot_comparison(self, cta: int = 0, steps: int = 24) -> Any:
+        """The schedule's predicted order beside the measured lanes of ``cta`` (a matplotlib Figure)."""
+        from ..render.timeline import comparison_figure
+        from ..scenarios import get
+        from .trace_run import predicted_order
+
+        timeline, plan = self._traced()
+        return comparison_figure(timeline, predicted_order(get(self.scenario), self.config, plan, timeline, cta),
+                                 cta=cta, steps=steps)
+
+    def _traced(self) -> tuple[Timeline, LaunchPlan]:
+        for run, plan in zip(self.runs, self.plans):
+            if run.timeline is not None:
+                return run.timeline, plan
+        raise ValueError("this launch recorded no timeline; launch with trace=True")
+
+    @property
     def best(self) -> SizeRun:
         return max(self.runs, key=lambda r: r.rate)
 
@@ -99,6 +138,10 @@ class LaunchResult:
                          + (f" (refs: {refs})" if refs else "") + f" - {state}")
         if self.device.peak_gbps:
             lines.append(f"  device peak (clock x bus width): {self.device.peak_gbps:.0f} GB/s")
+        for r in self.runs:
+            if r.traced_ms is not None:
+                lines.append(f"  instrumented first run ({r.elements:,d} elements): {r.traced_ms:.4f} ms"
+                             + (f"; {r.timeline.summary()}" if r.timeline is not None else ""))
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -111,7 +154,12 @@ class LaunchResult:
         """Summary plus timing, bandwidth (and mismatch) figures: what notebooks and the launch panel show."""
         from .plots import result_html
 
-        return result_html(self)
+        html = result_html(self)
+        if self.timeline is not None:
+            from ..render.timeline_html import timeline_html
+
+            html += timeline_html(self.timeline)
+        return html
 
 
 __all__ = ["MEMCPY", "TORCH", "LaunchResult", "SizeRun"]

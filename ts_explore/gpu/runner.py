@@ -1,7 +1,14 @@
-"""Inside the worker: open the device, compile through the cache, run each size, time and check it."""
+"""Inside the worker: open the device, compile through the cache, run each size, time and check it.
+
+The first run of each size is watched (the stream is polled, so a hang is
+reported by the worker itself) and, when the launch asks for it, runs an
+instrumented build of the kernel (:mod:`.trace_run`); the timed repetitions
+always run the plain build.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from typing import Any
 
@@ -12,6 +19,7 @@ from ..kernels.host import DeviceProblem, HostProblem
 from .reference import Mismatch, compare
 from .result import MEMCPY, SizeRun
 from .timing import Timing, time_events, time_torch, time_torch_copy
+from .trace_run import HangError, Layout, TraceBuffers, decode_events, decode_progress, watch
 
 
 class Runner:
@@ -48,15 +56,28 @@ class Runner:
             return self.run(message, info)
         raise LaunchError("launch_failed", f"unknown worker request {op!r}")
 
-    def compiled(self, m: dict[str, Any], info: DeviceInfo) -> tuple[Compiled, float, bool]:
-        """The config's compiled kernel (cached per scenario, config and architecture)."""
+    def compiled(self, m: dict[str, Any], info: DeviceInfo, trace: Any = None) -> tuple[Compiled, float, bool]:
+        """The config's compiled kernel (cached per scenario, config, architecture, trace spec and forcing)."""
+        from ..kernels.common import unchecked_build
+        from ..reader import capture_task_set
         from ..scenarios import get
 
         kernel = importlib.import_module(m["kernel"])
         scenario = get(m["scenario"])
-        key = (m["scenario"], m["config"], info.arch)
+        forced = bool(m.get("forced"))
+        key = (m["scenario"], m["config"], info.arch, trace, forced)
+
+        def build() -> Any:
+            seen: list[Any] = []
+            extra = {} if trace is None else {"trace": trace}
+            with unchecked_build() if forced else contextlib.nullcontext():
+                fn = kernel.compile(scenario, m["config"], arch=f"{info.arch}a", **extra,
+                                    on_built=lambda b: seen.append(capture_task_set(b.tasks,
+                                                                                    b.resource_dependency_graph)))
+            return fn, (seen[0] if seen else None)
+
         try:
-            return self.cache.get(key, lambda: kernel.compile(scenario, m["config"], arch=f"{info.arch}a"))
+            return self.cache.get(key, build)
         except LaunchError:
             raise
         except Exception as exc:
@@ -69,6 +90,9 @@ class Runner:
         from ..kernels.build import resources
 
         compiled, spent, hit = self.compiled(m, info)
+        if m.get("trace") is not None:
+            traced, more, _ = self.compiled(m, info, m["trace"])
+            spent += more
         used = resources(compiled.fn)
         kernel = importlib.import_module(m["kernel"])
         plans = tuple(kernel.plan(m["config"], size, info.limits, used.registers if used else None)
@@ -79,12 +103,14 @@ class Runner:
     def run(self, m: dict[str, Any], info: DeviceInfo) -> dict[str, Any]:
         """Run, check and time each planned size with the cached kernel."""
         compiled, _, _ = self.compiled(m, info)
+        traced = self.compiled(m, info, m["trace"])[0] if m.get("trace") is not None else None
         kernel = importlib.import_module(m["kernel"])
         if hasattr(kernel, "device_problem"):
             runs = tuple(self.run_on_device(kernel.device_problem(compiled.fn, m["config"], plan, self.stream), m)
                          for plan in m["plans"])
         else:
-            runs = tuple(self.run_size(compiled.fn, kernel.host_problem(m["config"], plan), m) for plan in m["plans"])
+            runs = tuple(self.run_size(compiled.fn, kernel.host_problem(m["config"], plan), m, traced, plan, info)
+                         for plan in m["plans"])
         return {"ok": True, "device": info, "runs": runs}
 
     def run_on_device(self, problem: DeviceProblem, m: dict[str, Any]) -> SizeRun:
@@ -101,7 +127,8 @@ class Runner:
         return SizeRun(problem.elements, problem.bytes_moved, problem.grid, timing, refs, mismatches,
                        checked=bool(m.get("check", True)), shape=problem.shape)
 
-    def run_size(self, fn: Any, problem: HostProblem, m: dict[str, Any]) -> SizeRun:
+    def run_size(self, fn: Any, problem: HostProblem, m: dict[str, Any], traced: Compiled | None = None,
+                 plan: Any = None, info: DeviceInfo | None = None) -> SizeRun:
         from ..kernels.build import gmem_ptr
 
         buffers = Buffers()
@@ -120,7 +147,8 @@ class Runner:
             run = _fast_call(fn, args)
 
             reset()
-            self.guarded(lambda: (run(), check(_sync(self.stream))))
+            timeline, traced_ms, traced_timing = self.guarded(
+                lambda: self.first_run(run, args, traced, plan, m, info, problem.bytes_moved))
             mismatches = ()
             if m.get("check", True):
                 mismatches = tuple(compare(name, problem.expected[name], buffers.download(name),
@@ -134,7 +162,51 @@ class Runner:
                 if torch_ref is not None:
                     refs.append(torch_ref)
             return SizeRun(problem.elements, problem.bytes_moved, problem.grid, timing, tuple(refs), mismatches,
-                           checked=bool(m.get("check", True)))
+                           checked=bool(m.get("check", True)), timeline=timeline, traced_ms=traced_ms,
+                           traced_timing=traced_timing)
+        finally:
+            if not self.broken:
+                buffers.free()
+
+    def first_run(self, run: Any, args: list[Any], traced: Compiled | None, plan: Any, m: dict[str, Any],
+                  info: DeviceInfo | None, bytes_moved: int = 0) -> tuple[Any, float | None, Timing | None]:
+        """Run once, watched: the instrumented build when there is one (its timeline, time, and timing reps).
+
+        A kernel still running after ``kernel_timeout`` s is read (each warp's
+        progress, if instrumented) and reported as a :class:`HangError`; the
+        worker restarts, since its context is stuck. ``time_trace`` also times
+        the instrumented build like the plain one (for overhead tables).
+        """
+        timeout = float(m.get("kernel_timeout", 180.0))
+        if traced is None:
+            if watch(run, self.stream, timeout) is None:
+                self.broken = True
+                raise HangError(f"did not finish in {timeout:g} s; the worker was stopped and restarts")
+            return None, None, None
+        spec = m["trace"]
+        buffers = TraceBuffers(Layout.of(spec, plan.ctas, plan.threads), spec.progress)
+        try:
+            buffers.reset(self.stream)
+            check(_sync(self.stream))
+            traced_run = _fast_call(traced.fn, [*args, *buffers.pointers()])
+            start, stop = _event(), _event()
+            waited = watch(lambda: (_record(start, self.stream), traced_run(), _record(stop, self.stream)),
+                           self.stream, timeout)
+            if waited is None:
+                self.broken = True
+                warps = decode_progress(buffers.read_progress(), traced.task_set) if spec.progress else ()
+                raise HangError(f"did not finish in {timeout:g} s; the worker was stopped and restarts", warps)
+            ms = _elapsed_ms(start, stop)
+            timeline = None
+            if spec.events:
+                timeline = decode_events(buffers.read_events(), traced.task_set, scenario=m["scenario"], spec=spec,
+                                         device=info.name if info else "", config=repr(m["config"]),
+                                         kernel_ns=int(ms * 1e6))
+            timing = None
+            if m.get("time_trace"):
+                timing = time_events(traced_run, self.stream, m["reps"], m["warmup"], f"traced ({spec.stages})",
+                                     bytes_moved)
+            return timeline, ms, timing
         finally:
             if not self.broken:
                 buffers.free()
@@ -179,6 +251,27 @@ def _sync(stream: Any) -> Any:
     from cuda.bindings import driver as cu
 
     return cu.cuStreamSynchronize(stream)
+
+
+def _event() -> Any:
+    from cuda.bindings import driver as cu
+
+    return check(cu.cuEventCreate(0))
+
+
+def _record(event: Any, stream: Any) -> None:
+    from cuda.bindings import driver as cu
+
+    check(cu.cuEventRecord(event, stream))
+
+
+def _elapsed_ms(start: Any, stop: Any) -> float:
+    from cuda.bindings import driver as cu
+
+    ms = float(check(cu.cuEventElapsedTime(start, stop)))
+    cu.cuEventDestroy(start)
+    cu.cuEventDestroy(stop)
+    return ms
 
 
 __all__ = ["Runner"]

@@ -171,7 +171,8 @@ def worker_main(conn: Any) -> None:
         try:
             reply = runner.handle(message)
         except LaunchError as exc:
-            reply = {"ok": False, "reason": exc.reason, "message": exc.args[0], "restart": runner.broken}
+            reply = {"ok": False, "reason": exc.reason, "message": exc.args[0], "restart": runner.broken,
+                     "hang": getattr(exc, "report", None)}
         except Exception as exc:  # anything else: report it with its traceback, restart if CUDA is unusable
             reply = {"ok": False, "reason": "launch_failed", "message": f"{type(exc).__name__}: {exc}",
                      "traceback": traceback.format_exc(limit=12), "restart": True}

@@ -46,10 +46,19 @@ def _dump_dir() -> str:
     return tempfile.mkdtemp(prefix="ts-explore-cubin-")
 
 
-def compile_with_pointers(host: Any, pointers: int, ints: int, arch: str | None = None) -> Any:
-    """``cute.compile(host, ptr * pointers, 1 * ints, stream)`` for ``arch`` (e.g. ``sm_90a``)."""
-    args = [gmem_ptr() for _ in range(pointers)] + [cutlass.Int32(1) for _ in range(ints)]
-    return cute.compile(host, *args, default_stream(), options=compile_options(arch))
+def compile_with_pointers(host: Any, pointers: int, ints: int, arch: str | None = None, traced: bool = False) -> Any:
+    """``cute.compile(host, ptr * pointers, 1 * ints, stream)`` for ``arch`` (e.g. ``sm_90a``).
+
+    ``traced``: the host also takes the addresses of the instrumentation's two
+    buffers after the stream (``events``, ``progress``, as Int64; see
+    :mod:`ts_explore.kernels.trace`). Addresses travel as 64-bit integers: as
+    ``cute.Pointer`` arguments they reached the kernel wrong on an H200
+    (misaligned and illegal addresses), as Int64 they arrive intact.
+    """
+    args = [gmem_ptr() for _ in range(pointers)] + [cutlass.Int32(1) for _ in range(ints)] + [default_stream()]
+    if traced:
+        args += [cutlass.Int64(0), cutlass.Int64(0)]
+    return cute.compile(host, *args, options=compile_options(arch))
 
 
 def resources(compiled: Any) -> KernelResources | None:

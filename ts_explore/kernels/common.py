@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import io
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import cutlass
 import cutlass.cute as cute
@@ -19,19 +20,51 @@ from .contract import Built
 BuiltHook = Callable[["Built"], None]
 
 
+_UNCHECKED: contextvars.ContextVar[bool] = contextvars.ContextVar("unchecked", default=False)
+
+
+@contextlib.contextmanager
+def unchecked_build() -> Iterator[None]:
+    """Kernels traced in this block let TaskManager report failed checks as warnings instead of raising.
+
+    Only a forced launch (``launch(..., force=True)``) compiles this way: the
+    launch gate has already verified the schedule on the CPU and said what
+    is wrong with it; the kernel is built anyway so the user can watch it fail.
+    """
+    token = _UNCHECKED.set(True)
+    try:
+        yield
+    finally:
+        _UNCHECKED.reset(token)
+
+
 def quiet_task_manager(built: Built) -> TaskManager:
     """Construct TaskManager (it verifies) without its stdout tables or trace-time warnings."""
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return TaskManager(**built.verify_kwargs(), verbose=False)
+        return TaskManager(**built.verify_kwargs(), verbose=False, skip_validation=_UNCHECKED.get())
 
 
-def run_built(built: Built, on_built: BuiltHook | None = None) -> None:
-    """Inside ``@cute.kernel``: hand the built tasks to TaskManager and run them."""
+def run_built(built: Built, on_built: BuiltHook | None = None, recorder: Any = None) -> None:
+    """Inside ``@cute.kernel``: hand the built tasks to TaskManager and run them.
+
+    ``recorder`` (a :class:`~ts_explore.kernels.trace.Recorder`, from
+    :func:`~ts_explore.kernels.trace.recorder_for`) instruments every step.
+    """
     if on_built is not None:
         on_built(built)
+    if recorder is not None:
+        from ..reader import capture_task_set
+        from .trace_hook import instrument, step_ids
+
+        captured = capture_task_set(built.tasks, built.resource_dependency_graph)
+        instrument(built.tasks, step_ids(built.tasks, built.resource_dependency_graph, captured), recorder)
     tm = quiet_task_manager(built)
     tm.setup_resources_and_tasks()
+    if recorder is not None:
+        from .trace_hook import start_counters
+
+        start_counters(tm.tasks)
     uses_barriers = any(
         getattr(r, "pipeline_config", None) is not None for r in tm.resources
     )
@@ -63,4 +96,5 @@ def int32_vector_ssa(vector: int, count: int) -> Callable[[], Any]:
     return lambda: cute.full((vector, count), 0, cutlass.Int32)
 
 
-__all__ = ["BuiltHook", "int32_vector_ssa", "quiet_task_manager", "run_built", "thread_vectors", "tile_start"]
+__all__ = ["BuiltHook", "int32_vector_ssa", "quiet_task_manager", "run_built", "thread_vectors", "tile_start",
+           "unchecked_build"]

@@ -150,12 +150,13 @@ def host_problem(cfg: Any, plan: LaunchPlan) -> HostProblem:
     return HostProblem({"src": src}, {"dst": n}, {"dst": src}, ("src", "dst", n, plan.ctas), 8 * n, n, plan.ctas)
 
 
-def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None) -> Any:
+def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None,
+            trace: Any = None) -> Any:
     """Compile ``scenario``'s grid-stride copy for ``cfg``; call it as ``fn(src_ptr, dst_ptr, n, grid, stream)``."""
     from .linear import compile_linear_copy
 
     return compile_linear_copy(scenario, cfg, count_name="n_vectors", unit=cfg.vector,
-                               threads=cfg.warps * 32, on_built=on_built, arch=arch)
+                               threads=cfg.warps * 32, on_built=on_built, arch=arch, trace=trace)
 
 
 __all__ = ["VectorSink", "VectorSource", "compile", "ctas", "host_problem", "plan"]

@@ -28,6 +28,7 @@ from cutlass.experimental.task_scheduling.resources import (
 
 from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from .common import BuiltHook, run_built
+from .trace import address, recorder_for
 from .host import FILL, HostProblem, pattern, require_size, work_text
 
 FIRST, LAST, EVERY, MARKED = 1, 2, 4, 8
@@ -134,28 +135,30 @@ def host_problem(cfg: Any, plan: LaunchPlan) -> HostProblem:
                        shapes={"out": (rows, width), "flags": (rows, width)}, zero_filled=("flags",))
 
 
-def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None) -> Any:
+def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None,
+            trace: Any = None) -> Any:
     """Compile the demo; call it as ``fn(src, out, flags, rows, stream)`` (one CTA per row)."""
     from .build import compile_with_pointers
     from .contract import BuildContext
 
     @cute.kernel
-    def kernel(src: cute.Tensor, out: cute.Tensor, flags: cute.Tensor) -> None:
+    def kernel(src: cute.Tensor, out: cute.Tensor, flags: cute.Tensor, events: cutlass.Int64,
+               progress: cutlass.Int64) -> None:
         bx, _, _ = cute.arch.block_idx()
         tx, _, _ = cute.arch.thread_idx()
         gx, _, _ = cute.arch.grid_dim()
         ctx = BuildContext(on_gpu=True, block=bx, thread=tx, grid=gx,
                            tensors={"src": src, "out": out, "flags": flags})
-        run_built(scenario.build(cfg, ctx), on_built)
+        run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress))
 
     @cute.jit
     def host(src_ptr: cute.Pointer, out_ptr: cute.Pointer, flags_ptr: cute.Pointer, rows: cutlass.Int32,
-             stream: cuda.CUstream) -> None:
+             stream: cuda.CUstream, events: Any = None, progress: Any = None) -> None:
         layout = cute.make_layout(rows * cfg.width)
         kernel(cute.make_tensor(src_ptr, layout), cute.make_tensor(out_ptr, layout),
-               cute.make_tensor(flags_ptr, layout)).launch(grid=(rows, 1, 1), block=(32, 1, 1), stream=stream)
+               cute.make_tensor(flags_ptr, layout), address(events), address(progress)).launch(grid=(rows, 1, 1), block=(32, 1, 1), stream=stream)
 
-    return compile_with_pointers(host, pointers=3, ints=1, arch=arch)
+    return compile_with_pointers(host, pointers=3, ints=1, arch=arch, traced=trace is not None)
 
 
 __all__ = ["EVERY", "FIRST", "LAST", "Log", "MARKED", "Tape", "compile", "host_problem", "plan"]

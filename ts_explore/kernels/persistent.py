@@ -34,6 +34,7 @@ from .access import CacheHint, load_vector, store_vector, units
 from .common import BuiltHook, int32_vector_ssa, run_built, thread_vectors
 from .host import FILL, HostProblem, pattern, require_size, split_out, strided_instances
 from .skip import SkipRule, skip_tile
+from .trace import address, recorder_for
 
 
 @dataclass(kw_only=True)
@@ -205,7 +206,8 @@ def host_problem(cfg: Any, plan: LaunchPlan) -> HostProblem:
                        shapes={"dst": (logical, cfg.tile)})
 
 
-def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None) -> Any:
+def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None,
+            trace: Any = None) -> Any:
     """Compile the persistent copy; call it as ``fn(src_ptr, dst_ptr, n, logical_tiles, total_tiles, grid, stream)``."""
     from .build import compile_with_pointers
     from .contract import BuildContext
@@ -213,8 +215,8 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
     threads = cfg.threads_per_cta
 
     @cute.kernel
-    def kernel(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32, logical_tiles: cutlass.Int32,
-               sched: Any) -> None:
+    def kernel(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32, logical_tiles: cutlass.Int32, sched: Any,
+               events: cutlass.Int64, progress: cutlass.Int64) -> None:
         bx, _, bz = cute.arch.block_idx()
         tx, _, _ = cute.arch.thread_idx()
         gx, _, gz = cute.arch.grid_dim()
@@ -223,11 +225,12 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
             extra["clc_response"] = cute.arch.alloc_smem(cutlass.Int128, cfg.scheduler_stages)
         ctx = BuildContext(on_gpu=True, block=bx + bz, thread=tx, grid=gx * gz, tensors={"src": src, "dst": dst},
                            extra=extra)
-        run_built(scenario.build(cfg, ctx), on_built)
+        run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress))
 
     @cute.jit
     def host(src_ptr: cute.Pointer, dst_ptr: cute.Pointer, n: cutlass.Int32, logical_tiles: cutlass.Int32,
-             total_tiles: cutlass.Int32, grid: cutlass.Int32, stream: cuda.CUstream) -> None:
+             total_tiles: cutlass.Int32, grid: cutlass.Int32, stream: cuda.CUstream, events: Any = None,
+             progress: Any = None) -> None:
         src = cute.make_tensor(src_ptr, cute.make_layout(n))
         dst = cute.make_tensor(dst_ptr, cute.make_layout(n))
         if cutlass.const_expr(cfg.queue is QueueKind.CLC):
@@ -238,9 +241,10 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
             # The static scheduler numbers persistent CTAs along z (one per cluster); without a
             # queue the CTA index along x is the tile.
             launch_grid = (1, 1, grid) if cutlass.const_expr(cfg.queue is QueueKind.STATIC) else (grid, 1, 1)
-        kernel(src, dst, n, logical_tiles, sched).launch(grid=launch_grid, block=(threads, 1, 1), stream=stream)
+        kernel(src, dst, n, logical_tiles, sched, address(events), address(progress)).launch(
+            grid=launch_grid, block=(threads, 1, 1), stream=stream)
 
-    return compile_with_pointers(host, pointers=2, ints=4, arch=arch)
+    return compile_with_pointers(host, pointers=2, ints=4, arch=arch, traced=trace is not None)
 
 
 __all__ = ["SkippingQueue", "TileRows", "compile", "ctas", "host_problem", "plan"]

@@ -301,12 +301,13 @@ def host_problem(cfg: Any, plan: LaunchPlan) -> HostProblem:
                        shapes={"dst": (units(n, cfg.tile), cfg.tile)})
 
 
-def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None) -> Any:
+def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None,
+            trace: Any = None) -> Any:
     """Compile ``scenario``'s pipelined copy for ``cfg``; call it as ``fn(src_ptr, dst_ptr, n, grid, stream)``."""
     from .linear import compile_linear_copy
 
     return compile_linear_copy(scenario, cfg, count_name="n_tiles", unit=cfg.tile,
-                               threads=(cfg.store_warps + cfg.load_warps) * 32, on_built=on_built, arch=arch)
+                               threads=(cfg.store_warps + cfg.load_warps) * 32, on_built=on_built, arch=arch, trace=trace)
 
 
 __all__ = ["CHUNK", "Loader", "SmemStages", "Storer", "TileIndex", "TileSink", "compile", "ctas", "host_problem",

@@ -30,6 +30,7 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..model import QueueKind
 from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from .common import BuiltHook, run_built
+from .trace import address, recorder_for
 from .host import FILL, HostProblem, pattern, require_size, work_text
 
 
@@ -50,6 +51,8 @@ class VarlenTask(Task):
         length of the tile the config views, so the picture and the check
         show that tile's loop.
         """
+        if self.domain_getter is None:  # the loop end is a plain bound (dynamic=False): keep it, as drawn
+            return self.domain
         if self._offsets is None:
             return self._lengths[self._view_tile]
         tile = tile_coord[0]
@@ -110,6 +113,11 @@ def segment_lengths(cfg: Any, size: int) -> np.ndarray:
     return np.fromiter(itertools.islice(itertools.cycle(cfg.lengths), segments), dtype=np.int64)
 
 
+def tile_view(cfg: Any, tile: int) -> dict[str, Any]:
+    """The CPU view (``extra``) that records work tile ``tile``: segment lengths repeat every ``len(lengths)``."""
+    return {"view_tile": tile % max(1, len(cfg.lengths))}
+
+
 def ctas(cfg: Any, segments: int, limits: DeviceLimits, registers: int | None = None) -> int:
     """A static queue fills the GPU (at most one CTA per segment); without one, one CTA per segment."""
     if cfg.queue is QueueKind.STATIC:
@@ -156,7 +164,8 @@ def host_problem(cfg: Any, plan: LaunchPlan) -> HostProblem:
                        8 * int(offsets[-1]), int(offsets[-1]), plan.ctas, shapes={"padded": (segments, width)})
 
 
-def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None) -> Any:
+def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None,
+            trace: Any = None) -> Any:
     """Compile the varlen copy; call it as ``fn(packed, padded, offsets, segments, row_width, grid, stream)``."""
     from .build import compile_with_pointers
     from .contract import BuildContext
@@ -165,28 +174,30 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
 
     @cute.kernel
     def kernel(packed: cute.Tensor, padded: cute.Tensor, offsets: cute.Tensor, row_width: cutlass.Int32,
-               sched: Any) -> None:
+               sched: Any, events: cutlass.Int64, progress: cutlass.Int64) -> None:
         bx, _, bz = cute.arch.block_idx()
         tx, _, _ = cute.arch.thread_idx()
         gx, _, gz = cute.arch.grid_dim()
         ctx = BuildContext(on_gpu=True, block=bx + bz, thread=tx, grid=gx * gz,
                            tensors={"packed": packed, "padded": padded, "offsets": offsets},
                            extra={"row_width": row_width, "scheduler_params": sched})
-        run_built(scenario.build(cfg, ctx), on_built)
+        run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress))
 
     @cute.jit
     def host(packed_ptr: cute.Pointer, padded_ptr: cute.Pointer, offsets_ptr: cute.Pointer,
-             segments: cutlass.Int32, row_width: cutlass.Int32, grid: cutlass.Int32, stream: cuda.CUstream) -> None:
+             segments: cutlass.Int32, row_width: cutlass.Int32, grid: cutlass.Int32, stream: cuda.CUstream,
+             events: Any = None, progress: Any = None) -> None:
         packed = cute.make_tensor(packed_ptr, cute.make_layout(segments * row_width))
         padded = cute.make_tensor(padded_ptr, cute.make_layout(segments * row_width))
         offsets = cute.make_tensor(offsets_ptr, cute.make_layout(segments + 1))
         sched = utils.PersistentTileSchedulerParams((segments, 1, 1), (1, 1, 1))
         # The static scheduler numbers persistent CTAs along z; without a queue the CTA index along x is the tile.
         launch_grid = (1, 1, grid) if cutlass.const_expr(cfg.queue is QueueKind.STATIC) else (segments, 1, 1)
-        kernel(packed, padded, offsets, row_width, sched).launch(grid=launch_grid, block=(threads, 1, 1),
-                                                                 stream=stream)
+        kernel(packed, padded, offsets, row_width, sched, address(events), address(progress)).launch(
+            grid=launch_grid, block=(threads, 1, 1), stream=stream)
 
-    return compile_with_pointers(host, pointers=3, ints=3, arch=arch)
+    return compile_with_pointers(host, pointers=3, ints=3, arch=arch, traced=trace is not None)
 
 
-__all__ = ["PackedSource", "PaddedSink", "VarlenTask", "compile", "ctas", "host_problem", "plan", "segment_lengths"]
+__all__ = ["PackedSource", "PaddedSink", "VarlenTask", "compile", "ctas", "host_problem", "plan", "segment_lengths",
+           "tile_view"]

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Callable
 
 import cutlass.pipeline as pipeline
-from cutlass.experimental.task_scheduling.resources import PipelineConfig, TileSchedulerConfig
+from cutlass.experimental.task_scheduling.resources import (
+    PdlLaunchBarrier,
+    PdlWaitBarrier,
+    PipelineConfig,
+    TileSchedulerConfig,
+)
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
@@ -17,6 +23,14 @@ from ..model.plan import DeviceLimits
 from ..model import QueueKind
 from .base import BuildContext, Built, Scenario, knob, register
 from .common import SkipRule, is_power_of_two, require, runtime, skip_tile, tensor, viewpoint
+
+
+class PersistentFault(str, Enum):
+    """Mistakes to launch (or try to) on purpose: queue bookkeeping misplaced, PDL out of order."""
+
+    NONE = "none"
+    PDL_LAUNCH_BEFORE_WAIT = "launch_griddep before wait_griddep (ordering)"
+    QUEUE_IN_SKIPPABLE = "queue bookkeeping inside skippable() (TS refuses to record it)"
 
 
 @dataclass(frozen=True)
@@ -42,6 +56,8 @@ class PersistentCopy:
     block: int = knob(0, min=0, max=8191, label="view as CTA")
     cache: CacheHint = knob(CacheHint.NORMAL, label="cache hints",
                             help="how loads and stores ask L1/L2 to treat data that is read and written once")
+    fault: PersistentFault = knob(PersistentFault.NONE, label="fault (for debugging)",
+                                  help="a deliberate mistake: the verifier reports it; launch anyway to see it run")
 
     @property
     def threads(self) -> int:
@@ -119,6 +135,9 @@ def build(cfg: PersistentCopy, ctx: BuildContext) -> Built:
     src = TileRows(name="src", data=tensor(ctx, "src"), **rows)
     dst = TileRows(name="dst", data=tensor(ctx, "dst"), **rows)
     if cfg.queue is QueueKind.NONE:
+        require(cfg.fault is PersistentFault.NONE, f"fault {cfg.fault.value!r} needs a work queue",
+                "pick queue=STATIC (or CLC), or fault=NONE")
+
         @schedule
         def tile_copy(src: TileRows, dst: TileRows) -> None:
             with domain_loop(0, cfg.rows, 1, unroll=cfg.unroll):
@@ -129,25 +148,42 @@ def build(cfg: PersistentCopy, ctx: BuildContext) -> Built:
         return Built(tasks=[task], resource_dependency_graph={dst: [src]}, notes=_notes(cfg, where, ctx))
 
     wq = _queue(cfg, ctx)
-    skip_if = SkippingQueue.skip_work_tile_if if cfg.skip is not SkipRule.NONE or cfg.overlaunch else None
+    fault = cfg.fault
+    skip_if = (SkippingQueue.skip_work_tile_if if cfg.skip is not SkipRule.NONE or cfg.overlaunch
+               or fault is PersistentFault.QUEUE_IN_SKIPPABLE else None)
+    pdl = fault is PersistentFault.PDL_LAUNCH_BEFORE_WAIT
+    pdl_wait, pdl_launch = PdlWaitBarrier(name="pdl_wait"), PdlLaunchBarrier(name="pdl_launch")
+
+    def advance(wq: SkippingQueue) -> None:
+        wq.try_wait()
+        wq.wait()
+        wq.get_and_advance_work_tile()
+        wq.release()
 
     @schedule
-    def persistent_copy(src: TileRows, dst: TileRows, wq: SkippingQueue) -> None:
+    def persistent_copy(src: TileRows, dst: TileRows, wq: SkippingQueue, pdl_wait: Any, pdl_launch: Any) -> None:
+        if pdl:  # the fault: dependent grids may start before this one waited for its own prerequisites
+            pdl_launch.launch_griddep()
+            pdl_wait.wait_griddep()
         with work_tile_loop(wq, skip_if=skip_if) as tiles:
             if skip_if is not None:
-                with tiles.skippable(), domain_loop(0, cfg.rows, 1, unroll=cfg.unroll):
-                    dst.store(item=src.load())
+                with tiles.skippable():
+                    with domain_loop(0, cfg.rows, 1, unroll=cfg.unroll):
+                        dst.store(item=src.load())
+                    if fault is PersistentFault.QUEUE_IN_SKIPPABLE:  # a skipped tile would never advance
+                        advance(wq)
             else:
                 with domain_loop(0, cfg.rows, 1, unroll=cfg.unroll):
                     dst.store(item=src.load())
-            wq.try_wait()
-            wq.wait()
-            wq.get_and_advance_work_tile()
-            wq.release()
+            if fault is not PersistentFault.QUEUE_IN_SKIPPABLE:
+                advance(wq)
 
-    copy = Task(name="copy", src_resources=[src, wq], dst_resources=[dst], warp_idx=0, num_warps=cfg.warps,
-                schedule=persistent_copy(src, dst, wq))
+    copy = Task(name="copy", src_resources=[src, wq, *([pdl_wait] if pdl else [])],
+                dst_resources=[dst, *([pdl_launch] if pdl else [])], warp_idx=0, num_warps=cfg.warps,
+                schedule=persistent_copy(src, dst, wq, pdl_wait, pdl_launch))
     graph: dict[Any, list[Any]] = {dst: [src, wq]}
+    if pdl:
+        graph.update({src: [pdl_wait], pdl_wait: [], pdl_launch: []})
     tasks = [copy]
     if cfg.queue is QueueKind.CLC:
         @schedule

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 import cutlass.pipeline as pipeline
 from cutlass.experimental.task_scheduling.memory import SmemAllocator
@@ -16,6 +17,16 @@ from ..kernels.pipelined import Loader, SmemStages, Storer, TileIndex, TileSink
 from ..model.plan import DeviceLimits
 from .base import BuildContext, Built, Scenario, knob, register
 from .common import SMEM_PER_CTA_BYTES, is_power_of_two, require, runtime, tensor, viewpoint
+
+
+class PipelineFault(str, Enum):
+    """Mistakes to launch on purpose when learning to debug: two deadlocks and two races."""
+
+    NONE = "none"
+    CONSUMER_EXTRA = "store runs one extra iteration (deadlock)"
+    NO_RELEASE = "store never releases a stage (deadlock)"
+    COMMIT_BEFORE_LOAD = "load commits before filling the stage (race)"
+    RELEASE_BEFORE_READ = "store releases before reading the stage (race)"
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,8 @@ class PipelinedCopy:
                             help="2: a stage is released one tile late, once the engine has read it")
     cache: CacheHint = knob(CacheHint.NORMAL, label="cache hints",
                             help="bulk copies carry the L2 evict-first policy for 'L2 evict-first'")
+    fault: PipelineFault = knob(PipelineFault.NONE, label="fault (for debugging)",
+                                help="a deliberate mistake: the verifier reports it; launch anyway to see it run")
 
     @property
     def threads(self) -> int:
@@ -129,22 +142,36 @@ def build(cfg: PipelinedCopy, ctx: BuildContext) -> Built:
     allocator.add_resource(smem)
     allocator.compute_layout()
 
+    fault = cfg.fault
+
     @schedule
     def load(index: TileIndex, smem: SmemStages) -> None:
         with domain_loop(where.block, n_tiles, where.grid):
             tile = index.locate()
             smem.try_acquire()
             smem.acquire()
-            smem.load_tile(tile=tile)
-            smem.commit()
+            if fault is PipelineFault.COMMIT_BEFORE_LOAD:  # the store task may read the stage before it is filled
+                smem.commit()
+                smem.load_tile(tile=tile)
+            else:
+                smem.load_tile(tile=tile)
+                smem.commit()
+
+    # the fault: one more iteration than the load task commits
+    store_end = n_tiles + where.grid if fault is PipelineFault.CONSUMER_EXTRA else n_tiles
 
     @schedule
     def store(smem: SmemStages, out: TileSink) -> None:
-        with domain_loop(where.block, n_tiles, where.grid):
+        with domain_loop(where.block, store_end, where.grid):
             smem.try_wait()
             smem.wait()
-            item = smem.read()
-            smem.release()
+            if fault is PipelineFault.RELEASE_BEFORE_READ:  # the load task may refill the stage while it is read
+                smem.release()
+                item = smem.read()
+            else:
+                item = smem.read()
+                if fault is not PipelineFault.NO_RELEASE:
+                    smem.release()
             out.store(item=item)
 
     @schedule

@@ -1,0 +1,95 @@
+"""What tracing costs: plain vs instrumented kernel time per launchable scenario, measured side by side.
+
+    python benchmarks/trace_overhead.py [--mib 256] [--reps 30]
+
+Each cell is one launch with ``time_trace=True``: the worker times the plain
+build and the instrumented build of the same config back to back (CUDA
+events, warm-up then ``reps``), so each ratio compares two medians taken in
+the same process minutes apart at most. Columns: tracing only the
+producer/consumer work steps of CTAs 0-1 (what ``trace="work"`` does), the
+work steps of every CTA, every step of every CTA (full tracing), and only
+the progress writes a hang diagnosis reads (every CTA, system-scope stores to
+host memory). The exit status is 1 when the work-step column exceeds 1.05x
+for any scenario.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ts_explore.gpu import LaunchError, launch
+from ts_explore.model import QueueKind
+from ts_explore.model.timeline import TraceSpec
+from ts_explore.scenarios import Loader
+
+# (label, scenario, overrides, MiB (None: --mib), events kept per warp when every CTA records)
+CONFIGS = [
+    ("grid-stride 128-bit x4", "grid_stride_copy", dict(vector=4, per_thread=4, warps=8, ctas=0), None, 256),
+    ("pipelined TMA 4x16 KiB", "pipelined_copy", dict(tile=4096, stages=4, ctas=0), None, 512),
+    ("pipelined threads 4x16 KiB", "pipelined_copy", dict(loader=Loader.THREADS, load_warps=4, ctas=0), None, 512),
+    ("persistent static 128-bit x4", "persistent_copy",
+     dict(queue=QueueKind.STATIC, overlaunch=0, tile=32768, per_thread=4, warps=8, ctas=0), None, 256),
+    ("one CTA per tile 128-bit x4", "persistent_copy",
+     dict(queue=QueueKind.NONE, overlaunch=0, tile=32768, per_thread=4, warps=8), None, 64),
+    ("varlen, static queue", "varlen_copy", dict(ctas=0), 4, 512),
+    ("guards demo", "guards_demo", dict(), 4, 64),
+]
+
+
+def columns(capacity: int) -> list[tuple[str, TraceSpec]]:
+    return [
+        ("work, CTAs 0-1", TraceSpec(stages="work", ctas=2, capacity=4 * capacity, progress=False)),
+        ("work, all CTAs", TraceSpec(stages="work", ctas=0, capacity=capacity, progress=False)),
+        ("all, all CTAs", TraceSpec(stages="all", ctas=0, capacity=capacity, progress=False)),
+        ("progress only", TraceSpec(stages="none", ctas=0, progress=True)),
+    ]
+
+
+COLUMNS = [label for label, _ in columns(1)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mib", type=int, default=256, help="bytes copied per launch, in MiB")
+    parser.add_argument("--reps", type=int, default=30)
+    args = parser.parse_args(argv)
+    table = []
+    device = ""
+    for label, name, overrides, mib, capacity in CONFIGS:
+        elements = (mib or args.mib) * 2**20 // 4
+        row: list[tuple[float, float, bool]] = []
+        for _, spec in columns(capacity):
+            try:
+                r = launch(name, sizes=[elements], reps=args.reps, warmup=5, trace=spec, time_trace=True,
+                           references=False, **overrides)
+            except LaunchError as exc:
+                print(f"{label} / {spec}: {exc}", file=sys.stderr)
+                if exc.reason in ("no_device", "no_cuda_python"):
+                    return 2
+                row.append((float("nan"), float("nan"), False))
+                continue
+            run = r.runs[0]
+            device = device or f"{r.device.name} ({r.device.arch})"
+            lost = bool(run.timeline is not None and run.timeline.lost)
+            row.append((run.kernel.median_ms, run.overhead() or float("nan"), r.ok and not lost))
+        table.append((f"{label} ({mib or args.mib} MiB)", row))
+    print(f"On {device}: instrumented / plain median kernel time of the same launch, {args.reps} reps each")
+    head = f"{'scenario':36s} {'plain ms':>9s}" + "".join(f" {c:>16s}" for c in COLUMNS)
+    print(head)
+    print("-" * len(head))
+    worst = 0.0
+    for label, row in table:
+        plain = next((ms for ms, _, _ in row if ms == ms), float("nan"))
+        cells = "".join(f" {ratio:15.3f}x" + ("" if ok else "!") for _, ratio, ok in row)
+        print(f"{label:36s} {plain:9.4f}{cells}")
+        if row and row[0][1] == row[0][1]:
+            worst = max(worst, row[0][1])
+    print("! = wrong output or events past the capacity")
+    print(f"worst work-step overhead (CTAs 0-1): {worst:.3f}x " + ("[meets 1.05x]" if worst <= 1.05 else
+                                                                   "[ABOVE 1.05x]"))
+    return 0 if worst <= 1.05 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Instrumented kernels (compiled for sm_90a on the CPU): every drawn step gets its id in the kernel.
+
+The ids a traced kernel writes are the uids of the CPU model's steps, for
+every task, under iteration guards, runtime conditions and skippable regions;
+and the one TS hook the instrumentation uses still has the shape it relies on.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import textwrap
+from typing import Any
+
+import cutlass
+import pytest
+from cutlass.experimental.task_scheduling.enums import ScheduleStage, ScheduleStageType
+from cutlass.experimental.task_scheduling.task import Task
+
+from ts_explore.kernels.trace_hook import HOOK, HOOK_ARGS, collect_emitted
+from ts_explore.model import BlockKind, QueueKind
+from ts_explore.model.timeline import TraceSpec
+from ts_explore.reader import capture_task_set
+from ts_explore.scenarios import Loader, SkipRule, get
+
+CASES: list[tuple[str, dict[str, Any]]] = [
+    ("grid_stride_copy", dict(per_thread=2, unroll=2)),
+    ("pipelined_copy", {}),
+    ("pipelined_copy", dict(loader=Loader.THREADS, load_warps=2, stages=2)),
+    ("persistent_copy", dict(queue=QueueKind.NONE, overlaunch=0)),
+    ("persistent_copy", dict(skip=SkipRule.MASK, mask=(1, 3))),
+    ("varlen_copy", {}),
+    ("guards_demo", dict(start=1, end=9, step=2)),
+]
+
+
+def emitted(name: str, cfg: Any, spec: TraceSpec) -> set[tuple[str, int]]:
+    sc = get(name)
+    with collect_emitted() as seen:
+        importlib.import_module(sc.kernel).compile(sc, cfg, arch="sm_90a", trace=spec)
+    return seen
+
+
+@pytest.mark.parametrize("name,overrides", CASES)
+def test_every_drawn_step_is_emitted_with_its_id(name: str, overrides: dict) -> None:
+    sc = get(name)
+    cfg = sc.config(**overrides)
+    built = sc.build(cfg)
+    drawn = capture_task_set(built.tasks, built.resource_dependency_graph)
+    want = {(t.name, s.uid) for t in drawn.tasks for s in t.schedule.steps()}
+    assert emitted(name, cfg, TraceSpec()) == want
+
+
+def test_guarded_and_skippable_steps_keep_their_ids() -> None:
+    """The cases above cover guards and skippable regions: make sure they are really there."""
+    guards = get("guards_demo")
+    b = guards.build(guards.config())
+    tree = capture_task_set(b.tasks, b.resource_dependency_graph).tasks[0].schedule
+    kinds = {blk.kind for blk in tree.blocks()}
+    assert {BlockKind.FIRST_ITER, BlockKind.EVERY} <= kinds, kinds
+    persistent = get("persistent_copy")
+    b = persistent.build(persistent.config(skip=SkipRule.MASK, mask=(1, 3)))
+    tree = capture_task_set(b.tasks, b.resource_dependency_graph).tasks[0].schedule
+    assert any(blk.kind is BlockKind.SKIPPABLE for blk in tree.blocks())
+
+
+def test_work_only_tracing_still_knows_every_step() -> None:
+    """Only work steps get events, yet the step map covers the whole schedule (ids stay the drawn ones)."""
+    sc = get("pipelined_copy")
+    assert emitted("pipelined_copy", sc.config(), TraceSpec(stages="work")) == emitted(
+        "pipelined_copy", sc.config(), TraceSpec(stages="all"))
+
+
+def test_the_ts_hook_still_has_the_shape_the_instrumentation_needs() -> None:
+    """Fails loudly when TS renames its per-step hook, changes its arguments or the routing slot."""
+    hook = getattr(Task, HOOK, None)
+    assert callable(hook), f"TS Task has no {HOOK} any more: the trace hook in kernels/trace_hook.py must move"
+    assert tuple(inspect.signature(hook).parameters) == HOOK_ARGS
+    resource = object()
+    slot = Task._routing_slot(resource, ScheduleStage.ConsumerWait, ScheduleStageType.Loop, 3)
+    assert slot == (id(resource), ScheduleStage.ConsumerWait, ScheduleStageType.Loop, 3)
+    calls = [node for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(Task))))
+             if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == HOOK]
+    assert len(calls) >= 5, "TS runs its steps elsewhere now: the trace hook would miss them"
+    for call in calls:  # every call site hands over the routing slot (5th argument) that names the step
+        assert len(call.args) == 5 or any(k.arg == "routing_slot" for k in call.keywords), ast.dump(call)[:200]
+
+
+def test_untraced_and_traced_builds_take_different_arguments() -> None:
+    """The instrumented kernel takes its two buffers after the stream; the plain one is unchanged."""
+    from ts_explore.kernels.build import default_stream, gmem_ptr
+
+    sc = get("pipelined_copy")
+    module = importlib.import_module(sc.kernel)
+    cfg = sc.config()
+    plain = module.compile(sc, cfg, arch="sm_90a")
+    traced = module.compile(sc, cfg, arch="sm_90a", trace=TraceSpec())
+    args = [gmem_ptr(16), gmem_ptr(32), 4096, 1, default_stream()]
+    assert len(plain.generate_execution_args(*args)[0]) + 2 == len(
+        traced.generate_execution_args(*args, cutlass.Int64(64), cutlass.Int64(128))[0])

@@ -1,0 +1,111 @@
+"""The one place that hooks into TS's task runner: every step a traced kernel runs goes through here.
+
+TS runs each schedule step through ``Task._run_profiled_step(resource,
+stage_info, schedule_stage, work_method, routing_slot)`` (its IKET hook),
+where ``routing_slot`` is ``(id(resource), stage, ScheduleStageType, call_id)``.
+That slot names exactly one step of the captured schedule, because our
+model's :class:`~ts_explore.model.Step` keeps TS's section and call id:
+:func:`step_ids` maps every slot to the step's uid while the kernel is
+traced, so measured events carry the id of the step the diagrams draw.
+
+The hook is private TS API, so it is used only here, per task instance (no
+class or module of TS is patched), and ``tests/unit/test_timeline_kernel.py``
+fails loudly if TS renames it, changes its arguments or stops passing the slot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+from typing import Any, Iterator, Iterable, Mapping
+
+import cutlass
+import cutlass.cute as cute
+from cutlass.experimental.task_scheduling.enums import ScheduleStage, ScheduleStageType
+
+from ..model import Section, Stage, TaskSet
+from .trace import ENTERED, LEFT, Recorder
+
+HOOK = "_run_profiled_step"
+HOOK_ARGS = ("self", "resource", "stage_info", "schedule_stage", "work_method", "routing_slot")
+SECTION_TYPES = {Section.HEAD: ScheduleStageType.Head, Section.LOOP: ScheduleStageType.Loop,
+                 Section.TAIL: ScheduleStageType.Tail}
+COUNTER = "_ts_explore_events"  # per-task event counter, threaded by TS's own loop-state handling
+_EMITTED: contextvars.ContextVar[set[tuple[str, int]] | None] = contextvars.ContextVar("emitted", default=None)
+
+
+@contextlib.contextmanager
+def collect_emitted() -> Iterator[set[tuple[str, int]]]:
+    """Collect ``(task name, step uid)`` of every step an instrumented kernel traced in this block emits."""
+    seen: set[tuple[str, int]] = set()
+    token = _EMITTED.set(seen)
+    try:
+        yield seen
+    finally:
+        _EMITTED.reset(token)
+
+
+def step_ids(tasks: list[Any], graph: Mapping[Any, Iterable[Any]], task_set: TaskSet) -> dict[tuple[int, Any], int]:
+    """``(id(task), routing slot) -> step uid`` for every step of every task (``task_set`` captured from them)."""
+    from ..reader.schedule import resource_namer
+    from ..reader.tasks import _all_resources
+
+    resources = _all_resources(tasks, graph)
+    name_of = resource_namer(resources)
+    by_name = {name_of(r): r for r in resources}
+    ids: dict[tuple[int, Any], int] = {}
+    for task, info in zip(tasks, task_set.tasks):
+        for step in info.schedule.steps():
+            res = by_name[step.resource]
+            slot = (id(res), ScheduleStage(step.stage.value), SECTION_TYPES[step.section], step.call_index)
+            ids[(id(task), slot)] = step.uid
+    return ids
+
+
+def instrument(tasks: list[Any], ids: dict[tuple[int, Any], int], recorder: Recorder) -> None:
+    """Route every step of ``tasks`` through the recorder (call before TaskManager runs them)."""
+    seen = _EMITTED.get()
+    for task in tasks:
+        original = getattr(type(task), HOOK).__get__(task)
+        setattr(task, HOOK, functools.partial(_traced_step, task, original, ids, recorder, seen))
+
+
+def start_counters(tasks: list[Any]) -> None:
+    """Give each task its event counter (before any dynamic control flow, so TS threads it like its own state)."""
+    for task in tasks:
+        setattr(task, COUNTER, cutlass.Int32(0))
+
+
+def _traced_step(task: Any, original: Any, ids: dict[tuple[int, Any], int], recorder: Recorder,
+                 seen: set[tuple[str, int]] | None, resource: Any, stage_info: Any, schedule_stage: Any,
+                 work_method: Any = None, routing_slot: Any = None) -> None:
+    uid = ids.get((id(task), routing_slot))
+    stage = Stage(schedule_stage.value)
+    if uid is not None and seen is not None:
+        seen.add((task.name, uid))
+    event = uid is not None and recorder.records_event(stage)
+    mark = uid is not None and recorder.records_progress(stage)
+    if not (event or mark):
+        original(resource, stage_info, schedule_stage, work_method, routing_slot)
+        return
+    assert uid is not None
+    iteration = cutlass.Int32(-1)
+    if routing_slot[2] == ScheduleStageType.Loop:
+        iteration = cutlass.Int32((stage_info.loop_offset - task.domain_start) // task.step)
+    tile = cutlass.Int32(0) if stage_info.work_tile is None else cutlass.Int32(stage_info.work_tile.tile_idx[0])
+    if mark:
+        recorder.mark(uid, iteration, tile, ENTERED)
+    if event:
+        start, c0 = cute.arch.globaltimer(), cute.arch.clock()
+    original(resource, stage_info, schedule_stage, work_method, routing_slot)
+    if event:
+        end, c1 = cute.arch.globaltimer(), cute.arch.clock()
+        n = getattr(task, COUNTER)
+        recorder.event(n, uid, iteration, tile, start, end, c1 - c0)
+        setattr(task, COUNTER, n + 1)
+    if mark:
+        recorder.mark(uid, iteration, tile, LEFT)
+
+
+__all__ = ["COUNTER", "HOOK", "HOOK_ARGS", "collect_emitted", "instrument", "start_counters", "step_ids"]

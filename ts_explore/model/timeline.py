@@ -1,0 +1,289 @@
+"""What one traced launch measured: per-warp step events (and, from :mod:`.hang`, where a hung kernel stopped).
+
+Frozen, TS-free data. An instrumented kernel writes one event per step a warp
+runs (step id, loop iteration, work tile, start and end in nanoseconds of the
+GPU's global timer); the launcher decodes them into a :class:`Timeline`. A
+kernel that hangs is read while it hangs: each warp's last blocking step
+(entered, or left) comes back as :class:`WarpProgress` rows of a
+:class:`HangReport`.
+
+``Timeline.save(path)`` writes Chrome trace-event JSON (``traceEvents`` of
+complete ``"X"`` events, one thread per warp, one process per CTA) that the
+Perfetto UI and ``chrome://tracing`` open; :func:`load_trace` reads it back.
+
+>>> e = TimelineEvent("load", 0, 4, 2, "smem.acquire", Stage.PRODUCER_ACQUIRE, Family.ACQUIRE, Section.LOOP, 3, 0,
+...                   1000, 1750)
+>>> e.duration_ns, e.where
+(750, 'iteration 3')
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable
+
+from .schedule import Family, Section, Stage
+
+FORMAT = "ts-explore timeline 1"
+WORK_STAGES = frozenset({Stage.PRODUCER_WORK, Stage.CONSUMER_WORK, Stage.PRODUCER_AUX_WORK,
+                         Stage.CONSUMER_AUX_WORK})
+BLOCKING_STAGES = frozenset({Stage.PRODUCER_ACQUIRE, Stage.CONSUMER_WAIT})
+STAGE_SETS = ("all", "work", "none")
+
+
+@dataclass(frozen=True)
+class TraceSpec:
+    """What an instrumented kernel records; part of the compile-cache key.
+
+    ``stages``: ``"all"`` steps, only the producer/consumer ``"work"`` steps
+    (the cheap setting), or ``"none"`` (progress only). ``ctas``: CTAs
+    ``0 .. ctas-1`` record events (0: every CTA). ``capacity``: events kept
+    per warp (later ones are counted as lost). ``progress``: every warp
+    writes its last blocking step to host-mapped memory, so a hang can be
+    diagnosed while it hangs. Those are system-scope stores over PCIe from
+    every CTA before and after every acquire and wait (on an H200 they
+    doubled the time of a bandwidth-bound pipelined copy), so progress is off
+    unless asked for; a launch forced past the verifier always turns it on.
+    """
+
+    stages: str = "all"
+    ctas: int = 2
+    capacity: int = 4096
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        if self.stages not in STAGE_SETS:
+            raise ValueError(f"trace stages {self.stages!r} is not one of {', '.join(STAGE_SETS)}")
+        if self.ctas < 0 or self.capacity < 1:
+            raise ValueError(f"trace ctas={self.ctas} / capacity={self.capacity}: use ctas >= 0 and capacity >= 1")
+
+    def records(self, stage: Stage) -> bool:
+        """Whether a step of this stage gets a timeline event."""
+        return self.stages == "all" or (self.stages == "work" and stage in WORK_STAGES)
+
+    @property
+    def events(self) -> bool:
+        """Whether any step is recorded (False: progress only)."""
+        return self.stages != "none"
+
+
+@dataclass(frozen=True)
+class TaskWarps:
+    """A task and the warps of a CTA that run it."""
+
+    name: str
+    warp_start: int
+    warp_end: int  # exclusive
+
+
+@dataclass(frozen=True)
+class TimelineEvent:
+    """One step one warp ran: when, which step of the drawn schedule, which iteration and tile."""
+
+    task: str
+    cta: int
+    warp: int
+    step: int  # uid of the step in the task's ScheduleTree (as drawn)
+    label: str  # ``resource.method`` as in the diagrams
+    stage: Stage
+    family: Family
+    section: Section
+    iteration: int | None  # domain-loop iteration; None in HEAD/TAIL
+    tile: int  # work tile (the CTA index for non-persistent tasks)
+    start_ns: int  # relative to the timeline's origin
+    end_ns: int
+    cycles: int | None = None  # SM clock cycles between start and end (finer than the global timer)
+
+    @property
+    def duration_ns(self) -> int:
+        return self.end_ns - self.start_ns
+
+    @property
+    def where(self) -> str:
+        """``iteration 3`` / ``HEAD`` / ``TAIL``."""
+        return f"iteration {self.iteration}" if self.section is Section.LOOP else self.section.value.upper()
+
+    @property
+    def blocking(self) -> bool:
+        """An acquire or wait: time spent in it is time waiting for another task."""
+        return self.stage in BLOCKING_STAGES or self.family in (Family.ACQUIRE, Family.WAIT)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The measured per-warp schedule of one launch (the traced CTAs)."""
+
+    scenario: str
+    events: tuple[TimelineEvent, ...]
+    tasks: tuple[TaskWarps, ...]
+    spec: TraceSpec = field(default_factory=TraceSpec)
+    device: str = ""
+    config: str = ""  # the config in words
+    kernel_ns: int | None = None  # CUDA-event time of the traced launch
+    origin_ns: int = 0  # global-timer value of time 0 (the earliest event)
+    lost: tuple[tuple[int, int, int], ...] = ()  # (cta, warp, events not kept) where the capacity ran out
+    undecoded: int = 0  # events recorded but not kept (a timeline keeps the first CTAs' up to a limit)
+
+    # -- views ------------------------------------------------------------------------
+    @property
+    def ctas(self) -> tuple[int, ...]:
+        return tuple(sorted({e.cta for e in self.events}))
+
+    def warps(self, cta: int | None = None) -> tuple[tuple[int, int], ...]:
+        """``(cta, warp)`` pairs with events, in order."""
+        return tuple(sorted({(e.cta, e.warp) for e in self.events if cta is None or e.cta == cta}))
+
+    def lane(self, cta: int, warp: int) -> tuple[TimelineEvent, ...]:
+        """One warp's events in time order."""
+        return tuple(sorted((e for e in self.events if e.cta == cta and e.warp == warp), key=lambda e: e.start_ns))
+
+    def task_of(self, warp: int) -> str | None:
+        return next((t.name for t in self.tasks if t.warp_start <= warp < t.warp_end), None)
+
+    def only(self, *, cta: int | None = None, task: str | None = None) -> Timeline:
+        """The same timeline restricted to one CTA and/or one task."""
+        keep = tuple(e for e in self.events if (cta is None or e.cta == cta) and (task is None or e.task == task))
+        return replace(self, events=keep)
+
+    @property
+    def span_ns(self) -> int:
+        """First start to last end over all events."""
+        if not self.events:
+            return 0
+        return max(e.end_ns for e in self.events) - min(e.start_ns for e in self.events)
+
+    def summary(self) -> str:
+        """One line: what was traced and how much came back."""
+        text = (f"{self.scenario}: {len(self.events)} events from {len(self.warps())} warps of "
+                f"{len(self.ctas)} CTA(s) over {self.span_ns / 1e3:.1f} µs ({self.spec.stages} steps traced)")
+        if self.lost:
+            text += f"; {sum(n for _, _, n in self.lost)} events lost (capacity {self.spec.capacity} per warp)"
+        if self.undecoded:
+            text += f"; {self.undecoded} more events recorded by later CTAs, not kept"
+        return text
+
+    def __repr__(self) -> str:
+        return f"Timeline({self.summary()})"
+
+    # -- drawing and tables (lazy: the model does not import renderers) ----------------
+    def plot(self, cta: int | None = None, **kwargs: Any) -> Any:
+        """Lanes per warp coloured like the diagrams (a matplotlib Figure)."""
+        from ..render.timeline import timeline_figure
+
+        return timeline_figure(self, cta=cta, **kwargs)
+
+    def table(self) -> Any:
+        """Per task and step: count, mean duration, time blocked, share of the warps' time."""
+        from ..analysis.timeline import step_table
+
+        return step_table(self)
+
+    def _repr_html_(self) -> str:
+        from ..render.timeline_html import timeline_html
+
+        return timeline_html(self)
+
+    # -- Chrome trace-event JSON --------------------------------------------------------
+    def to_chrome(self) -> dict[str, Any]:
+        """A Chrome trace-event document: one process per CTA, one thread per warp, complete events."""
+        meta: list[dict[str, Any]] = []
+        for cta, warp in self.warps():
+            if warp == min(w for c, w in self.warps() if c == cta):
+                meta.append({"name": "process_name", "ph": "M", "pid": cta, "tid": 0, "args": {"name": f"CTA {cta}"}})
+                meta.append({"name": "process_sort_index", "ph": "M", "pid": cta, "tid": 0,
+                             "args": {"sort_index": cta}})
+            meta.append({"name": "thread_name", "ph": "M", "pid": cta, "tid": warp,
+                         "args": {"name": f"warp {warp} · {self.task_of(warp) or '?'}"}})
+            meta.append({"name": "thread_sort_index", "ph": "M", "pid": cta, "tid": warp, "args": {"sort_index": warp}})
+        events = [_chrome_event(e) for e in sorted(self.events, key=lambda e: (e.cta, e.warp, e.start_ns))]
+        other = {"format": FORMAT, "scenario": self.scenario, "device": self.device, "config": self.config,
+                 "kernel_ns": self.kernel_ns, "origin_ns": self.origin_ns, "lost": [list(x) for x in self.lost],
+                 "undecoded": self.undecoded,
+                 "spec": {"stages": self.spec.stages, "ctas": self.spec.ctas, "capacity": self.spec.capacity,
+                          "progress": self.spec.progress},
+                 "tasks": [[t.name, t.warp_start, t.warp_end] for t in self.tasks]}
+        return {"traceEvents": meta + events, "displayTimeUnit": "ns", "otherData": other}
+
+    def save(self, path: str | Path) -> Path:
+        """Write Chrome trace-event JSON (open it in https://ui.perfetto.dev); returns the path."""
+        path = Path(path)
+        path.write_text(json.dumps(self.to_chrome(), indent=None, separators=(",", ":")) + "\n")
+        return path
+
+    @classmethod
+    def from_chrome(cls, doc: dict[str, Any]) -> Timeline:
+        """Read a document written by :meth:`to_chrome` (``"X"`` events with ts-explore's ``args``)."""
+        if not isinstance(doc, dict) or "traceEvents" not in doc:
+            raise ValueError("not a Chrome trace-event document (no 'traceEvents'); pass a file written by "
+                             "Timeline.save")
+        other = doc.get("otherData") or {}
+        events = tuple(_from_chrome_event(e) for e in doc["traceEvents"]
+                       if e.get("ph") == "X" and "step" in (e.get("args") or {}))
+        if not events and other.get("format") != FORMAT:
+            raise ValueError("the trace holds no ts-explore step events (args.step); pass a file written by "
+                             "Timeline.save")
+        spec = TraceSpec(**other["spec"]) if "spec" in other else TraceSpec()
+        tasks = tuple(TaskWarps(str(n), int(a), int(b)) for n, a, b in other.get("tasks", ()))
+        if not tasks:
+            tasks = _tasks_from_events(events)
+        return cls(scenario=str(other.get("scenario", "")), events=events, tasks=tasks, spec=spec,
+                   device=str(other.get("device", "")), config=str(other.get("config", "")),
+                   kernel_ns=other.get("kernel_ns"), origin_ns=int(other.get("origin_ns", 0)),
+                   lost=tuple(tuple(int(v) for v in x) for x in other.get("lost", ())),  # type: ignore[misc]
+                   undecoded=int(other.get("undecoded", 0)))
+
+
+def _chrome_event(e: TimelineEvent) -> dict[str, Any]:
+    args: dict[str, Any] = {"task": e.task, "step": e.step, "stage": e.stage.value, "family": e.family.value,
+                            "section": e.section.value, "iteration": e.iteration, "tile": e.tile,
+                            "start_ns": e.start_ns, "end_ns": e.end_ns}
+    if e.cycles is not None:
+        args["cycles"] = e.cycles
+    return {"name": e.label, "cat": e.family.value, "ph": "X", "ts": e.start_ns / 1e3,
+            "dur": max(0, e.duration_ns) / 1e3, "pid": e.cta, "tid": e.warp, "args": args}
+
+
+def _from_chrome_event(e: dict[str, Any]) -> TimelineEvent:
+    a = e["args"]
+    start = int(a["start_ns"]) if "start_ns" in a else round(float(e["ts"]) * 1e3)
+    end = int(a["end_ns"]) if "end_ns" in a else start + round(float(e.get("dur", 0)) * 1e3)
+    iteration = a.get("iteration")
+    return TimelineEvent(task=str(a["task"]), cta=int(e.get("pid", 0)), warp=int(e.get("tid", 0)),
+                         step=int(a["step"]), label=str(e["name"]), stage=Stage(a["stage"]),
+                         family=Family(a["family"]), section=Section(a["section"]),
+                         iteration=None if iteration is None else int(iteration), tile=int(a.get("tile", 0)),
+                         start_ns=start, end_ns=end, cycles=None if a.get("cycles") is None else int(a["cycles"]))
+
+
+def _tasks_from_events(events: Iterable[TimelineEvent]) -> tuple[TaskWarps, ...]:
+    spans: dict[str, list[int]] = {}
+    for e in events:
+        spans.setdefault(e.task, []).append(e.warp)
+    return tuple(TaskWarps(name, min(w), max(w) + 1) for name, w in sorted(spans.items(), key=lambda kv: min(kv[1])))
+
+
+def load_trace(path: str | Path) -> Timeline:
+    """Read a timeline written by :meth:`Timeline.save` (Chrome trace-event JSON)."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no trace file at {path}; write one with timeline.save(path)") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not JSON ({exc.msg} at line {exc.lineno}); pass a file written by "
+                         "Timeline.save") from None
+    return Timeline.from_chrome(doc)
+
+
+__all__ = [
+    "BLOCKING_STAGES",
+    "FORMAT",
+    "WORK_STAGES",
+    "TaskWarps",
+    "Timeline",
+    "TimelineEvent",
+    "TraceSpec",
+    "load_trace",
+]
