@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .problem import Problem
+from .scope import Abstraction, RunScope, Scope, TaskTrips
 from .interleaving import CheckerStep, CreditCell, CreditModel, CreditPool, Interleaving, Lane
 from .schedule import Section, Stage
 from .tasks import TaskSet
 
 # Credit kinds a blocked step waits for (TS's words, kept for the reader).
+ANALYSIS_CHECK = "ts-explore analysis"  # our own reading of TS's results failed: not a TS rejection
 COMMIT_CREDIT = "commit"  # a ProducerCommit not yet consumed by a wait ("full" slot)
 EMPTY_CREDIT = "empty"  # a free slot: initial stages plus ConsumerReleases
 
@@ -28,7 +30,7 @@ class Status(str, enum.Enum):
 
     SAFE = "safe"
     UNSAFE = "unsafe"
-    INCONCLUSIVE = "inconclusive"  # runtime-valued domain or state cap: not a proof
+    INCONCLUSIVE = "inconclusive"  # nothing found, but not a proof: see ``Verdict.reasons``
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,8 @@ class ExhaustiveRun:
     lanes: tuple[Lane, ...]
     credit_model: CreditModel
     run_by: str = "TaskManager"  # or "ts-explore" when TaskManager stopped before this variant
+    persistent: bool = False  # a WorkQueue is present: the lanes repeat ``num_tiles`` work tiles
+    seconds: float = 0.0  # search time of this run
 
     @property
     def safe(self) -> bool:
@@ -191,11 +195,10 @@ class ExhaustiveRun:
 
     @property
     def label(self) -> str:
-        """``normal`` / ``skipped-tile``, plus the opaque assignment when there is one."""
-        text = self.variant
-        if self.opaque:
-            text += " (" + ", ".join(f"{k}={v}" for k, v in self.opaque) + ")"
-        return text
+        """``normal`` / ``skipped-tile``, the tiles of a persistent run, the opaque assignment when there is one."""
+        details = [f"{self.num_tiles} tile{'' if self.num_tiles == 1 else 's'}"] if self.persistent else []
+        details += [f"{k}={v}" for k, v in self.opaque]
+        return self.variant + (f" ({', '.join(details)})" if details else "")
 
 
 @dataclass(frozen=True)
@@ -210,10 +213,34 @@ class Imbalance:
 
 @dataclass(frozen=True)
 class Verdict:
-    """Everything :func:`ts_explore.verify` learned about a task set.
+    """Everything :func:`ts_explore.verify` learned about a task set, and what it proves.
 
-    ``status`` is SAFE only when every check passed, the exhaustive search
-    completed, and every domain bound was a Python int.
+    ``status`` is one of three answers, decided here and nowhere else:
+
+    - **UNSAFE**: TS rejects the task set: a TS check failed (``failed_checks``:
+      credit simulation, structure, capacities...) or the exhaustive search
+      found a deadlock, an aliasing race or a PDL order violation
+      (``findings``). When a task's loop bound was a runtime value the failure
+      was found at a stand-in length (``possible_false_positive``); TS's
+      ``TaskManager`` rejects it all the same.
+    - **SAFE**: every check passed and every exhaustive run this instance
+      needs finished below the state cap: the normal run, the skipped-tile run
+      when a task has ``skip_if``, each of them once per assignment of the
+      ``when_true``/``when_false`` keys, over the real trip count of every
+      task. For persistent schedules (a WorkQueue) TS walks two work tiles;
+      SAFE then also needs the argument in :mod:`ts_explore.analysis.tiles`
+      (tile lead bound, with the extra tile counts searched) to hold, or the
+      real tiles per CTA given to ``verify(tiles=...)``.
+    - **INCONCLUSIVE**: nothing was found, but that is not a proof. ``reasons``
+      says why: the search was switched off, a run hit the state cap or did
+      not run, a bound was a runtime value (TS used a stand-in length), the
+      instance does no work (0 iterations), or an abstraction of the search
+      does not provably cover the instance.
+
+    ``ok`` is True only for SAFE. ``scope`` says in data what was searched
+    (instance, trip counts, runs with states and seconds, tiles,
+    abstractions, assumptions, effects outside TS's model);
+    ``scope.sentence()`` says it in words.
     """
 
     checks: tuple[CheckOutcome, ...]
@@ -221,10 +248,14 @@ class Verdict:
     simulation_blocked: tuple[BlockedStep, ...] = ()
     imbalances: tuple[Imbalance, ...] = ()
     runs: tuple[ExhaustiveRun, ...] = ()
-    domain_notes: tuple[DomainNote, ...] = ()
     raw_output: str = ""
     task_set: TaskSet | None = None
     elapsed_s: float = 0.0
+    scope: Scope | None = None  # None: derived from ``runs`` alone
+
+    def __post_init__(self) -> None:
+        if self.scope is None:
+            object.__setattr__(self, "scope", Scope(runs=tuple(run_scope(r) for r in self.runs)))
 
     # -- the answer -------------------------------------------------------------------
     @property
@@ -233,13 +264,24 @@ class Verdict:
         return tuple(c for c in self.checks if not c.passed)
 
     @property
+    def rejected(self) -> bool:
+        """True when TS rejects the task set: a failed TS check or a finding of the search."""
+        return any(c.name != ANALYSIS_CHECK for c in self.failed_checks) or bool(self.findings)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """Why a verdict without failures is not SAFE (empty when it is SAFE or UNSAFE)."""
+        if self.rejected:
+            return ()
+        assert self.scope is not None
+        return self.scope.reasons()
+
+    @property
     def status(self) -> Status:
-        """SAFE, UNSAFE, or INCONCLUSIVE (stand-in domain or state cap, nothing found)."""
-        if self.failed_checks or not all(r.safe for r in self.runs):
+        """SAFE, UNSAFE or INCONCLUSIVE (see the class docstring)."""
+        if self.rejected:
             return Status.UNSAFE
-        if self.domain_notes or any(r.hit_state_limit for r in self.runs):
-            return Status.INCONCLUSIVE
-        return Status.SAFE
+        return Status.INCONCLUSIVE if self.reasons else Status.SAFE
 
     @property
     def ok(self) -> bool:
@@ -247,9 +289,20 @@ class Verdict:
         return self.status is Status.SAFE
 
     @property
+    def domain_notes(self) -> tuple[DomainNote, ...]:
+        """Tasks whose loop bound was a runtime value, with the stand-in length TS searched."""
+        assert self.scope is not None
+        return tuple(DomainNote(t.task, t.bounds, t.iterations) for t in self.scope.tasks if not t.exact)
+
+    @property
     def possible_false_positive(self) -> bool:
         """Failures found with a stand-in domain may not happen with the real one."""
-        return bool(self.domain_notes) and not self.ok
+        return bool(self.domain_notes) and self.rejected
+
+    def scoped(self, *, instance: str | None = None, not_modelled: tuple[str, ...] | list[str] = ()) -> Verdict:
+        """This verdict with the instance named (``"CTA 100"``) and more unmodelled effects listed."""
+        assert self.scope is not None
+        return dataclasses.replace(self, scope=self.scope.extended(instance=instance, not_modelled=not_modelled))
 
     @property
     def deadlocks(self) -> tuple[Deadlock, ...]:
@@ -303,7 +356,13 @@ class Verdict:
         out = _jsonable(self)
         out["status"] = self.status.value
         out["ok"] = self.ok
+        out["reasons"] = list(self.reasons)
         out["possible_false_positive"] = self.possible_false_positive
+        out["domain_notes"] = _jsonable(self.domain_notes)
+        assert self.scope is not None
+        out["scope"]["states"] = self.scope.states
+        out["scope"]["seconds"] = self.scope.seconds
+        out["scope"]["sentence"] = self.scope.sentence()
         out["summary"] = self.summary()
         return out
 
@@ -318,6 +377,14 @@ class Verdict:
             f"{len(self.deadlocks)} deadlock(s), {len(self.races)} race(s), "
             f"{len(self.pdl_violations)} PDL order violation(s))"
         )
+
+
+def run_scope(run: ExhaustiveRun) -> RunScope:
+    """The scope entry of one exhaustive run."""
+    return RunScope(
+        label=run.label, variant=run.variant, opaque=run.opaque, tiles=run.num_tiles,
+        states=run.states_explored, capped=run.hit_state_limit, seconds=run.seconds, run_by=run.run_by,
+    )
 
 
 def offending_steps(finding: Finding, run: ExhaustiveRun) -> tuple[CheckerStep, ...]:
@@ -359,6 +426,8 @@ def _jsonable(value: Any) -> Any:
 
 
 __all__ = [
+    "ANALYSIS_CHECK",
+    "Abstraction",
     "COMMIT_CREDIT",
     "EMPTY_CREDIT",
     "BlockedStep",
@@ -377,7 +446,11 @@ __all__ = [
     "Note",
     "PdlViolation",
     "Race",
+    "RunScope",
+    "Scope",
     "Status",
+    "TaskTrips",
     "Verdict",
     "offending_steps",
+    "run_scope",
 ]

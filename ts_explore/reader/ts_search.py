@@ -54,6 +54,7 @@ class RunRecord:
     result: Any
     run_by: str = "TaskManager"
     paths: list[tuple[str, tuple, list]] | None = None  # recorded during the run itself, when it was verbose
+    seconds: float = 0.0  # how long the search took
 
     @property
     def variant(self) -> str:
@@ -332,6 +333,7 @@ def convert_run(
     display: dict[str, str],
     paths: list[tuple[str, tuple, list]],
     opaque_text: tuple[tuple[str, bool], ...],
+    persistent: bool = False,
 ) -> ExhaustiveRun:
     """One TS ``CheckResult`` as an :class:`ExhaustiveRun` with blocked steps, cycles and counterexamples."""
     res = record.result
@@ -391,6 +393,7 @@ def convert_run(
         states_explored=res.states_explored, complete_count=res.complete_count,
         hit_state_limit=bool(res.hit_state_limit), deadlocks=tuple(deadlocks), races=races,
         pdl_violations=pdl, lanes=lanes, credit_model=model, run_by=record.run_by,
+        persistent=persistent, seconds=record.seconds,
     )
 
 
