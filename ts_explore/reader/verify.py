@@ -30,6 +30,7 @@ from typing import Any, Callable
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from cutlass.experimental.task_scheduling import task_manager as ts_tm
+from cutlass.experimental.task_scheduling.resources import MemoryResource
 from cutlass.experimental.task_scheduling.task import Task
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
@@ -73,6 +74,13 @@ def _check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[
         raise TypeError(
             "verify(resource_dependency_graph=...) maps each downstream resource to a LIST of upstream "
             f"resources (use [] for sources); got {', '.join(sorted(set(bad_values)))}"
+        )
+    named = [x for k, v in graph.items() for x in (k, *v) if not isinstance(x, MemoryResource)]
+    if named:
+        example = named[0]
+        raise TypeError(
+            "verify(resource_dependency_graph=...) takes the resource objects the tasks use, not names or other "
+            f"values: got {example!r} ({type(example).__name__}); write {{smem: [src]}}, not {{'smem': ['src']}}"
         )
     unknown = sorted(set(tm_kwargs) - _TM_PARAMS)
     if unknown:
