@@ -280,7 +280,8 @@ class ScheduleTree:
     resources: tuple[str, ...]  # resource names in parameter order
     body: tuple[Node, ...]
     routes: tuple[Route, ...] = ()
-    from_lists: bool = False  # rebuilt from TS's flat lists (no nesting detail)
+    from_lists: bool = False  # rebuilt from a Task's lists (TS keeps no tree); ``name`` is then the task's
+    unrecovered: tuple[str, ...] = ()  # what the rebuild could not match (shown in the drawing's title)
 
     def walk(self) -> Iterator[Node]:
         """Pre-order walk over every node."""

@@ -158,18 +158,22 @@ def _new_graph(name: str, label: str) -> graphviz.Digraph:
     return g
 
 
+def _missing(tree: ScheduleTree) -> str:
+    """What the drawing cannot show, for its title."""
+    return f"  (not recovered from TS: {'; '.join(tree.unrecovered)})" if tree.unrecovered else ""
+
+
 def _tree_title(tree: ScheduleTree) -> str:
-    title = f"@schedule {tree.name}"
-    if tree.from_lists:
-        title += "  (rebuilt from TS's flat lists: no routes; import ts_explore before building Tasks)"
-    return title
+    if tree.from_lists:  # a Task's tree: TS does not keep the schedule function's name
+        return f"schedule of task {tree.name}" + _missing(tree)
+    return f"@schedule {tree.name}" + _missing(tree)
 
 
 def _task_title(task: TaskInfo) -> str:
-    title = f"Task {task.name} | {task.warp_text} | schedule {task.schedule.name}"
-    if task.schedule.from_lists:
-        title += " (rebuilt from TS lists)"
-    return title
+    title = f"Task {task.name} | {task.warp_text}"
+    if not task.schedule.from_lists:
+        title += f" | schedule {task.schedule.name}"
+    return title + _missing(task.schedule)
 
 
 def _uids(highlight: Iterable[HighlightKey], task: str | None) -> set[int]:
