@@ -264,16 +264,18 @@ class _TreeCapture:
             body_kwargs = {"period": cond.period, "start": cond.start}
         elif isinstance(cond, ts_enums.OpaqueCondition):
             kind = BlockKind.WHEN_FALSE if cond.negated else BlockKind.WHEN_TRUE
-            body_kwargs = {"condition": self.condition(cond)}
+            body_kwargs = {"condition": self.condition(cond, empty=not node.body)}
         else:  # an IterationPredicate subclass TS may add later
             kind = BlockKind.EVERY
             body_kwargs = {"period": None, "start": None}
         body = self.nodes(node.body, in_loop=in_loop)
         return Block(kind=kind, body=body, **body_kwargs)
 
-    def condition(self, cond: Any) -> Condition:
+    def condition(self, cond: Any, *, empty: bool = False) -> Condition:
         found = condition_of(cond, self.name_of, self._producer_of)
         if found is None:
+            if empty:  # guards nothing: a Task keeps no trace of it, so it takes no number
+                return Condition(key="python value")
             self.python_conditions += 1
             return Condition(key=f"python value #{self.python_conditions}")
         return found

@@ -24,6 +24,7 @@ from ..analysis.cycles import wait_for
 from ..analysis.narrate import blocked_sentence
 from ..analysis.paths import replay
 from ..model import Family, Section, Stage, TaskInfo
+from ..model.schedule import range_length
 from ..model.verdict import (
     COMMIT_CREDIT,
     EMPTY_CREDIT,
@@ -101,14 +102,14 @@ def loop_iterations(task: Any) -> int:
     start, end, step = task.domain_start, task.domain, task.step
     static = isinstance(start, int) and isinstance(step, int)
     if task.domain_getter is None and isinstance(end, int) and static:
-        return len(range(start, end, step))
+        return range_length(start, end, step)
     if task.domain_getter is not None and static:
         probed = probe_domain(task)
         if probed is not None:
-            return len(range(start, probed, step))
+            return range_length(start, probed, step)
     step_i = step if isinstance(step, int) else 1
     stop = 1 if step_i > 0 else -1
-    return max(0, len(range(start if isinstance(start, int) else 0, stop, step_i)))
+    return range_length(start if isinstance(start, int) else 0, stop, step_i)
 
 
 def static_domain(task: Any) -> bool:

@@ -2,8 +2,9 @@
 
 Pure: text in, HTML out.
 
->>> recording_html(None, ("src.get_item() produces 'item' but it is never routed to a downstream work call.",), "<svg/>")[:60]
-'<div class="ts-explore-recording"><div class="ts-explore-unro'
+>>> page = recording_html(None, ("src.get_item() produces 'item' but it is never routed.",), "<svg/>")
+>>> "never routed" in page and page.endswith("<svg/></div>")
+True
 """
 
 from __future__ import annotations
