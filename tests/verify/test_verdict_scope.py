@@ -176,3 +176,19 @@ def test_tile_argument_refuses_what_it_cannot_cover():
     assert not per_stage.sufficient and "per pipeline stage" in per_stage.sentence
     alone = tile_coverage((_lane("P", ("gmem", Stage.PRODUCER_WORK)),), model)
     assert alone.sufficient and alone.independent and alone.tiles == (1, 2)
+
+
+def test_a_needed_run_that_did_not_run_is_named(monkeypatch):
+    from ts_explore.reader import scope as reader_scope
+    from ts_explore.reader import verify as reader_verify
+
+    real = reader_scope.needed_runs
+
+    def with_an_extra_run(tasks, tm_kwargs, num_tiles=None):
+        return [*real(tasks, tm_kwargs, num_tiles), {"num_tiles": 1, "skipped_tile": True, "opaque_assignment": {}}]
+
+    monkeypatch.setattr(reader_scope, "needed_runs", with_an_extra_run)
+    monkeypatch.setattr(reader_verify, "_complete_runs", lambda *args: None)
+    v = verify(**gallery.get("cross_wait").fixed())
+    assert v.status is Status.INCONCLUSIVE
+    assert v.reasons == ("needed search run(s) did not run: skipped-tile",)

@@ -55,10 +55,9 @@ def summary_lines(v: "Verdict") -> list[str]:
         scope = v.scope
         assert scope is not None
         who = f" for {scope.instance}" if scope.instance else ""
-        labels = "; ".join(r.label for r in scope.runs)
         lines.append(
             f"safe{who}: all {len(v.checks)} checks passed; {scope.engine} explored {scope.states} states "
-            f"in {len(scope.runs)} run(s) ({labels})"
+            f"in {len(scope.runs)} run(s) ({scope.runs_text()})"
         )
     return lines
 

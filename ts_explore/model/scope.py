@@ -112,6 +112,24 @@ class Scope:
         """Search time of every run together."""
         return sum(r.seconds for r in self.runs)
 
+    def runs_text(self) -> str:
+        """The runs in short: ``normal, skipped-tile; 1-4 tiles; 2 key assignments``.
+
+        >>> Scope(runs=(RunScope("normal (1 tile)", tiles=1), RunScope("normal (2 tiles)", tiles=2))).runs_text()
+        'normal; 1-2 tiles'
+        """
+        if not self.runs:
+            return "none"
+        parts = [", ".join(dict.fromkeys(r.variant for r in self.runs))]
+        tiles = sorted({r.tiles for r in self.runs})
+        if self.tiles or tiles != [1]:
+            parts.append((f"{tiles[0]}-{tiles[-1]}" if tiles == list(range(tiles[0], tiles[-1] + 1)) and
+                          len(tiles) > 1 else ", ".join(map(str, tiles))) + f" tile{'' if tiles == [1] else 's'}")
+        opaque = {r.opaque for r in self.runs if r.opaque}
+        if opaque:
+            parts.append(f"{len(opaque)} key assignment{'' if len(opaque) == 1 else 's'}")
+        return "; ".join(parts)
+
     @property
     def vacuous(self) -> bool:
         """True when every task with loop work runs 0 iterations: the instance does nothing to prove."""
