@@ -49,29 +49,32 @@ class Verdict:
 
     ``status`` is one of three answers, decided here and nowhere else:
 
-    - **UNSAFE**: TS rejects the task set: a TS check failed (``failed_checks``:
-      credit simulation, structure, capacities...) or the exhaustive search
-      found a deadlock, an aliasing race or a PDL order violation
-      (``findings``). When a task's loop bound was a runtime value the failure
-      was found at a stand-in length (``possible_false_positive``); TS's
-      ``TaskManager`` rejects it all the same.
+    - **UNSAFE**: a TS check failed (``failed_checks``: credit simulation,
+      structure, capacities...) or an exhaustive search run found a deadlock,
+      an aliasing race or a PDL order violation (``findings``), including the
+      extra tile counts ts-explore searches for persistent schedules. When a
+      task's loop bound was a runtime value the failure was found at a
+      stand-in length (``possible_false_positive``); TS's ``TaskManager``
+      rejects it all the same.
     - **SAFE**: every check passed and every exhaustive run this instance
-      needs finished below the state cap: the normal run, the skipped-tile run
-      when a task has ``skip_if``, each of them once per assignment of the
+      needs finished below the state cap: the normal run, the skipped-tile
+      run when a task has ``skip_if``, each once per assignment of the
       ``when_true``/``when_false`` keys, over the real trip count of every
       task. For persistent schedules (a WorkQueue) TS walks two work tiles;
-      SAFE then also needs the argument in :mod:`ts_explore.analysis.tiles`
-      (tile lead bound, with the extra tile counts searched) to hold, or the
-      real tiles per CTA given to ``verify(tiles=...)``.
-    - **INCONCLUSIVE**: nothing was found, but that is not a proof. ``reasons``
-      says why: the search was switched off, a run hit the state cap or did
-      not run, a bound was a runtime value (TS used a stand-in length), the
-      instance does no work (0 iterations), or an abstraction of the search
-      does not provably cover the instance.
+      SAFE then also needs the tile-shift argument of
+      :mod:`ts_explore.analysis.tiles` (with the tile counts it asks for
+      searched) or the real tiles per CTA given as ``verify(tiles=...)``, and,
+      with ``skip_if``, an argument that skipped and normal tiles may mix.
+    - **INCONCLUSIVE**: nothing was found, but that is not a proof; ``reasons``
+      says why: the search was switched off or ts-explore could not read its
+      results, a needed run hit the state cap or did not run, a bound was a
+      runtime value (TS used a stand-in length), the instance does no work
+      (0 iterations or 0 tiles), or an abstraction of the search does not
+      provably cover the instance.
 
     ``ok`` is True only for SAFE. ``scope`` says in data what was searched
-    (instance, trip counts, runs with states and seconds, tiles,
-    abstractions, assumptions, effects outside TS's model);
+    (instance, trip counts, each run with its engine, states and seconds,
+    tiles, abstractions, assumptions, effects outside TS's model);
     ``scope.sentence()`` says it in words.
     """
 
