@@ -192,3 +192,11 @@ def test_a_needed_run_that_did_not_run_is_named(monkeypatch):
     v = verify(**gallery.get("cross_wait").fixed())
     assert v.status is Status.INCONCLUSIVE
     assert v.reasons == ("needed search run(s) did not run: skipped-tile",)
+
+
+def test_given_tiles_with_skipping_search_every_shorter_count_of_normal_tiles():
+    v = verify(**B.persistent_pair(stages=8, skip=True), tiles=3)  # the lead bound alone would need 10 tiles
+    assert v.ok, v.summary()
+    assert {r.num_tiles for r in v.runs} == {1, 2, 3}
+    too_many = verify(**B.persistent_pair(stages=8, skip=True), tiles=8)
+    assert too_many.status is Status.INCONCLUSIVE and "mix skipped and normal tiles" in too_many.reasons[0]

@@ -178,35 +178,41 @@ def tile_coverage(lanes: Sequence[Lane], model: CreditModel, *, max_tiles: int =
                                      "argument, ts_explore.analysis.tiles)", d)
 
 
-def mixed_tiles(coverage: TileCoverage, skipped: Sequence[Lane], model: CreditModel) -> tuple[bool, str]:
-    """Whether searching all-normal and all-skipped tiles also covers sequences that mix them, and the sentence.
+INERT, INDEPENDENT = "inert", "independent"
+MIXED_SENTENCES = {
+    INERT: ("skipped and normal tiles may mix in any order: a skipped tile runs only WorkQueue and auxiliary steps, "
+            "which neither block, move credits nor touch shared memory, so a run with skipped tiles reaches what "
+            "the run of its normal tiles alone reaches, and those were searched"),
+    INDEPENDENT: ("skipped and normal tiles may mix in any order: the tasks share no pipeline and every tile kind "
+                  "returns the credits it takes"),
+    "": ("the skipped-tile run covers tiles that all skip; sequences that mix skipped and normal tiles are not "
+         "searched"),
+}
 
-    Two arguments cover them. If a skipped tile runs only WorkQueue and
-    auxiliary steps (no credits, no shared-memory access, never blocking),
-    deleting the skipped tiles from a run leaves a run of the normal tiles
-    alone, with the same credits, the same blocked tasks and the same
-    accesses: mixed sequences show nothing the normal runs of fewer tiles do
-    not. If the tasks share no pipeline and both tile kinds give back the
-    credits they take, every tile starts from the initial credits whatever
-    came before.
+
+def mixed_tiles(coverage: TileCoverage, skipped: Sequence[Lane], model: CreditModel) -> str:
+    """Which argument lets skipped and normal tiles mix: ``INERT``, ``INDEPENDENT`` or ``""`` (none).
+
+    ``INERT``: a skipped tile runs only WorkQueue and auxiliary steps (no
+    credits, no shared-memory access, never blocking); deleting the skipped
+    tiles from a run leaves a run of its normal tiles alone, with the same
+    credits, the same blocked tasks and the same accesses. It covers mixed
+    sequences when every count of normal tiles is covered too (the caller
+    checks what was searched). ``INDEPENDENT``: the tasks share no pipeline
+    and both tile kinds give back the credits they take, so every tile starts
+    from the initial credits whatever came before.
     """
-    inert = all(step.family in (Family.QUEUE, Family.AUX) for lane in skipped for step in lane.steps)
-    if coverage.sufficient and inert:
-        return True, ("skipped and normal tiles may mix in any order: a skipped tile runs only WorkQueue and "
-                      "auxiliary steps, which neither block, move credits nor touch shared memory, so a run with "
-                      "skipped tiles reaches what the same run without them reaches")
     if coverage.independent:
         pools, why = _pools(skipped, model)
-        why = why or _balanced(pools)
-        if not why:
-            return True, ("skipped and normal tiles may mix in any order: the tasks share no pipeline and every tile "
-                          "kind returns the credits it takes")
-    return False, ("the skipped-tile run covers tiles that all skip; sequences that mix skipped and normal tiles "
-                   "are not searched")
+        if not (why or _balanced(pools)):
+            return INDEPENDENT
+    if all(step.family in (Family.QUEUE, Family.AUX) for lane in skipped for step in lane.steps):
+        return INERT
+    return ""
 
 
 def _span(tiles: tuple[int, ...]) -> str:
     return str(tiles[0]) if len(tiles) == 1 else f"{tiles[0]}-{tiles[-1]}"
 
 
-__all__ = ["MAX_TILES", "TileCoverage", "mixed_tiles", "tile_coverage"]
+__all__ = ["INDEPENDENT", "INERT", "MAX_TILES", "MIXED_SENTENCES", "TileCoverage", "mixed_tiles", "tile_coverage"]

@@ -17,7 +17,7 @@ from cutlass.experimental.task_scheduling import task_manager as ts_tm
 from cutlass.experimental.task_scheduling.enums import OpaqueCondition
 from cutlass.experimental.task_scheduling.resources import WorkQueue
 
-from ..analysis.tiles import TileCoverage, mixed_tiles, tile_coverage
+from ..analysis.tiles import INDEPENDENT, INERT, MAX_TILES, MIXED_SENTENCES, TileCoverage, mixed_tiles, tile_coverage
 from ..model import TaskSet
 from ..model.scope import WORK_QUEUE_NOT_MODELLED, Abstraction, Scope, TaskTrips
 from ..model.verdict import ExhaustiveRun, run_scope
@@ -88,11 +88,11 @@ def trips(tasks: list[Any], task_set: TaskSet | None) -> tuple[TaskTrips, ...]:
     return tuple(out)
 
 
-def coverage(tasks: list[Any], name_of: NameOf) -> tuple[TileCoverage, tuple[bool, str]]:
-    """The tile counts a persistent schedule needs (for every key assignment), and whether tile kinds may mix."""
+def coverage(tasks: list[Any], name_of: NameOf) -> tuple[TileCoverage, str]:
+    """The tile counts a persistent schedule needs (for every key assignment), and why tile kinds may mix."""
     model = ck.credit_model(tasks, name_of)
     found: list[TileCoverage] = []
-    mixed: list[tuple[bool, str]] = []
+    mixed: list[str] = []
     for assignment in assignments(tasks):
         lanes = ck.lanes_for(tasks, {}, name_of, opaque_assignment=assignment, num_tiles=1)
         cov = tile_coverage(lanes, model)
@@ -102,7 +102,21 @@ def coverage(tasks: list[Any], name_of: NameOf) -> tuple[TileCoverage, tuple[boo
     worst = next((c for c in found if not c.sufficient), None)
     if worst is None:
         worst = max(found, key=lambda c: len(c.tiles))
-    return worst, next((m for m in mixed if not m[0]), mixed[0])
+    kinds = set(mixed)
+    return worst, INDEPENDENT if kinds == {INDEPENDENT} else INERT if kinds <= {INERT, INDEPENDENT} else ""
+
+
+def tile_counts(plan: tuple[TileCoverage, str], tiles: int | None, skip: bool) -> tuple[int, ...]:
+    """The tile counts to search: the plan's, or the caller's count (plus, with ``skip_if``, the shorter ones)."""
+    cov, _ = plan
+    if tiles is None:
+        return cov.tiles
+    if tiles == 0:
+        return ()
+    counts = {tiles}
+    if skip and tiles > 1:  # mixed sequences reduce to runs of fewer normal tiles
+        counts |= set(cov.tiles) if cov.sufficient else set(range(1, tiles + 1)) if tiles <= MAX_TILES else set()
+    return tuple(sorted(counts))
 
 
 def extra_tile_runs(tasks: list[Any], records: list[ck.RunRecord], tm_kwargs: dict[str, Any],
@@ -122,7 +136,7 @@ def build_scope(
     tm_kwargs: dict[str, Any],
     *,
     tiles: int | None,
-    tile_plan: tuple[TileCoverage, tuple[bool, str]] | None,
+    tile_plan: tuple[TileCoverage, str] | None,
     instance: str | None,
     not_modelled: tuple[str, ...],
     unread: str = "",
@@ -139,7 +153,7 @@ def build_scope(
     abstractions: list[Abstraction] = []
     skip = any(getattr(t, "skip_if", None) is not None for t in tasks)
     if persistent and searched and tile_plan is not None:
-        cov, (mixed_ok, mixed_text) = tile_plan
+        cov, mixed = tile_plan
         searched_counts = {r.num_tiles for r in runs}
         if tiles is None and cov.sufficient and not set(cov.tiles) <= searched_counts:
             done = ", ".join(map(str, sorted(searched_counts))) or "no"
@@ -148,7 +162,10 @@ def build_scope(
         elif tiles is None:
             abstractions.append(Abstraction("two-tile", cov.sentence, cov.sufficient))
         if skip and (tiles is None or tiles > 1):
-            abstractions.append(Abstraction("skipped-tile", mixed_text, mixed_ok))
+            shorter = (cov.sufficient and set(cov.tiles) <= searched_counts) or (
+                tiles is not None and set(range(1, tiles + 1)) <= searched_counts)
+            ok = mixed == INDEPENDENT or (mixed == INERT and shorter)
+            abstractions.append(Abstraction("skipped-tile", MIXED_SENTENCES[mixed if ok else ""], ok))
     extra = tuple(not_modelled)
     if _python_conditions(tasks):
         extra = (PYTHON_CONDITION, *extra)
@@ -182,4 +199,4 @@ def _python_conditions(tasks: list[Any]) -> bool:
     return False
 
 
-__all__ = ["build_scope", "coverage", "extra_tile_runs", "is_persistent", "needed_runs", "same_call", "trips"]
+__all__ = ["build_scope", "coverage", "extra_tile_runs", "tile_counts", "is_persistent", "needed_runs", "same_call", "trips"]

@@ -316,8 +316,8 @@ def _search_tiles(
     plan = sc.coverage(task_list, name_of)
     clean = all(exc is None for _n, exc in collected.outcomes) and all(r.result.is_safe for r in collected.records)
     if clean:  # a failure already decides the verdict: no need to search more tiles
-        counts = (ask.tiles,) if ask.tiles is not None else plan[0].tiles
-        sc.extra_tile_runs(task_list, collected.records, tm_kwargs, tuple(c for c in counts if c > 0))
+        skip = any(getattr(t, "skip_if", None) is not None for t in task_list)
+        sc.extra_tile_runs(task_list, collected.records, tm_kwargs, sc.tile_counts(plan, ask.tiles, skip))
     return plan
 
 
