@@ -11,6 +11,8 @@ from cutlass.experimental.task_scheduling import when_false, when_true
 from cutlass.experimental.task_scheduling.enums import FIRST_ITER
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, work_tile_loop
 
+from cutlass.experimental.task_scheduling.task import Task
+
 from ts_explore import record
 from ts_explore.seed_examples import resources as R
 from ts_explore.seed_examples.seed import OversubscribedQueue
@@ -331,4 +333,112 @@ CASES: dict[str, Callable[[], object]] = {
         bad_every,
         python_error,
     )
+}
+
+
+# -- recorded cleanly, rejected by Task(schedule=...): a Problem with the schedule still drawn --------------
+
+
+class LengthTask(Task):
+    """A Task subclass with the per-tile bound under the name the guide once used."""
+
+    def get_domain_size(self, work_tile_coord):  # noqa: ANN001
+        return 4
+
+    def get_domain(self, work_tile_coord):  # noqa: ANN001
+        return 4
+
+
+def two_domain_loops():
+    def sched(src, dst):
+        with domain_loop(0, 4, 1):
+            dst.set_item(src.get_item())
+        with domain_loop(0, 2, 1):  # <-
+            dst.set_item(src.get_item())
+
+    return record(sched, _src(), _dst())
+
+
+def no_domain_loop():
+    def sched(src, dst):  # <-
+        dst.set_item(src.get_item())
+
+    return record(sched, _src(), _dst())
+
+
+def dynamic_domain_name():
+    def sched(src, dst):
+        with domain_loop(0, LengthTask.get_domain_size, 1):  # <-
+            dst.set_item(src.get_item())
+
+    return record(sched, _src(), _dst())
+
+
+def dynamic_start_step():
+    def sched(src, dst):
+        with domain_loop(LengthTask.get_domain, 8, 1):  # <-
+            dst.set_item(src.get_item())
+
+    return record(sched, _src(), _dst())
+
+
+def unroll_not_int():
+    def sched(src, dst):
+        with domain_loop(0, 4, 1, unroll=2.5):  # <-
+            dst.set_item(src.get_item())
+
+    return record(sched, _src(), _dst())
+
+
+def guard_outside_domain_loop():
+    def sched(flags, smem):
+        flag = flags.needs_epilogue()
+        with when_true(flag):  # <-
+            smem.acquire()
+            smem.commit()
+        with domain_loop(0, 2, 1):
+            smem.acquire()
+            smem.commit()
+
+    return record(sched, R.EpilogueSmem(name="flags"), R.Signal(name="smem", pipeline_config=R.async_pipeline(1)))
+
+
+TASK_CASES: dict[str, Callable[[], object]] = {
+    "two-domain-loops": two_domain_loops,
+    "no-domain-loop": no_domain_loop,
+    "dynamic-domain-name": dynamic_domain_name,
+    "dynamic-start-step": dynamic_start_step,
+    "unroll-not-int": unroll_not_int,
+    "guard-outside-loop": guard_outside_domain_loop,
+}
+
+
+# -- not a schedule at all --------------------------------------------------------------------------------
+
+
+def none_schedule():
+    return record(None, _src(), _dst())  # <-
+
+
+def async_schedule():
+    async def sched(src, dst):  # <-
+        with domain_loop(0, 4, 1):
+            dst.set_item(src.get_item())
+
+    return record(sched, _src(), _dst())
+
+
+def generator_schedule():
+    def sched(src, dst):  # <-
+        with domain_loop(0, 4, 1):
+            dst.set_item(src.get_item())
+        yield
+
+    return record(sched, _src(), _dst())
+
+
+NOT_SCHEDULES: dict[str, Callable[[], object]] = {
+    "not-a-schedule": none_schedule,
+    "async-schedule": async_schedule,
+    "generator-schedule": generator_schedule,
 }

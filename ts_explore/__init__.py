@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     # foundation
     "capture": "ts_explore.reader:capture",
     "record": "ts_explore.reader:record",
+    "range_constexpr_on_cpu": "ts_explore.reader.constexpr:range_constexpr_on_cpu",
     "Recording": "ts_explore.reader:Recording",
     "schedule_graph": "ts_explore.app.drawings:schedule_graph",
     "dependency_graph": "ts_explore.app.drawings:dependency_graph",

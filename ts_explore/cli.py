@@ -1,7 +1,20 @@
 """``ts-explore``: draw, verify and launch TS schedules from a shell or CI job.
 
-Exit codes: 0 success (safe / launched correctly), 1 the check failed (unsafe
-schedule, wrong results), 2 usage or load error, 3 cannot launch on this machine.
+Exit codes (one table, also in the README):
+
+====  ==========================================================================
+code  meaning
+====  ==========================================================================
+0     success: ``verify`` proved the instance SAFE, ``render`` wrote the file,
+      ``launch`` ran and the results are correct
+1     ``verify``: UNSAFE (TS rejects the schedule); ``launch``: the run failed or
+      its results are wrong
+2     usage, load, factory or config error (one line on stderr, no traceback)
+3     ``launch``: this machine cannot run it (no GPU, too old a GPU, the gate
+      refused an unproven config)
+4     ``verify``: INCONCLUSIVE (nothing found, but not a proof; the reasons are
+      printed)
+====  ==========================================================================
 """
 
 from __future__ import annotations
@@ -10,17 +23,29 @@ import argparse
 import importlib
 import importlib.util
 import json
+import os
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_REFUSED, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
+VERIFY_EXIT = {"safe": EXIT_OK, "unsafe": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}
 
 
 class UsageError(Exception):
     """A problem with the command line or the thing it names (exit 2)."""
+
+
+def emit(text: str) -> None:
+    """Print to stdout; a reader that went away (``| head``) ends the output quietly."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush goes nowhere instead of failing
 
 
 def load_target(spec: str) -> Any:
@@ -77,46 +102,73 @@ def _scenario_type() -> type:
     return Scenario
 
 
-def _materialize(obj: Any) -> Any:
-    """Call zero-argument factories; leave objects alone."""
+def _users(what: str, call: Callable[[], Any]) -> Any:
+    """Run user code (a factory, a scenario build); its exception becomes one line (exit 2)."""
+    try:
+        return call()
+    except UsageError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's code failed: say so in one line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise UsageError(f"{what} raised {type(exc).__name__}" + (f": {first}" if first else "")) from None
+
+
+def _materialize(obj: Any, spec: str) -> Any:
+    """Call zero-argument factories; leave objects (and @schedule functions) alone."""
+    import inspect
+
     scenario_type = _scenario_type()
-    if callable(obj) and not isinstance(obj, (type, scenario_type)) and not hasattr(obj, "__wrapped__"):
-        try:
-            return obj()
-        except TypeError as exc:
-            raise UsageError(f"{getattr(obj, '__name__', obj)!r} must take no arguments: {exc}") from exc
-    return obj
+    if not callable(obj) or isinstance(obj, (type, scenario_type)) or hasattr(obj, "__wrapped__"):
+        return obj
+    try:
+        inspect.signature(obj).bind()
+    except TypeError as exc:
+        raise UsageError(f"{spec!r} must take no arguments: {exc}") from None
+    except ValueError:  # no signature (a builtin): just call it
+        pass
+    return _users(f"the factory {spec}", obj)
 
 
-def _verify_kwargs(obj: Any, settings: Sequence[str] = ()) -> dict[str, Any]:
-    """Scenario (default config + --set) or a factory's (tasks, graph) -> verify kwargs."""
-    if isinstance(obj, _scenario_type()):
-        return obj.build(parse_settings(obj, settings)).verify_kwargs()
-    if settings:
-        raise UsageError("--set only applies to scenarios")
-    value = _materialize(obj)
+def _verify_kwargs_of(value: Any) -> dict[str, Any] | None:
+    """``verify`` keyword arguments from what a target gives: a dict, a (tasks, graph) pair or a Built."""
     if isinstance(value, dict) and "tasks" in value:
         return dict(value)
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], dict):
         return {"tasks": list(value[0]), "resource_dependency_graph": value[1]}
     if hasattr(value, "verify_kwargs"):
         return value.verify_kwargs()
-    raise UsageError(
-        "verify needs a scenario or a zero-argument callable returning (tasks, resource_dependency_graph); "
-        f"got {type(value).__name__}"
-    )
+    return None
 
 
-def _drawable(obj: Any, settings: Sequence[str]) -> Any:
+def resolve(spec: str, settings: Sequence[str] = ()) -> tuple[dict[str, Any] | None, Any]:
+    """What ``spec`` names, for ``verify`` (its keyword arguments, or None) and for ``render`` (a drawable)."""
+    obj = load_target(spec)
     if isinstance(obj, _scenario_type()):
+        config = parse_settings(obj, settings)
+        built = _users(f"building scenario {obj.name!r}", lambda: obj.build(config))
+        return built.verify_kwargs(), None
+    if settings:
+        raise UsageError("--set only applies to scenarios")
+    value = _materialize(obj, spec)
+    return _verify_kwargs_of(value), value
+
+
+def _verify_kwargs(spec: str, settings: Sequence[str] = ()) -> dict[str, Any]:
+    kwargs, value = resolve(spec, settings)
+    if kwargs is None:
+        raise UsageError(
+            "verify needs a scenario or a zero-argument callable returning (tasks, resource_dependency_graph), "
+            f"dict(tasks=..., resource_dependency_graph=...) or a Built; got {type(value).__name__}"
+        )
+    return kwargs
+
+
+def _drawable(spec: str, settings: Sequence[str]) -> Any:
+    kwargs, value = resolve(spec, settings)
+    if kwargs is not None:
         from .app.drawings import task_set
 
-        return task_set(obj.build(parse_settings(obj, settings)).verify_kwargs())
-    value = _materialize(obj)
-    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], dict):
-        from .app.drawings import task_set
-
-        return task_set(list(value[0]), value[1])
+        return task_set(kwargs)
     return value
 
 
@@ -148,29 +200,31 @@ class _Progress:
 def cmd_render(args: argparse.Namespace) -> int:
     from .app.drawings import save
 
-    obj = _drawable(load_target(args.target), args.set)
+    obj = _drawable(args.target, args.set)
     try:
         out = save(obj, args.output)
     except TypeError as exc:
         raise UsageError(f"cannot draw {args.target}: {exc}") from exc
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         raise UsageError(str(exc)) from exc
-    print(f"wrote {out}")
+    emit(f"wrote {out}")
     return EXIT_OK
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from .reader.verify import verify
 
-    kwargs = _verify_kwargs(load_target(args.target), args.set)
-    with _Progress(f"verifying {len(kwargs['tasks'])} task(s)"):
-        verdict = verify(**kwargs)
+    kwargs = _verify_kwargs(args.target, args.set)
+    with _Progress(f"verifying {len(kwargs.get('tasks') or [])} task(s)"):
+        try:
+            verdict = verify(**kwargs)
+        except TypeError as exc:
+            raise UsageError(str(exc)) from None
     if args.json:
-        print(json.dumps(verdict.to_dict(), indent=2, sort_keys=True))
+        emit(json.dumps(verdict.to_dict(), indent=2, sort_keys=True))
     else:
-        print("SAFE" if verdict.ok else "UNSAFE")
-        print(verdict.summary())
-    return EXIT_OK if verdict.ok else EXIT_FAIL
+        emit(verdict.status.value.upper() + "\n" + verdict.summary())
+    return VERIFY_EXIT[verdict.status.value]
 
 
 # LaunchError reasons that mean "not on this machine / not this config" rather than a failed run.
@@ -183,8 +237,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
     from . import scenarios
 
     if args.list or not args.scenario:
-        for name, sc in sorted(scenarios.CATALOG.items()):
-            print(f"{name:28} {sc.title}")
+        emit("\n".join(f"{name:28} {sc.title}" for name, sc in sorted(scenarios.CATALOG.items())))
         return EXIT_OK if args.list else EXIT_USAGE
     try:
         scenario = scenarios.get(args.scenario)
@@ -200,19 +253,20 @@ def cmd_launch(args: argparse.Namespace) -> int:
         refused = exc.reason in _REFUSALS
         print(f"{'cannot launch' if refused else 'launch failed'}: {exc}", file=sys.stderr)
         return EXIT_REFUSED if refused else EXIT_FAIL
-    print(result.summary())
+    emit(result.summary())
     return EXIT_OK if result.ok else EXIT_FAIL
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ts-explore", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("render", help="draw a schedule, task, task manager or scenario to a file")
-    p.add_argument("target", help="MODULE:ATTR (module name or .py path)")
+    p = sub.add_parser("render", help="draw a schedule, task, task manager, scenario or (tasks, graph) factory")
+    p.add_argument("target", help="MODULE:ATTR (module name or .py path); anything verify accepts, or a schedule")
     p.add_argument("-o", "--output", required=True, help="output file: .svg .png .pdf .dot")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="scenario setting")
     p.set_defaults(func=cmd_render)
-    v = sub.add_parser("verify", help="verify a scenario or a (tasks, graph) factory; exit 0 safe, 1 unsafe")
+    v = sub.add_parser("verify", help="verify a scenario or a (tasks, graph) factory; exit 0 safe, 1 unsafe, "
+                                      "4 inconclusive")
     v.add_argument("target", help="MODULE:ATTR: a scenario or a zero-argument callable returning (tasks, graph)")
     v.add_argument("--json", action="store_true", help="print the verdict as JSON")
     v.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="scenario setting")
@@ -231,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # argparse itself exits 2 on a bad command line
     try:
         return args.func(args)
     except UsageError as exc:

@@ -7,7 +7,7 @@ import inspect
 import pytest
 
 import broken_schedules
-from broken_schedules import CASES
+from broken_schedules import CASES, NOT_SCHEDULES, TASK_CASES
 from ts_explore import Recording
 
 
@@ -38,3 +38,37 @@ def test_grammar_error_is_a_problem(rule: str, golden) -> None:
     )
     html = rec._repr_mimebundle_()["text/html"]
     assert "How to fix" in html and problem.rule in html
+
+
+def _golden_text(problem) -> str:
+    return (f"rule: {problem.rule}\ntype: {problem.error_type}\nmessage: {problem.message}\n"
+            f"hint: {problem.hint}\nsource: {problem.source.strip()}\n")
+
+
+@pytest.mark.parametrize("rule", sorted(TASK_CASES))
+def test_task_time_rejection_is_a_problem_and_the_schedule_still_draws(rule: str, golden) -> None:
+    rec = TASK_CASES[rule]()
+    assert not rec.ok and rec.error is not None and rec.schedule is not None
+    problem = rec.error
+    assert problem.rule == rule, problem
+    assert problem.hint and problem.hint != problem.message
+    line, text = _marked_line(TASK_CASES[rule])
+    assert (problem.filename, problem.line, problem.source) == (broken_schedules.__file__, line, text)
+    golden(f"errors/{TASK_CASES[rule].__name__.replace('_', '-')}.txt", _golden_text(problem))
+    bundle = rec._repr_mimebundle_()
+    html = bundle["text/html"]
+    assert html.index("How to fix") < html.index("rejects it") < html.index("ts-explore-diagram")
+    assert problem.rule in html and rec.tree.steps()
+    assert bundle["text/plain"].startswith(f"[{rule}]")
+
+
+@pytest.mark.parametrize("name", sorted(NOT_SCHEDULES))
+def test_non_schedules_are_a_problem(name: str, golden) -> None:
+    rec = NOT_SCHEDULES[name]()
+    assert not rec.ok and rec.schedule is None and rec.tree is None
+    problem = rec.error
+    assert problem.rule in ("not-a-schedule", "async-or-generator-schedule")
+    line, text = _marked_line(NOT_SCHEDULES[name])
+    assert (problem.line, problem.source) == (line, text)
+    golden(f"errors/{name}.txt", _golden_text(problem))
+    assert "How to fix" in rec._repr_mimebundle_()["text/html"]

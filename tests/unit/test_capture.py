@@ -13,7 +13,6 @@ from cutlass.experimental.task_scheduling.task import Task
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
 import ts_explore
-from ts_explore.reader.tasks import _TREES
 from ts_explore.seed_examples import resources as R
 from ts_explore.seed_examples import seed
 from ts_explore.model import (
@@ -114,7 +113,7 @@ def test_when_false_with_explicit_key_and_python_value_conditions() -> None:
     t = tree(ts_explore.record(sched, R.EpilogueSmem(name="smem", pipeline_config=R.async_pipeline(1))))
     neg, py = t.blocks()
     assert neg.kind is BlockKind.WHEN_FALSE and neg.condition.explicit_key
-    assert neg.condition.key == "'shared-flag'"
+    assert neg.condition.key == "shared-flag"
     assert py.kind is BlockKind.WHEN_TRUE and py.condition.key == "python value #1"
 
 
@@ -249,13 +248,14 @@ def test_task_manager_capture_has_resources_edges_and_trees() -> None:
     assert "Task Load" in both and "Task Store" in both and "t1_s3" in both
 
 
-def test_task_built_before_import_is_rebuilt_from_lists() -> None:
+def test_task_tree_is_rebuilt_from_what_the_task_keeps() -> None:
     tasks, _ = _two_task_pipeline()
-    del _TREES[id(tasks[1])]
     info = ts_explore.capture(tasks[1])
-    assert info.schedule.from_lists
+    assert info.schedule.from_lists and not info.schedule.unrecovered
     assert [s.title for s in info.schedule.steps()] == ["smem.wait", "smem.read", "smem.release", "dst.set_item"]
-    assert "rebuilt from TS" in ts_explore.schedule_graph(tasks[1]).source
+    assert [(r.variable, r.argument) for r in info.schedule.routes] == [("val", "data")]
+    title = ts_explore.schedule_graph(tasks[1]).source
+    assert "Task Store" in title and "not recovered" not in title
 
 
 def test_capture_rejects_other_objects_with_a_clear_message() -> None:

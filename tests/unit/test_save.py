@@ -19,3 +19,10 @@ def test_save_accepts_digraphs_and_rejects_unknown_suffix(tmp_path) -> None:
     assert ts_explore.save(graph, tmp_path / "g.gv").read_text().startswith("digraph")
     with pytest.raises(ValueError, match=r"\.svg, \.png, \.pdf, \.dot, \.gv"):
         ts_explore.save(graph, tmp_path / "g.jpeg")
+
+
+def test_save_into_a_missing_folder_says_so(tmp_path) -> None:
+    target = tmp_path / "no" / "such" / "tree.svg"
+    with pytest.raises(FileNotFoundError, match=r"the folder .*such does not exist; create it first"):
+        ts_explore.save(seed.reference_shape(), target)
+    assert not target.parent.exists()

@@ -55,6 +55,10 @@ def test_misuse_raises_type_error():
         verify(tasks=kw["tasks"], resource_dependency_graph=graph)
     with pytest.raises(TypeError, match="unknown TaskManager argument"):
         verify(**case.broken(), not_an_option=True)
+    kw = case.broken()
+    by_name = {getattr(k, "name", k): [getattr(u, "name", u) for u in v] for k, v in kw["resource_dependency_graph"].items()}
+    with pytest.raises(TypeError, match=r"resource objects the tasks use, not names.*got 'left' \(str\)"):
+        verify(tasks=kw["tasks"], resource_dependency_graph=by_name)
 
 
 def test_taskmanager_setup_error_is_a_failed_check():

@@ -69,6 +69,18 @@ def test_ok_verdict_says_there_is_nothing_to_step(gallery_verdicts):
     assert "Ping" in s.lanes.value  # the checked schedules are still shown
 
 
+@pytest.mark.parametrize("which", [1, 0])  # safe, and a failure without a counterexample
+def test_go_without_a_counterexample_shows_a_sentence(gallery_verdicts, which):
+    name = "cross_wait" if which else "dma_release_early"
+    s = Stepper(gallery_verdicts[name][which])
+    for k in (0, 3, -1):
+        s.go(k)
+        assert "could not draw" not in s.sentence.value and "AssertionError" not in s.sentence.value
+        assert s.sentence.value.startswith(("safe", "DMA"))
+    s.last_button.click()
+    assert "could not draw" not in s.sentence.value
+
+
 def test_failure_without_counterexample(gallery_verdicts):
     s = Stepper(gallery_verdicts["dma_release_early"][0])
     assert "No counterexample" in s.title.value

@@ -164,3 +164,89 @@ def long_names(broken: bool = True) -> dict:
     tasks = [Task([right], [left], 0, 1, schedule=ping(left, right), name="Ping"),
              Task([left], [right], 1, 1, schedule=pong(left, right), name="Pong")]
     return {"tasks": tasks, "resource_dependency_graph": {left: [right], right: [left]}}
+
+
+def idle_copy(end: int = 0) -> dict:
+    """A producer/consumer pair whose loop runs ``end`` iterations (0: the instance does no work)."""
+    smem = R.Signal(name="smem", pipeline_config=R.async_pipeline(2))
+
+    @schedule
+    def producer(smem):
+        with domain_loop(0, end, 1):
+            smem.acquire()
+            smem.produce()
+            smem.commit()
+
+    @schedule
+    def consumer(smem):
+        with domain_loop(0, end, 1):
+            smem.wait()
+            smem.consume()
+            smem.release()
+
+    tasks = [Task([], [smem], 0, 1, schedule=producer(smem), name="Producer"),
+             Task([smem], [], 1, 1, schedule=consumer(smem), name="Consumer")]
+    return {"tasks": tasks, "resource_dependency_graph": {smem: []}}
+
+
+def persistent_pair(stages: int = 2, rows: int = 1, *, skip: bool = False, signal_outside: bool = False) -> dict:
+    """Persistent producer -> consumer through ``smem`` (``stages`` slots, ``rows`` iterations per tile).
+
+    ``skip``: tiles can be skipped (the loop sits in ``skippable()``);
+    ``signal_outside``: a second pipeline, used once per tile outside
+    ``skippable()``, so skipped tiles still move credits.
+    """
+    smem = R.Signal(name="smem", pipeline_config=R.async_pipeline(stages))
+    flag = R.Signal(name="flag", pipeline_config=R.async_pipeline(1))
+    wq = R.static_queue(cls=OversubscribedQueue if skip else None)
+    skip_if = OversubscribedQueue.skip_work_tile_if if skip else None
+
+    def tail(wq):
+        wq.try_wait()
+        wq.wait()
+        wq.get_and_advance_work_tile()
+        wq.release()
+
+    @schedule
+    def producer(smem, flag, wq):
+        with work_tile_loop(wq, skip_if=skip_if) as wtl:
+            with (wtl.skippable() if skip else _nothing()):
+                with domain_loop(0, rows, 1):
+                    smem.acquire()
+                    smem.produce()
+                    smem.commit()
+            if signal_outside:
+                flag.acquire()
+                flag.produce()
+                flag.commit()
+            tail(wq)
+
+    @schedule
+    def consumer(smem, flag, wq):
+        with work_tile_loop(wq, skip_if=skip_if) as wtl:
+            with (wtl.skippable() if skip else _nothing()):
+                with domain_loop(0, rows, 1):
+                    smem.wait()
+                    smem.consume()
+                    smem.release()
+            if signal_outside:
+                flag.wait()
+                flag.consume()
+                flag.release()
+            tail(wq)
+
+    extra = [flag] if signal_outside else []
+    tasks = [Task([wq], [smem, *extra], 0, 1, schedule=producer(smem, flag, wq), name="Producer"),
+             Task([smem, *extra, wq], [], 1, 1, schedule=consumer(smem, flag, wq), name="Consumer")]
+    graph = {smem: [wq], wq: []}
+    if signal_outside:
+        graph[flag] = []
+    return {"tasks": tasks, "resource_dependency_graph": graph}
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False

@@ -66,6 +66,11 @@ def save(obj: Any, path: str | Path) -> Path:
 
     ``obj`` is a ``graphviz.Digraph`` or anything :func:`schedule_graph` draws.
     """
+    folder = Path(path).expanduser().resolve().parent
+    if not folder.is_dir():
+        raise FileNotFoundError(
+            f"cannot write {path}: the folder {folder} does not exist; create it first (e.g. mkdir -p {folder})"
+        )
     graph = obj if isinstance(obj, graphviz.Digraph) else schedule_graph(obj)
     return _display.save_graph(graph, path)
 

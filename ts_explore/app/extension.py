@@ -1,7 +1,10 @@
 """``%load_ext ts_explore``: TS schedules, tasks and task managers display as diagrams.
 
 Formatters are registered by type name, so TS classes need not be imported
-first; unloading restores whatever printers were there before.
+first; unloading restores whatever printers were there before. Loading also
+turns on :func:`ts_explore.range_constexpr_on_cpu` for the notebook, so the
+guide's schedules that unroll with ``cutlass.range_constexpr`` can be called
+(and passed to ``Task``) in cells; unloading turns it off.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ MIMES = ("text/html", "image/svg+xml")
 
 _previous: dict[tuple[str, str, str], Any] = {}
 _previous_types: dict[tuple[str, type], Any] = {}
+_constexpr_on = False  # this extension holds the range_constexpr switch
 
 
 def _error_html(exc: BaseException) -> str:
@@ -60,7 +64,13 @@ def _problem_html(problem: Problem) -> str:
 
 
 def load_ipython_extension(ip: Any) -> None:
-    """Register the diagram formatters (idempotent, so %reload_ext works)."""
+    """Register the diagram formatters and turn on range_constexpr for CPU calls (idempotent)."""
+    global _constexpr_on
+    from ..reader import constexpr
+
+    if not _constexpr_on:
+        constexpr.enable()
+        _constexpr_on = True
     formatters = ip.display_formatter.formatters
     for mime in MIMES:
         fmt = formatters[mime]
@@ -82,7 +92,13 @@ def load_ipython_extension(ip: Any) -> None:
 
 
 def unload_ipython_extension(ip: Any) -> None:
-    """Put back the printers that were registered before loading."""
+    """Put back the printers that were registered before loading; range_constexpr is the DSL's again."""
+    global _constexpr_on
+    from ..reader import constexpr
+
+    if _constexpr_on:
+        constexpr.disable()
+        _constexpr_on = False
     formatters = ip.display_formatter.formatters
     for (mime, module, name), prev in list(_previous.items()):
         fmt = formatters[mime]

@@ -122,11 +122,17 @@ class Stepper:
         inter = self.finding.interleaving if self.finding is not None else None
         return len(inter) if inter is not None else 0
 
+    def _nothing_to_step(self) -> str:
+        return html.escape(self.verdict.summary()).replace("\n", "<br>")
+
     def _setup(self) -> None:
         if self.finding is None:
-            why = "the verdict is safe" if self.verdict.ok else "verification failed without a deadlock, race or PDL violation"
+            why = {
+                "safe": "the verdict is safe",
+                "inconclusive": "nothing was found, but the verdict is inconclusive",
+            }.get(self.verdict.status.value, "verification failed without a deadlock, race or PDL violation")
             self.title.value = f"<b>No counterexample to step through:</b> {html.escape(why)}."
-            self.sentence.value = html.escape(self.verdict.summary()).replace("\n", "<br>")
+            self.sentence.value = self._nothing_to_step()
             for w in (self.slider, self.first_button, self.prev_button, self.next_button, self.last_button):
                 w.disabled = True
             if self.run is not None:
@@ -154,8 +160,10 @@ class Stepper:
         self._show(int(change["new"]))
 
     def _show(self, k: int) -> None:
+        if self.finding is None or self.run is None:  # nothing to step through: keep the sentence _setup wrote
+            self.sentence.value = self._nothing_to_step()
+            return
         try:
-            assert self.run is not None and self.finding is not None
             at_end = k >= self.moves
             views = lane_views(self.run, self.finding, None if at_end else k, self.max_steps)
             with self.widget.hold_sync():

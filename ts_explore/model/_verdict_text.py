@@ -43,23 +43,21 @@ def summary_lines(v: "Verdict") -> list[str]:
         for finding in (*run.deadlocks, *run.races, *run.pdl_violations):
             steps = f", {len(finding.interleaving)} steps to reach it" if finding.interleaving else ""
             lines.append(f"{finding.describe()} [{run.label}{steps}]")
-    for note in v.domain_notes:
-        lines.append(
-            f"{'possible false positive' if v.failed_checks or v.findings else 'not proven'}: "
-            f"task {note.task} has {note.bounds}, not Python ints; TS checked "
-            f"{note.checked_iterations} iteration(s). Re-verify with int bounds."
-        )
-    for run in v.runs:
-        if run.hit_state_limit:
+    if v.rejected:
+        for note in v.domain_notes:
             lines.append(
-                f"not proven: the exhaustive search ({run.label}) stopped at its state cap after "
-                f"{run.states_explored} states; shrink the domain to finish the proof"
+                f"possible false positive: task {note.task} has {note.bounds}, not Python ints; TS checked "
+                f"{note.checked_iterations} iteration(s). Re-verify with int bounds."
             )
+        return lines
+    lines.extend(f"not proven: {reason}" for reason in v.reasons)
     if not lines:
-        states = sum(r.states_explored for r in v.runs)
-        variants = ", ".join(dict.fromkeys(r.variant for r in v.runs)) or "not run"
+        scope = v.scope
+        assert scope is not None
+        who = f" for {scope.instance}" if scope.instance else ""
         lines.append(
-            f"safe: all {len(v.checks)} checks passed; exhaustive search explored {states} states ({variants})"
+            f"safe{who}: all {len(v.checks)} checks passed; {scope.engine} explored {scope.states} states "
+            f"in {len(scope.runs)} run(s) ({scope.runs_text()})"
         )
     return lines
 

@@ -221,12 +221,29 @@ class DomainLoop:
         )
 
     def trip_count(self) -> int | None:
-        """Iterations when every bound is a trace-time int, else None."""
+        """Iterations when every bound is a trace-time int, else None (any size: ``len(range)`` stops at 2**63).
+
+        >>> DomainLoop(Bound.of_int(0), Bound.of_int(2**63), Bound.of_int(1), None, ()).trip_count() == 2**63
+        True
+        """
         if all(b.kind is BoundKind.INT for b in (self.start, self.end, self.step)):
             assert self.start.value is not None and self.end.value is not None
             assert self.step.value is not None
-            return len(range(self.start.value, self.end.value, self.step.value))
+            return range_length(self.start.value, self.end.value, self.step.value)
         return None
+
+
+def range_length(start: int, end: int, step: int) -> int:
+    """``len(range(start, end, step))`` for ints of any size (0 for a zero step).
+
+    >>> range_length(0, 10, 3), range_length(5, -5, -2), range_length(3, 0, 1), range_length(0, 2**64, 1) == 2**64
+    (4, 5, 0, True)
+    """
+    if step > 0 and end > start:
+        return (end - start + step - 1) // step
+    if step < 0 and end < start:
+        return (start - end - step - 1) // -step
+    return 0
 
 
 class SkipKind(str, Enum):
@@ -280,7 +297,8 @@ class ScheduleTree:
     resources: tuple[str, ...]  # resource names in parameter order
     body: tuple[Node, ...]
     routes: tuple[Route, ...] = ()
-    from_lists: bool = False  # rebuilt from TS's flat lists (no nesting detail)
+    from_lists: bool = False  # rebuilt from a Task's lists (TS keeps no tree); ``name`` is then the task's
+    unrecovered: tuple[str, ...] = ()  # what the rebuild could not match (shown in the drawing's title)
 
     def walk(self) -> Iterator[Node]:
         """Pre-order walk over every node."""
@@ -337,5 +355,6 @@ __all__ = [
     "Step",
     "WorkTileLoop",
     "children",
+    "range_length",
     "walk_nodes",
 ]

@@ -13,14 +13,26 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from .problem import Problem
+from .findings import (
+    COMMIT_CREDIT,
+    EMPTY_CREDIT,
+    BlockedStep,
+    CheckOutcome,
+    Deadlock,
+    DomainNote,
+    ExhaustiveRun,
+    Finding,
+    Imbalance,
+    Note,
+    PdlViolation,
+    Race,
+    offending_steps,
+)
 from .interleaving import CheckerStep, CreditCell, CreditModel, CreditPool, Interleaving, Lane
-from .schedule import Section, Stage
+from .scope import Abstraction, RunScope, Scope, TaskTrips
 from .tasks import TaskSet
 
-# Credit kinds a blocked step waits for (TS's words, kept for the reader).
-COMMIT_CREDIT = "commit"  # a ProducerCommit not yet consumed by a wait ("full" slot)
-EMPTY_CREDIT = "empty"  # a free slot: initial stages plus ConsumerReleases
+ANALYSIS_CHECK = "ts-explore analysis"  # our own reading of TS's results failed: not a TS rejection
 
 
 class Status(str, enum.Enum):
@@ -28,192 +40,42 @@ class Status(str, enum.Enum):
 
     SAFE = "safe"
     UNSAFE = "unsafe"
-    INCONCLUSIVE = "inconclusive"  # runtime-valued domain or state cap: not a proof
-
-
-@dataclass(frozen=True)
-class CheckOutcome:
-    """One TS verification check: its TS name, a title in words, and whether it passed."""
-
-    name: str  # TS method name, e.g. ``_verify_dma_ordering``
-    title: str  # e.g. "DMA buffer release order"
-    passed: bool
-    message: str = ""  # TS's own message when it failed
-    error_type: str = ""  # ValueError, AssertionError, ...
-    hint: str = ""  # how to fix it
-    problem: Problem | None = None  # set when TaskManager failed in an unexpected way
-
-
-@dataclass(frozen=True)
-class Note:
-    """A warning that does not fail verification (TS printouts, Python warnings, our own notes)."""
-
-    kind: str  # head-loop-overlap | pipeline-thread-check | cta-layout-check | unconsumed-output | ts-warning | ...
-    message: str
-    task: str | None = None
-    resource: str | None = None
-
-
-@dataclass(frozen=True)
-class DomainNote:
-    """A task whose domain bounds are not Python ints: TS checked a stand-in iteration count."""
-
-    task: str
-    bounds: str  # e.g. ``domain_loop(0, <runtime Int32>, 1)``
-    checked_iterations: int
-
-
-@dataclass(frozen=True)
-class BlockedStep:
-    """A task stuck at a blocking step, and why."""
-
-    task: str
-    resource: str
-    stage: Stage
-    reason: str  # TS's reason in its words
-    credit: str = ""  # COMMIT_CREDIT or EMPTY_CREDIT
-    call_index: int | None = None
-    step_uid: int | None = None  # uid in the task's ScheduleTree
-    position: int | None = None  # cursor in the task's checker lane
-    section: Section | None = None
-    iteration: int | None = None
-    freed_by: tuple[str, ...] | None = None  # tasks whose later step would free it; None: not analysed
-
-    @property
-    def sentence(self) -> str:
-        """``Ping waits for a commit on right``."""
-        if self.credit == COMMIT_CREDIT:
-            text = f"{self.task} waits for a commit on {self.resource}"
-        elif self.credit == EMPTY_CREDIT:
-            text = f"{self.task} waits for a free slot of {self.resource}"
-        else:
-            text = f"{self.task} is blocked on {self.resource}.{self.stage.method}"
-        if self.freed_by is not None:
-            verb = "commits" if self.credit == COMMIT_CREDIT else "releases"
-            if self.freed_by:
-                text += f"; only {' / '.join(self.freed_by)} {verb} {self.resource}"
-            else:
-                text += f", but no task {verb} {self.resource} again"
-        return text
-
-
-@dataclass(frozen=True)
-class Deadlock:
-    """A state of the exhaustive search where unfinished tasks all wait for credits."""
-
-    variant: str  # "normal" or "skipped-tile" (plus the opaque assignment when there are several)
-    cursors: tuple[int, ...]
-    blocked: tuple[BlockedStep, ...]
-    interleaving: Interleaving | None = None
-    cycle: tuple[str, ...] = ()  # tasks waiting on each other in a circle (first repeated at the end)
-    explanation: str = ""  # who waits for whom, and who could free them, in words
-
-    kind = "deadlock"
-
-    def describe(self) -> str:
-        """One line in words."""
-        text = "deadlock: " + (self.explanation or "; ".join(b.sentence for b in self.blocked))
-        if self.cycle:
-            text += f" (wait-for cycle {' -> '.join(self.cycle)})"
-        return text
-
-
-@dataclass(frozen=True)
-class Race:
-    """Two tasks touching aliased memory at once, one of them writing."""
-
-    variant: str
-    cursors: tuple[int, ...]
-    writer_task: str
-    writer_resource: str
-    victim_task: str
-    victim_resource: str
-    victim_access: str  # 'prod' (writes), 'cons' (reads), 'cons_held' (owns the slot)
-    overlap: str  # e.g. ``smem[0:1024]``
-    interleaving: Interleaving | None = None
-
-    kind = "race"
-
-    def describe(self) -> str:
-        """One line in words."""
-        access = {"prod": "writes", "cons": "reads", "cons_held": "holds"}.get(self.victim_access, self.victim_access)
-        return (
-            f"SMEM aliasing race: {self.writer_task} writes {self.writer_resource} while "
-            f"{self.victim_task} {access} {self.victim_resource} (both use {self.overlap}); "
-            "no pipeline orders them"
-        )
-
-
-@dataclass(frozen=True)
-class PdlViolation:
-    """A PDL launch_griddep that can run before any wait_griddep."""
-
-    variant: str
-    cursors: tuple[int, ...]
-    launch_task: str
-    launch_resource: str
-    interleaving: Interleaving | None = None
-
-    kind = "pdl-order"
-
-    def describe(self) -> str:
-        """One line in words."""
-        return (
-            f"PDL launch before wait: {self.launch_task} can call {self.launch_resource}.launch_griddep "
-            "before any task has called wait_griddep"
-        )
-
-
-Finding = Deadlock | Race | PdlViolation
-
-
-@dataclass(frozen=True)
-class ExhaustiveRun:
-    """One run of TS's exhaustive interleaving checker (one variant, one opaque assignment)."""
-
-    variant: str  # "normal" | "skipped-tile"
-    opaque: tuple[tuple[str, bool], ...]
-    num_tiles: int
-    states_explored: int
-    complete_count: int
-    hit_state_limit: bool
-    deadlocks: tuple[Deadlock, ...]
-    races: tuple[Race, ...]
-    pdl_violations: tuple[PdlViolation, ...]
-    lanes: tuple[Lane, ...]
-    credit_model: CreditModel
-    run_by: str = "TaskManager"  # or "ts-explore" when TaskManager stopped before this variant
-
-    @property
-    def safe(self) -> bool:
-        """No deadlock, race or PDL order violation in this run."""
-        return not (self.deadlocks or self.races or self.pdl_violations)
-
-    @property
-    def label(self) -> str:
-        """``normal`` / ``skipped-tile``, plus the opaque assignment when there is one."""
-        text = self.variant
-        if self.opaque:
-            text += " (" + ", ".join(f"{k}={v}" for k, v in self.opaque) + ")"
-        return text
-
-
-@dataclass(frozen=True)
-class Imbalance:
-    """End-of-run imbalance in TS's credit simulation (e.g. a commit nobody waited for)."""
-
-    kind: str  # unconsumed-commit | acquire-without-release | release-without-acquire
-    count: int
-    resource: str
-    message: str
+    INCONCLUSIVE = "inconclusive"  # nothing found, but not a proof: see ``Verdict.reasons``
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """Everything :func:`ts_explore.verify` learned about a task set.
+    """Everything :func:`ts_explore.verify` learned about a task set, and what it proves.
 
-    ``status`` is SAFE only when every check passed, the exhaustive search
-    completed, and every domain bound was a Python int.
+    ``status`` is one of three answers, decided here and nowhere else:
+
+    - **UNSAFE**: a TS check failed (``failed_checks``: credit simulation,
+      structure, capacities...) or an exhaustive search run found a deadlock,
+      an aliasing race or a PDL order violation (``findings``), including the
+      extra tile counts ts-explore searches for persistent schedules. When a
+      task's loop bound was a runtime value the failure was found at a
+      stand-in length (``possible_false_positive``); TS's ``TaskManager``
+      rejects it all the same.
+    - **SAFE**: every check passed and every exhaustive run this instance
+      needs finished below the state cap: the normal run, the skipped-tile
+      run when a task has ``skip_if``, each once per assignment of the
+      ``when_true``/``when_false`` keys, over the real trip count of every
+      task. For persistent schedules (a WorkQueue) TS walks two work tiles;
+      SAFE then also needs the tile-shift argument of
+      :mod:`ts_explore.analysis.tiles` (with the tile counts it asks for
+      searched) or the real tiles per CTA given as ``verify(tiles=...)``, and,
+      with ``skip_if``, an argument that skipped and normal tiles may mix.
+    - **INCONCLUSIVE**: nothing was found, but that is not a proof; ``reasons``
+      says why: the search was switched off or ts-explore could not read its
+      results, a needed run hit the state cap or did not run, a bound was a
+      runtime value (TS used a stand-in length), the instance does no work
+      (0 iterations or 0 tiles), or an abstraction of the search does not
+      provably cover the instance.
+
+    ``ok`` is True only for SAFE. ``scope`` says in data what was searched
+    (instance, trip counts, each run with its engine, states and seconds,
+    tiles, abstractions, assumptions, effects outside TS's model);
+    ``scope.sentence()`` says it in words.
     """
 
     checks: tuple[CheckOutcome, ...]
@@ -221,10 +83,14 @@ class Verdict:
     simulation_blocked: tuple[BlockedStep, ...] = ()
     imbalances: tuple[Imbalance, ...] = ()
     runs: tuple[ExhaustiveRun, ...] = ()
-    domain_notes: tuple[DomainNote, ...] = ()
     raw_output: str = ""
     task_set: TaskSet | None = None
     elapsed_s: float = 0.0
+    scope: Scope | None = None  # None: derived from ``runs`` alone
+
+    def __post_init__(self) -> None:
+        if self.scope is None:
+            object.__setattr__(self, "scope", Scope(runs=tuple(run_scope(r) for r in self.runs)))
 
     # -- the answer -------------------------------------------------------------------
     @property
@@ -233,13 +99,24 @@ class Verdict:
         return tuple(c for c in self.checks if not c.passed)
 
     @property
+    def rejected(self) -> bool:
+        """True when TS rejects the task set: a failed TS check or a finding of the search."""
+        return any(c.name != ANALYSIS_CHECK for c in self.failed_checks) or bool(self.findings)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """Why a verdict without failures is not SAFE (empty when it is SAFE or UNSAFE)."""
+        if self.rejected:
+            return ()
+        assert self.scope is not None
+        return self.scope.reasons()
+
+    @property
     def status(self) -> Status:
-        """SAFE, UNSAFE, or INCONCLUSIVE (stand-in domain or state cap, nothing found)."""
-        if self.failed_checks or not all(r.safe for r in self.runs):
+        """SAFE, UNSAFE or INCONCLUSIVE (see the class docstring)."""
+        if self.rejected:
             return Status.UNSAFE
-        if self.domain_notes or any(r.hit_state_limit for r in self.runs):
-            return Status.INCONCLUSIVE
-        return Status.SAFE
+        return Status.INCONCLUSIVE if self.reasons else Status.SAFE
 
     @property
     def ok(self) -> bool:
@@ -247,9 +124,20 @@ class Verdict:
         return self.status is Status.SAFE
 
     @property
+    def domain_notes(self) -> tuple[DomainNote, ...]:
+        """Tasks whose loop bound was a runtime value, with the stand-in length TS searched."""
+        assert self.scope is not None
+        return tuple(DomainNote(t.task, t.bounds, t.iterations) for t in self.scope.tasks if not t.exact)
+
+    @property
     def possible_false_positive(self) -> bool:
         """Failures found with a stand-in domain may not happen with the real one."""
-        return bool(self.domain_notes) and not self.ok
+        return bool(self.domain_notes) and self.rejected
+
+    def scoped(self, *, instance: str | None = None, not_modelled: tuple[str, ...] | list[str] = ()) -> Verdict:
+        """This verdict with the instance named (``"CTA 100"``) and more unmodelled effects listed."""
+        assert self.scope is not None
+        return dataclasses.replace(self, scope=self.scope.extended(instance=instance, not_modelled=not_modelled))
 
     @property
     def deadlocks(self) -> tuple[Deadlock, ...]:
@@ -303,7 +191,13 @@ class Verdict:
         out = _jsonable(self)
         out["status"] = self.status.value
         out["ok"] = self.ok
+        out["reasons"] = list(self.reasons)
         out["possible_false_positive"] = self.possible_false_positive
+        out["domain_notes"] = _jsonable(self.domain_notes)
+        assert self.scope is not None
+        out["scope"]["states"] = self.scope.states
+        out["scope"]["seconds"] = self.scope.seconds
+        out["scope"]["sentence"] = self.scope.sentence()
         out["summary"] = self.summary()
         return out
 
@@ -320,30 +214,12 @@ class Verdict:
         )
 
 
-def offending_steps(finding: Finding, run: ExhaustiveRun) -> tuple[CheckerStep, ...]:
-    """The lane steps a finding is about: blocked steps, the racing accesses, the early launch.
-
-    A racing access may be the task's next step or one it already made
-    (pipelined writes stay live until the consumer waits), so the search
-    walks back from the cursor to the nearest step on the named resource.
-    """
-    if isinstance(finding, Race):
-        wanted = [(finding.writer_task, finding.writer_resource), (finding.victim_task, finding.victim_resource)]
-    elif isinstance(finding, PdlViolation):
-        wanted = [(finding.launch_task, finding.launch_resource)]
-    else:
-        wanted = [(b.task, b.resource) for b in finding.blocked]
-    found: list[CheckerStep] = []
-    for task, resource in wanted:
-        for i, lane in enumerate(run.lanes):
-            if lane.task != task or i >= len(finding.cursors):
-                continue
-            cursor = min(finding.cursors[i], len(lane.steps) - 1)
-            for k in range(cursor, -1, -1):
-                if lane.steps[k].resource == resource:
-                    found.append(lane.steps[k])
-                    break
-    return tuple(found)
+def run_scope(run: ExhaustiveRun) -> RunScope:
+    """The scope entry of one exhaustive run."""
+    return RunScope(
+        label=run.label, variant=run.variant, opaque=run.opaque, tiles=run.num_tiles,
+        states=run.states_explored, capped=run.hit_state_limit, seconds=run.seconds, run_by=run.run_by,
+    )
 
 
 def _jsonable(value: Any) -> Any:
@@ -359,6 +235,8 @@ def _jsonable(value: Any) -> Any:
 
 
 __all__ = [
+    "ANALYSIS_CHECK",
+    "Abstraction",
     "COMMIT_CREDIT",
     "EMPTY_CREDIT",
     "BlockedStep",
@@ -377,7 +255,11 @@ __all__ = [
     "Note",
     "PdlViolation",
     "Race",
+    "RunScope",
+    "Scope",
     "Status",
+    "TaskTrips",
     "Verdict",
     "offending_steps",
+    "run_scope",
 ]

@@ -14,8 +14,10 @@ from typing import Any, Callable
 
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
+from ..model.verdict import ANALYSIS_CHECK
+
 SETUP = "TaskManager"
-ANALYSIS = "ts-explore analysis"
+ANALYSIS = ANALYSIS_CHECK  # our own reading of TS's results failed (INCONCLUSIVE, not a TS rejection)
 
 # TS check method -> (title in words, how to fix a failure)
 CHECKS: dict[str, tuple[str, str]] = {

@@ -14,6 +14,7 @@ import os
 import re
 import sysconfig
 import traceback
+from dataclasses import replace
 from types import TracebackType
 
 from ..model import Problem
@@ -107,6 +108,14 @@ RULES: tuple[tuple[str, str, str], ...] = (
      "TS 4.8.1 lowers one domain loop per task: merge the loops or split the work into two tasks."),
     (r"Loop guards can only be used", "guard-outside-loop",
      "Put the guarded block inside the domain loop."),
+    (r"'unroll' must be a compile-time int", "unroll-not-int",
+     "Give domain_loop(..., unroll=) a Python int, or leave unroll out."),
+    (r"'skip_if' must accept|'skip_if' is not callable for WorkQueue", "skip-if-shape",
+     "Give skip_if a function of (work_tile) or (work_queue, work_tile), or the queue class's method "
+     "(MyQueue.skip_work_tile_if)."),
+    (r"domain_getter must (accept|be|expose)", "dynamic-domain-name",
+     "A per-tile bound must be a method def get_domain(self, work_tile_coord) on your Task subclass, passed as "
+     "MyTask.get_domain, and the task built from that subclass; a lambda or another function cannot be the bound."),
     (r"get_domain", "dynamic-domain-name",
      "Name the per-tile bound method get_domain on your Task subclass and build the task from that subclass."),
     (r"Every period|Every start", "bad-every", "Use every(period>0, start>=0) with plain ints."),
@@ -128,7 +137,7 @@ _STDLIB_DIRS = tuple(
 )
 
 
-def _is_user_code(filename: str) -> bool:
+def is_user_code(filename: str) -> bool:
     """True for the user's files and notebook cells; False for TS, ts_explore and Python itself."""
     if filename.startswith("<"):
         return filename.startswith("<ipython-input")
@@ -146,7 +155,7 @@ def user_frame(tb: TracebackType | None) -> tuple[str, int] | None:
     best: tuple[str, int] | None = None
     for frame, lineno in traceback.walk_tb(tb):
         filename = frame.f_code.co_filename
-        if _is_user_code(filename):
+        if is_user_code(filename):
             best = (filename, lineno)
     return best
 
@@ -185,4 +194,38 @@ def problem_from_exception(exc: BaseException) -> Problem:
     )
 
 
-__all__ = ["RULES", "classify", "problem_from_exception", "user_frame"]
+def located(problem: Problem, filename: str, line: int) -> Problem:
+    """The problem pointing at ``filename:line`` (with that line's source)."""
+    source = linecache.getline(filename, line).rstrip() or None
+    return replace(problem, filename=filename, line=line, source=source)
+
+
+def not_a_schedule(obj: object) -> Problem | None:
+    """A Problem when ``obj`` cannot be a schedule function (None, not callable, async, a generator, a class)."""
+    import inspect
+
+    fn = getattr(obj, "__wrapped__", obj)
+    if obj is None or not callable(obj):
+        what = "None" if obj is None else f"a {type(obj).__name__}"
+        return Problem("not-a-schedule", f"record() takes a schedule function, got {what}",
+                       "Pass the function itself: record(my_schedule, src, dst), where my_schedule is a def "
+                       "(decorated with @schedule or not) that takes the resources.", error_type="TypeError")
+    if inspect.isclass(fn):
+        return Problem("not-a-schedule", f"record() takes a schedule function, got the class {fn.__name__}",
+                       "Pass a def that takes the resources and calls their methods.", error_type="TypeError")
+    kind = ("an async def" if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn)
+            else "a generator function (it contains yield)" if inspect.isgeneratorfunction(fn) else None)
+    if kind is None:
+        return None
+    code = getattr(fn, "__code__", None)
+    where = {}
+    if code is not None:
+        where = {"filename": code.co_filename, "line": code.co_firstlineno,
+                 "source": linecache.getline(code.co_filename, code.co_firstlineno).rstrip() or None}
+    return Problem("async-or-generator-schedule", f"{getattr(fn, '__name__', 'the schedule')} is {kind}: calling it "
+                   "returns without running its body, so TS would record nothing",
+                   "Write the schedule as a plain def without async or yield; TS runs it once on the CPU to record "
+                   "the steps.", error_type="TypeError", **where)
+
+
+__all__ = ["RULES", "classify", "is_user_code", "located", "not_a_schedule", "problem_from_exception", "user_frame"]

@@ -1,59 +1,38 @@
 """Record a schedule function outside a kernel, turning TS errors into data.
 
 ``record`` calls a ``@schedule`` function (or a plain function, which it
-decorates) with real resources and returns a :class:`Recording` that either
-holds the TS ``Schedule`` or a :class:`Problem`. It never raises for a grammar
-error. ``cutlass.range_constexpr`` only works inside a JIT trace; while
-recording it is swapped for Python's ``range`` (it is a trace-time unroll in
-both worlds, so the recorded steps are the same).
+decorates) with real resources and returns a :class:`Recording`. It never
+raises for a schedule's mistake:
+
+- TS refuses to record it (a grammar error): ``error`` holds the Problem and
+  there is no schedule;
+- it records, but ``Task(schedule=...)`` would reject it (two sibling domain
+  loops, no domain loop, a per-tile bound not named ``get_domain``, a
+  ``when_true`` outside the loop...): ``error`` holds that Problem *and*
+  ``schedule`` holds what was recorded, so the drawing shows what was copied
+  under the error box;
+- not a schedule at all (None, async, a generator...): a Problem.
+
+``cutlass.range_constexpr`` works while recording (see
+:mod:`ts_explore.reader.constexpr`); the switch is off again afterwards.
 """
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
-import cutlass
 from cutlass.experimental.task_scheduling import schedule_builder as sb
 
 from ..model import Problem, ScheduleTree
-from .problems import problem_from_exception
+from .constexpr import range_constexpr_on_cpu
+from .problems import located, not_a_schedule, problem_from_exception
 from .schedule import capture_schedule
+from .task_rules import OpenedBlocks, task_problem
 
 _TRACED_CODE = sb.schedule(lambda: None).__code__
-_ORIGINAL_RANGE_CONSTEXPR = cutlass.range_constexpr
-
-
-def _trace_time_range(*args: Any, **_: Any) -> range:
-    """Stand-in for ``cutlass.range_constexpr`` outside a JIT trace."""
-    return range(*(int(a) for a in args))
-
-
-@contextlib.contextmanager
-def trace_time_range_constexpr(*namespaces: dict[str, Any]) -> Iterator[None]:
-    """Make ``range_constexpr`` a plain ``range`` in cutlass modules and the given globals."""
-    patched: list[tuple[Any, str, Any, bool]] = []
-    modules = [m for name, m in list(sys.modules.items()) if name == "cutlass" or name.startswith("cutlass.")]
-    for mod in modules:
-        if getattr(mod, "range_constexpr", None) is _ORIGINAL_RANGE_CONSTEXPR:
-            patched.append((mod, "range_constexpr", _ORIGINAL_RANGE_CONSTEXPR, True))
-            mod.range_constexpr = _trace_time_range
-    for ns in namespaces:
-        for key, value in list(ns.items()):
-            if value is _ORIGINAL_RANGE_CONSTEXPR:
-                patched.append((ns, key, value, False))
-                ns[key] = _trace_time_range
-    try:
-        yield
-    finally:
-        for target, key, value, is_attr in reversed(patched):
-            if is_attr:
-                setattr(target, key, value)
-            else:
-                target[key] = value
 
 
 def is_schedule_function(fn: Any) -> bool:
@@ -63,7 +42,11 @@ def is_schedule_function(fn: Any) -> bool:
 
 @dataclass(frozen=True)
 class Recording:
-    """The outcome of :func:`record`: a TS ``Schedule`` or the :class:`Problem` that stopped it."""
+    """The outcome of :func:`record`: the TS ``Schedule``, the :class:`Problem` that stops it, or both.
+
+    ``ok`` is True only when TS recorded the schedule and a ``Task`` accepts
+    it. With a Task-time problem both ``schedule`` and ``error`` are set.
+    """
 
     schedule: Any = None  # cutlass Schedule, passable to Task(schedule=...)
     error: Problem | None = None
@@ -72,51 +55,69 @@ class Recording:
 
     @property
     def ok(self) -> bool:
-        return self.error is None
+        return self.error is None and self.schedule is not None
 
     @property
     def tree(self) -> ScheduleTree | None:
-        """The captured model (None when recording failed)."""
+        """The captured model (None when TS did not record anything)."""
         if self.schedule is None:
             return None
         if not self._tree:
             self._tree.append(capture_schedule(self.schedule))
         return self._tree[0]
 
+    @property
+    def unrouted(self) -> tuple[str, ...]:
+        """TS's warnings about outputs no later step uses (also badged on the producing step)."""
+        return tuple(w for w in self.warnings if "never routed" in w)
+
     def __repr__(self) -> str:
-        if self.error is not None:
-            return f"Recording(error={self.error.rule!r}: {self.error.message!r})"
         tree = self.tree
+        if self.error is not None:
+            recorded = f", recorded {len(tree.steps())} steps" if tree is not None else ""
+            return f"Recording(error={self.error.rule!r}: {self.error.message!r}{recorded})"
         assert tree is not None
         return f"Recording(schedule={tree.name!r}, steps={len(tree.steps())}, routes={len(tree.routes)})"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from ..render.display import mimebundle
+        from ..render.recording import recording_html
 
-        if self.error is not None:
+        if self.schedule is None:
+            assert self.error is not None
             return {"text/html": self.error.to_html(), "text/plain": str(self.error)}
-        return mimebundle(self.tree, text=str(self.schedule))
+        bundle = mimebundle(self.tree, text=str(self.schedule))
+        bundle["text/html"] = recording_html(self.error, self.unrouted, bundle.get("text/html", ""))
+        if self.error is not None:
+            bundle["text/plain"] = f"{self.error}\n\n{bundle['text/plain']}"
+        return bundle
 
 
 def record(schedule_fn: Callable[..., Any], *resources: Any) -> Recording:
-    """Call a schedule function with resources; return the Schedule or the Problem.
+    """Call a schedule function with resources; return the Schedule, the Problem, or both.
 
     >>> rec = record(my_schedule, src, dst)      # doctest: +SKIP
     >>> rec.ok, rec.error                          # doctest: +SKIP
     """
+    refused = not_a_schedule(schedule_fn)
+    if refused is not None:
+        if refused.line is None:  # point at the call: the argument is what is wrong
+            caller = sys._getframe(1)
+            refused = located(refused, caller.f_code.co_filename, caller.f_lineno)
+        return Recording(error=refused)
     fn = schedule_fn if is_schedule_function(schedule_fn) else sb.schedule(schedule_fn)
     user_fn = getattr(fn, "__wrapped__", schedule_fn)
-    namespaces = [getattr(user_fn, "__globals__", {})]
+    opened = OpenedBlocks()
     caught: list[warnings.WarningMessage] = []
     try:
-        with warnings.catch_warnings(record=True) as caught_list, trace_time_range_constexpr(*namespaces):
+        with warnings.catch_warnings(record=True) as caught_list, range_constexpr_on_cpu(), opened.watching():
             warnings.simplefilter("always")
             schedule = fn(*resources)
             caught = list(caught_list)
     except Exception as exc:  # noqa: BLE001 - the failure is the data
         return Recording(error=problem_from_exception(exc))
     notes = tuple(str(w.message) for w in caught if issubclass(w.category, UserWarning))
-    return Recording(schedule=schedule, warnings=notes)
+    return Recording(schedule=schedule, error=task_problem(schedule, opened, user_fn), warnings=notes)
 
 
-__all__ = ["Recording", "is_schedule_function", "record", "trace_time_range_constexpr"]
+__all__ = ["Recording", "is_schedule_function", "record"]

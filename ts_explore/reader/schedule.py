@@ -157,7 +157,8 @@ def _lambda_source(fn: Any) -> str | None:
     return snippet.strip()
 
 
-def _literal_text(value: Any) -> str:
+def literal_text(value: Any) -> str:
+    """A Constexpr literal as the drawing shows it (``repr`` for Python values)."""
     if isinstance(value, (bool, int, float, str, type(None))):
         return repr(value)
     inner = getattr(value, "value", None)
@@ -244,7 +245,7 @@ class _TreeCapture:
             section=section,
             family=family_of(step.memory_resource, stage),
             literals=tuple(
-                Literal(k, _literal_text(v)) for k, v in step.constexpr_kwargs.items()
+                Literal(k, literal_text(v)) for k, v in step.constexpr_kwargs.items()
             ),
             returns=tuple(v.slot_name or "?" for v in step.returned_variables),
         )
@@ -263,42 +264,21 @@ class _TreeCapture:
             body_kwargs = {"period": cond.period, "start": cond.start}
         elif isinstance(cond, ts_enums.OpaqueCondition):
             kind = BlockKind.WHEN_FALSE if cond.negated else BlockKind.WHEN_TRUE
-            body_kwargs = {"condition": self.condition(cond)}
+            body_kwargs = {"condition": self.condition(cond, empty=not node.body)}
         else:  # an IterationPredicate subclass TS may add later
             kind = BlockKind.EVERY
             body_kwargs = {"period": None, "start": None}
         body = self.nodes(node.body, in_loop=in_loop)
         return Block(kind=kind, body=body, **body_kwargs)
 
-    def condition(self, cond: Any) -> Condition:
-        resource = cond.resource
-        key = cond.key
-        auto_key = (
-            resource is not None
-            and isinstance(key, tuple)
-            and len(key) == 3
-            and key[0] == id(resource)
-        )
-        if resource is not None:
-            res_name = self.name_of(resource)
-            step_uid = self._producer_of(resource, cond.method_label, cond.result_name)
-            key_text = (
-                f"{res_name}.{cond.method_label}.{cond.result_name}"
-                if auto_key
-                else repr(key)
-            )
-            return Condition(
-                key=key_text,
-                resource=res_name,
-                method=cond.method_label,
-                variable=cond.result_name,
-                step=step_uid,
-                explicit_key=not auto_key,
-            )
-        if isinstance(key, tuple) and key and key[0] == "__opaque__":
+    def condition(self, cond: Any, *, empty: bool = False) -> Condition:
+        found = condition_of(cond, self.name_of, self._producer_of)
+        if found is None:
+            if empty:  # guards nothing: a Task keeps no trace of it, so it takes no number
+                return Condition(key="python value")
             self.python_conditions += 1
             return Condition(key=f"python value #{self.python_conditions}")
-        return Condition(key=repr(key), explicit_key=True)
+        return found
 
     def _producer_of(self, resource: Any, label: str | None, result: str | None) -> int | None:
         for step in reversed(self.recent_steps):
@@ -309,6 +289,36 @@ class _TreeCapture:
             if any(v.slot_name == result for v in step.returned_variables):
                 return step.unique_id
         return None
+
+
+def condition_of(cond: Any, name_of: NameOf, producer: Callable[[Any, Any, Any], int | None]) -> Condition | None:
+    """The model of a ``when_true``/``when_false`` condition; None for a plain Python value (numbered by the caller).
+
+    ``producer(resource, method label, result name)`` finds the uid of the
+    step that produced the value. TS's own keys embed ``id(resource)``; they
+    are shown as ``resource.method.result`` instead. A key the user passed
+    (``key="shared"``) is kept and marked explicit.
+    """
+    resource, key = cond.resource, cond.key
+    if resource is not None:
+        auto_key = isinstance(key, tuple) and len(key) == 3 and key[0] == id(resource)
+        res_name = name_of(resource)
+        return Condition(
+            key=f"{res_name}.{cond.method_label}.{cond.result_name}" if auto_key else _key_text(key),
+            resource=res_name,
+            method=cond.method_label,
+            variable=cond.result_name,
+            step=producer(resource, cond.method_label, cond.result_name),
+            explicit_key=not auto_key,
+        )
+    if isinstance(key, tuple) and key and key[0] == "__opaque__":
+        return None
+    return Condition(key=_key_text(key), explicit_key=True)
+
+
+def _key_text(key: Any) -> str:
+    """A user's condition key as text: strings as they are, anything else by ``repr``."""
+    return key if isinstance(key, str) else repr(key)
 
 
 def capture_schedule(schedule: Any, name_of: NameOf | None = None) -> ScheduleTree:
@@ -325,6 +335,8 @@ def capture_schedule(schedule: Any, name_of: NameOf | None = None) -> ScheduleTr
 __all__ = [
     "bound_of",
     "capture_schedule",
+    "condition_of",
+    "literal_text",
     "family_of",
     "queue_kind",
     "resource_namer",

@@ -24,6 +24,7 @@ from ..analysis.cycles import wait_for
 from ..analysis.narrate import blocked_sentence
 from ..analysis.paths import replay
 from ..model import Family, Section, Stage, TaskInfo
+from ..model.schedule import range_length
 from ..model.verdict import (
     COMMIT_CREDIT,
     EMPTY_CREDIT,
@@ -54,6 +55,7 @@ class RunRecord:
     result: Any
     run_by: str = "TaskManager"
     paths: list[tuple[str, tuple, list]] | None = None  # recorded during the run itself, when it was verbose
+    seconds: float = 0.0  # how long the search took
 
     @property
     def variant(self) -> str:
@@ -100,14 +102,14 @@ def loop_iterations(task: Any) -> int:
     start, end, step = task.domain_start, task.domain, task.step
     static = isinstance(start, int) and isinstance(step, int)
     if task.domain_getter is None and isinstance(end, int) and static:
-        return len(range(start, end, step))
+        return range_length(start, end, step)
     if task.domain_getter is not None and static:
         probed = probe_domain(task)
         if probed is not None:
-            return len(range(start, probed, step))
+            return range_length(start, probed, step)
     step_i = step if isinstance(step, int) else 1
     stop = 1 if step_i > 0 else -1
-    return max(0, len(range(start if isinstance(start, int) else 0, stop, step_i)))
+    return range_length(start if isinstance(start, int) else 0, stop, step_i)
 
 
 def static_domain(task: Any) -> bool:
@@ -332,6 +334,7 @@ def convert_run(
     display: dict[str, str],
     paths: list[tuple[str, tuple, list]],
     opaque_text: tuple[tuple[str, bool], ...],
+    persistent: bool = False,
 ) -> ExhaustiveRun:
     """One TS ``CheckResult`` as an :class:`ExhaustiveRun` with blocked steps, cycles and counterexamples."""
     res = record.result
@@ -391,6 +394,7 @@ def convert_run(
         states_explored=res.states_explored, complete_count=res.complete_count,
         hit_state_limit=bool(res.hit_state_limit), deadlocks=tuple(deadlocks), races=races,
         pdl_violations=pdl, lanes=lanes, credit_model=model, run_by=record.run_by,
+        persistent=persistent, seconds=record.seconds,
     )
 
 

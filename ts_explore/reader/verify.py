@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
-from cutlass.experimental.task_scheduling import task_manager as ts_tm
-from cutlass.experimental.task_scheduling.resources import WorkQueue
+from cutlass.experimental.task_scheduling.resources import MemoryResource
 from cutlass.experimental.task_scheduling.task import Task
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
 from ..model import Family, TaskSet
-from ..model.verdict import CheckOutcome, DomainNote, ExhaustiveRun, Note, Status, Verdict
+from ..model.verdict import CheckOutcome, ExhaustiveRun, Note, Verdict
+from . import scope as sc
 from . import ts_search as ck
 from .checks import ANALYSIS, SETUP, ObservedTaskManager, check_hint, check_title
 from .problems import problem_from_exception
@@ -74,6 +74,13 @@ def _check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[
             "verify(resource_dependency_graph=...) maps each downstream resource to a LIST of upstream "
             f"resources (use [] for sources); got {', '.join(sorted(set(bad_values)))}"
         )
+    named = [x for k, v in graph.items() for x in (k, *v) if not isinstance(x, MemoryResource)]
+    if named:
+        example = named[0]
+        raise TypeError(
+            "verify(resource_dependency_graph=...) takes the resource objects the tasks use, not names or other "
+            f"values: got {example!r} ({type(example).__name__}); write {{smem: [src]}}, not {{'smem': ['src']}}"
+        )
     unknown = sorted(set(tm_kwargs) - _TM_PARAMS)
     if unknown:
         raise TypeError(
@@ -92,11 +99,15 @@ def _run_task_manager(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dic
         if stalled and not kwargs.get("verbose") and len(args) == 1:
             # the credit simulation already failed: the search will too, so record its
             # paths in this same run instead of searching twice
+            start = time.perf_counter()
             result, paths = ck.run_with_paths(args[0], kwargs, original)
-            collected.records.append(ck.RunRecord(dict(kwargs), result, paths=paths))
+            collected.records.append(
+                ck.RunRecord(dict(kwargs), result, paths=paths, seconds=time.perf_counter() - start)
+            )
             return result
+        start = time.perf_counter()
         result = original(*args, **kwargs)
-        collected.records.append(ck.RunRecord(dict(kwargs), result))
+        collected.records.append(ck.RunRecord(dict(kwargs), result, seconds=time.perf_counter() - start))
         return result
 
     out = io.StringIO()
@@ -117,36 +128,13 @@ def _run_task_manager(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dic
     return collected
 
 
-def _expected_variants(tasks: list[Any], tm_kwargs: dict[str, Any]) -> list[dict[str, Any]]:
-    """The checker calls TaskManager makes when nothing fails (its own loop, restated)."""
-    wq = any(isinstance(r, WorkQueue) for t in tasks for r in [*t.src_resources, *t.dst_resources])
-    base = {"num_tiles": 2 if wq else 1, "assume_pdl_wait_completed": tm_kwargs.get("assume_pdl_wait_completed", False)}
-    skip = any(getattr(t, "skip_if", None) is not None for t in tasks)
-    out = []
-    for assignment in ts_tm._opaque_assignments(ts_tm._collect_opaque_keys(tasks)):
-        out.append({**base, "opaque_assignment": assignment})
-        if skip:
-            out.append({**base, "skipped_tile": True, "opaque_assignment": assignment})
-    return out
-
-
-def _same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return bool(a.get("skipped_tile")) == bool(b.get("skipped_tile")) and (a.get("opaque_assignment") or {}) == (
-        b.get("opaque_assignment") or {}
-    )
-
-
 def _complete_runs(tasks: list[Any], collected: _Collected, tm_kwargs: dict[str, Any]) -> None:
     """Run the checker variants TaskManager skipped after its first unsafe result."""
     if not any(name == "_exhaustive_aliasing_races" for name, _ in collected.outcomes):
         return
-    for kwargs in _expected_variants(tasks, tm_kwargs):
-        if not any(_same_call(kwargs, r.kwargs) for r in collected.records):
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                result = ec.check_all_interleavings(tasks, **kwargs)
-            collected.caught.extend(caught)
-            collected.records.append(ck.RunRecord(kwargs, result, run_by="ts-explore"))
+    for kwargs in sc.needed_runs(tasks, tm_kwargs):
+        if not any(sc.same_call(kwargs, r.kwargs) for r in collected.records):
+            collected.records.append(sc.timed_run(tasks, kwargs))
 
 
 def _opaque_text(assignment: dict | None, id_names: dict[int, str]) -> tuple[tuple[str, bool], ...]:
@@ -212,32 +200,55 @@ def _unconsumed_outputs(task_set: TaskSet) -> list[Note]:
     return notes
 
 
-def _domain_notes(tasks: list[Any], task_set: TaskSet | None) -> tuple[DomainNote, ...]:
-    notes = []
-    for task in tasks:
-        if ck.static_domain(task):
-            continue
-        name = ck.task_name(task)
-        loop = None
-        if task_set is not None:
-            loop = next((t.schedule.domain_loop() for t in task_set.tasks if t.name == name), None)
-        bounds = loop.title if loop is not None else "a domain_loop"
-        notes.append(DomainNote(name, bounds, ck.loop_iterations(task)))
-    return tuple(notes)
+@dataclass(frozen=True)
+class _Ask:
+    """What the caller says about the instance beyond the tasks (``verify``'s keyword-only arguments)."""
+
+    tiles: int | None = None
+    instance: str | None = None
+    not_modelled: tuple[str, ...] = ()
 
 
-def verify(tasks: Any = None, resource_dependency_graph: Any = None, **task_manager_kwargs: Any) -> Verdict:
+def verify(
+    tasks: Any = None,
+    resource_dependency_graph: Any = None,
+    *,
+    tiles: int | None = None,
+    instance: str | None = None,
+    not_modelled: tuple[str, ...] | list[str] = (),
+    **task_manager_kwargs: Any,
+) -> Verdict:
     """Verify tasks the way ``TaskManager`` does, without printing, and return a :class:`Verdict`.
 
     Never raises for a failing schedule; raises ``TypeError`` only when called
     wrongly (tasks not a list of TS Tasks, graph not a dict, unknown keyword).
     TS mutates what it verifies: build fresh tasks/resources for each call.
 
+    Keywords that change what the verdict means:
+
+    - ``tiles``: the work tiles one CTA of this instance runs (persistent
+      schedules). The search then covers exactly that many; without it,
+      ts-explore searches the tile counts that cover any number, or says why
+      it cannot (the verdict is then INCONCLUSIVE).
+    - ``instance``: the instance in words (``"CTA 100"``), used in the scope
+      and in the reasons (``"CTA 100 does no work (0 iterations)"``).
+    - ``not_modelled``: effects outside TS's model the caller knows of (e.g.
+      ``"asynchronous shared-memory reads by tensor-core instructions"``),
+      listed in the scope.
+    - ``exhaustive_deadlock_race_check=False`` (TaskManager's): skips the
+      search; the verdict is then INCONCLUSIVE at best.
+    - every other keyword goes to ``TaskManager`` unchanged.
+
     >>> v = verify(**ts_explore.gallery.get("cross_wait").broken())   # doctest: +SKIP
     >>> v.ok, v.deadlocks[0].blocked[0].sentence                         # doctest: +SKIP
     """
     start = time.perf_counter()
     task_list = _check_arguments(tasks, resource_dependency_graph, task_manager_kwargs)
+    if tiles is not None and (isinstance(tiles, bool) or not isinstance(tiles, int) or tiles < 0):
+        raise TypeError(f"verify(tiles=...) takes the number of work tiles a CTA runs (an int >= 0), got {tiles!r}")
+    if isinstance(not_modelled, str):
+        not_modelled = (not_modelled,)
+    ask = _Ask(tiles, instance, tuple(not_modelled))
     graph = dict(resource_dependency_graph)
     resources = _all_resources(task_list, graph)
     name_of = resource_namer(resources)
@@ -246,13 +257,14 @@ def verify(tasks: Any = None, resource_dependency_graph: Any = None, **task_mana
     except Exception:  # noqa: BLE001 - drawings lose their tree; verification still runs
         task_set = None
     with ck.cached_domain_probes():
-        return _verify(task_list, graph, task_manager_kwargs, resources, name_of, task_set, start)
+        return _verify(task_list, graph, task_manager_kwargs, ask, resources, name_of, task_set, start)
 
 
 def _verify(
     task_list: list[Any],
     graph: dict[Any, Any],
     task_manager_kwargs: dict[str, Any],
+    ask: _Ask,
     resources: list[Any],
     name_of: Callable[[Any], str],
     task_set: TaskSet | None,
@@ -261,41 +273,64 @@ def _verify(
     infos = {id(t): info for t, info in zip(task_list, task_set.tasks)} if task_set else {}
     collected = _run_task_manager(task_list, graph, task_manager_kwargs)
     notes: list[Note] = []
+    runs: list[ExhaustiveRun] = []
+    blocked: tuple[Any, ...] = ()
+    imbalances: tuple[Any, ...] = ()
+    plan = None
+    unread = ""
     try:
         with warnings.catch_warnings(record=True):  # repeats of TaskManager's own warnings
             warnings.simplefilter("always")
-            runs, blocked, imbalances = _analyse(
-                task_list, collected, task_manager_kwargs, resources, name_of, infos, notes
-            )
-            domain_notes = _domain_notes(task_list, task_set)
+            _complete_runs(task_list, collected, task_manager_kwargs)
+            plan = _search_tiles(task_list, collected, task_manager_kwargs, ask, name_of)
+            runs, blocked, imbalances = _analyse(task_list, collected, resources, name_of, infos, notes)
     except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
-        runs, blocked, imbalances, domain_notes = [], (), (), ()
+        runs = []
         collected.outcomes.append((ANALYSIS, exc))
+        unread = f"{type(exc).__name__}: {exc}"
     checks = _checks(collected)
+    scope = sc.build_scope(
+        task_list, task_set, runs, [r.kwargs for r in collected.records], task_manager_kwargs,
+        tiles=ask.tiles, tile_plan=plan, instance=ask.instance, not_modelled=ask.not_modelled, unread=unread,
+    )
     return Verdict(
         checks=checks,
         warnings=_notes(collected, task_set) + tuple(notes),
         simulation_blocked=blocked,
         imbalances=imbalances,
         runs=tuple(runs),
-        domain_notes=domain_notes,
         raw_output=_raw_output(collected, checks),
         task_set=task_set,
         elapsed_s=time.perf_counter() - start,
+        scope=scope,
     )
+
+
+def _search_tiles(
+    task_list: list[Any], collected: _Collected, tm_kwargs: dict[str, Any], ask: _Ask, name_of: Callable[[Any], str]
+) -> Any:
+    """For a persistent schedule: the tile plan, and the tile counts it needs searched when nothing failed yet."""
+    searched = any(name == "_exhaustive_aliasing_races" for name, _ in collected.outcomes)
+    if not searched or not sc.is_persistent(task_list):
+        return None
+    plan = sc.coverage(task_list, name_of)
+    clean = all(exc is None for _n, exc in collected.outcomes) and all(r.result.is_safe for r in collected.records)
+    if clean:  # a failure already decides the verdict: no need to search more tiles
+        skip = any(getattr(t, "skip_if", None) is not None for t in task_list)
+        sc.extra_tile_runs(task_list, collected.records, tm_kwargs, sc.tile_counts(plan, ask.tiles, skip))
+    return plan
 
 
 def _analyse(
     task_list: list[Any],
     collected: _Collected,
-    task_manager_kwargs: dict[str, Any],
     resources: list[Any],
     name_of: Callable[[Any], str],
     infos: dict[int, Any],
     notes: list[Note],
 ) -> tuple[list[ExhaustiveRun], tuple[Any, ...], tuple[Any, ...]]:
     """Turn the recorded checker runs and the simulation's failure into model data."""
-    _complete_runs(task_list, collected, task_manager_kwargs)
+    persistent = sc.is_persistent(task_list)
     ts_names = [t.name for t in task_list]
     display: dict[str, str] = {}
     for r in resources:
@@ -316,7 +351,7 @@ def _analyse(
             except Exception as exc:  # noqa: BLE001 - the verdict stands without a path
                 notes.append(Note("counterexample-unavailable", f"{type(exc).__name__}: {exc}"))
         opaque = _opaque_text(kw.get("opaque_assignment"), id_names)
-        runs.append(ck.convert_run(record, lanes, model, ts_names, display, paths, opaque))
+        runs.append(ck.convert_run(record, lanes, model, ts_names, display, paths, opaque, persistent))
     blocked, imbalances = simulation_findings(collected.outcomes, task_list, infos, name_of, runs)
     return runs, blocked, imbalances
 
@@ -331,44 +366,6 @@ def _raw_output(collected: _Collected, checks: tuple[CheckOutcome, ...]) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-@dataclass(frozen=True)
-class TripCountSearch:
-    """The smallest domain length at which a schedule already fails the same way, and that verdict."""
-
-    asked: int
-    smallest: int | None  # None: the asked length passes
-    verdict: Verdict | None  # the verdict at ``smallest`` (its counterexample is the shortest)
-    asked_verdict: Verdict
-
-
-def failure_signature(verdict: Verdict) -> frozenset[str]:
-    """What kind of failure a verdict shows: its finding kinds, else its failed check names."""
-    kinds = {f.kind for f in verdict.findings}
-    return frozenset(kinds) if kinds else frozenset(c.name for c in verdict.failed_checks)
-
-
-def smallest_failing_trip_count(build: Callable[[int], dict[str, Any]], asked: int) -> TripCountSearch:
-    """The smallest n <= ``asked`` at which ``build(n)`` fails the way ``build(asked)`` does.
-
-    ``build(n)`` must return fresh ``dict(tasks=..., resource_dependency_graph=...)``
-    with an n-iteration domain (gallery cases: ``case.builder()``). The search
-    is linear from 1 because failures are not monotonic in n (with two stages a
-    missing release only stalls from the third iteration on, while the
-    imbalance shows at once); "the same way" means a deadlock stays a deadlock,
-    a race a race, else the same failed checks. The smallest n gives the
-    shortest counterexample to read.
-    """
-    if isinstance(asked, bool) or not isinstance(asked, int) or asked < 1:
-        raise ValueError(f"asked must be a positive int trip count, got {asked!r}")
-    target = verify(**build(asked))
-    if target.status is not Status.UNSAFE:
-        return TripCountSearch(asked, None, None, target)
-    wanted = failure_signature(target)
-    for n in range(1, asked):
-        verdict = verify(**build(n))
-        if verdict.status is Status.UNSAFE and failure_signature(verdict) & wanted:
-            return TripCountSearch(asked, n, verdict, target)
-    return TripCountSearch(asked, asked, target, target)
-
+from .trip_search import TripCountSearch, failure_signature, smallest_failing_trip_count  # noqa: E402 - re-export
 
 __all__ = ["TripCountSearch", "failure_signature", "smallest_failing_trip_count", "verify"]

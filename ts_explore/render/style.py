@@ -67,6 +67,7 @@ CONDITION_EDGE: Final = {
 }
 
 BLOCKED_BORDER: Final = "#d62728"
+UNROUTED_COLOR: Final = "#b45f06"  # an output no later step uses: badge and text
 BLOCKED_PENWIDTH: Final = "3"
 
 GRAPH_ATTRS: Final = {
@@ -181,6 +182,7 @@ __all__ = [
     "RESOURCE_NODE",
     "ROUTE_EDGE",
     "SEGMENT_CLUSTER",
+    "UNROUTED_COLOR",
     "WAIT_CREDIT",
     "WAIT_EDGE",
     "WAIT_TASK",

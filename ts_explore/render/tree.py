@@ -13,6 +13,7 @@ from ..model import (
     Block,
     BlockKind,
     DomainLoop,
+    Family,
     Node,
     ScheduleTree,
     Section,
@@ -27,23 +28,64 @@ from .labels import esc, html_label
 HighlightKey = tuple[str | None, int]  # (task name or None, step uid)
 
 
-def step_label(step: Step) -> str:
-    """HTML-like label: resource.method, stage, call index, literals, outputs."""
+def step_label(step: Step, unrouted: tuple[str, ...] = ()) -> str:
+    """HTML-like label: resource.method, stage, call index, literals, outputs (unrouted ones badged)."""
     rows = [f"<b>{esc(step.title)}</b>"]
     rows.append(f'<font point-size="9">{esc(step.stage.short)} &#183; call {step.call_index}</font>')
     if step.literals:
         lits = ", ".join(f"{lit.name}={lit.text}" for lit in step.literals)
         rows.append(f'<font point-size="9" color="#7a4b00">{esc(lits)}</font>')
-    if step.returns:
-        rows.append(f'<font point-size="9" color="#1f6fd1">&#8594; {esc(", ".join(step.returns))}</font>')
+    used = [r for r in step.returns if r not in unrouted]
+    if used:
+        rows.append(f'<font point-size="9" color="#1f6fd1">&#8594; {esc(", ".join(used))}</font>')
+    if unrouted:
+        rows.append(f'<font point-size="9" color="{style.UNROUTED_COLOR}">&#9888; {esc(", ".join(unrouted))} '
+                    "never routed</font>")
     return html_label(rows)
+
+
+def unrouted_outputs(tree: ScheduleTree) -> dict[int, tuple[str, ...]]:
+    """Per step uid, the outputs no route and no condition uses (WorkQueue tiles feed TS itself)."""
+    used = {(r.source, r.variable) for r in tree.routes}
+    used |= {(b.condition.step, b.condition.variable) for b in tree.blocks()
+             if b.condition is not None and b.condition.step is not None}
+    out: dict[int, tuple[str, ...]] = {}
+    for step in tree.steps():
+        if step.family is Family.QUEUE:
+            continue
+        lost = tuple(v for v in step.returns if (step.uid, v) not in used)
+        if lost:
+            out[step.uid] = lost
+    return out
+
+
+def block_label(block: Block) -> str:
+    """The frame title of a guarded block; a key the user passed is shown, TS's own keys are not.
+
+    >>> from ts_explore.model import Condition
+    >>> block_label(Block(BlockKind.WHEN_TRUE, (), condition=Condition("shared", "flags", "needs", "flag", 0, True)))
+    'when_true(flags.needs() -> flag, key="shared")'
+    >>> block_label(Block(BlockKind.WHEN_FALSE, (), condition=Condition("7", explicit_key=True)))
+    'when_false(key="7")'
+    """
+    cond = block.condition
+    if block.kind not in (BlockKind.WHEN_TRUE, BlockKind.WHEN_FALSE) or cond is None:
+        return block.title
+    key = f'key="{cond.key}"' if cond.explicit_key else ""
+    if cond.resource and cond.method:
+        inner = cond.text + (f", {key}" if key else "")
+    else:
+        inner = key or cond.key
+    return f"{block.kind.value}({inner})"
 
 
 class _TreeWriter:
     """Writes one schedule tree into a (sub)graph, collecting order anchors."""
 
-    def __init__(self, root: graphviz.Digraph, prefix: str, highlight: set[int]) -> None:
+    def __init__(self, root: graphviz.Digraph, prefix: str, highlight: set[int],
+                 unrouted: dict[int, tuple[str, ...]] | None = None) -> None:
         self.root = root
+        self.unrouted = unrouted or {}
         self.prefix = prefix
         self.highlight = highlight
         self.clusters = 0
@@ -68,9 +110,14 @@ class _TreeWriter:
             "tooltip": f"#{step.uid} {step.resource}.{step.method} ({step.stage.value}, {step.section.value})",
             "id": self.node_id(step.uid),
         }
+        lost = self.unrouted.get(step.uid, ())
+        if lost:
+            attrs["tooltip"] += f" - never routed: {', '.join(lost)}"
         if step.uid in self.highlight:
             attrs.update(color=style.BLOCKED_BORDER, penwidth=style.BLOCKED_PENWIDTH)
-        g.node(self.node_id(step.uid), step_label(step), **attrs)
+        elif lost:
+            attrs.update(color=style.UNROUTED_COLOR, penwidth="2")
+        g.node(self.node_id(step.uid), step_label(step, lost), **attrs)
         self.anchors.append(self.node_id(step.uid))
 
     def placeholder(self, g: graphviz.Digraph, text: str = "(empty)") -> None:
@@ -121,7 +168,7 @@ class _TreeWriter:
             self.body(sub, node.body)
             g.subgraph(sub)
         else:
-            sub, name = self.cluster(g, node.kind.value, node.title)
+            sub, name = self.cluster(g, node.kind.value, block_label(node))
             start = len(self.anchors)
             self.body(sub, node.body)
             g.subgraph(sub)
@@ -145,7 +192,7 @@ class _TreeWriter:
 
 
 def _write_tree(g: graphviz.Digraph, tree: ScheduleTree, prefix: str, highlight: set[int]) -> None:
-    writer = _TreeWriter(g, prefix, highlight)
+    writer = _TreeWriter(g, prefix, highlight, unrouted_outputs(tree))
     writer.body(g, tree.body)
     writer.finish(g, tree)
 
@@ -158,18 +205,22 @@ def _new_graph(name: str, label: str) -> graphviz.Digraph:
     return g
 
 
+def _missing(tree: ScheduleTree) -> str:
+    """What the drawing cannot show, for its title."""
+    return f"  (not recovered from TS: {'; '.join(tree.unrecovered)})" if tree.unrecovered else ""
+
+
 def _tree_title(tree: ScheduleTree) -> str:
-    title = f"@schedule {tree.name}"
-    if tree.from_lists:
-        title += "  (rebuilt from TS's flat lists: no routes; import ts_explore before building Tasks)"
-    return title
+    if tree.from_lists:  # a Task's tree: TS does not keep the schedule function's name
+        return f"schedule of task {tree.name}" + _missing(tree)
+    return f"@schedule {tree.name}" + _missing(tree)
 
 
 def _task_title(task: TaskInfo) -> str:
-    title = f"Task {task.name} | {task.warp_text} | schedule {task.schedule.name}"
-    if task.schedule.from_lists:
-        title += " (rebuilt from TS lists)"
-    return title
+    title = f"Task {task.name} | {task.warp_text}"
+    if not task.schedule.from_lists:
+        title += f" | schedule {task.schedule.name}"
+    return title + _missing(task.schedule)
 
 
 def _uids(highlight: Iterable[HighlightKey], task: str | None) -> set[int]:
@@ -208,4 +259,4 @@ def schedule_graph(
     raise TypeError(f"schedule_graph() cannot draw {type(model).__name__}")
 
 
-__all__ = ["schedule_graph", "step_label"]
+__all__ = ["block_label", "schedule_graph", "step_label", "unrouted_outputs"]

@@ -48,9 +48,12 @@ def verdict_html(v: Verdict, *, raw: bool = True) -> str:
         for f in findings:
             steps = f" ({len(f.interleaving)} moves to reach it)" if f.interleaving else ""
             rows.append(_row("&#9888;", style.FAIL_COLOR, f"  {f.kind}", f.describe() + steps))
-    for d in v.domain_notes:
+    for d in v.domain_notes if v.rejected else ():
         rows.append(_row("?", style.WARN_COLOR, f"domain of {d.task}",
-                         f"{d.bounds}: not Python ints; TS checked {d.checked_iterations} iteration(s)"))
+                         f"{d.bounds}: not Python ints; TS checked {d.checked_iterations} iteration(s): "
+                         "possibly a false positive"))
+    for reason in v.reasons:
+        rows.append(_row("?", style.WARN_COLOR, "not proven", reason))
     for n in v.warnings:
         rows.append(_row("!", style.WARN_COLOR, n.kind, n.message))
     table = (
@@ -58,9 +61,15 @@ def verdict_html(v: Verdict, *, raw: bool = True) -> str:
         "<tr><th></th><th style='text-align:left'>check</th><th style='text-align:left'>details</th></tr>"
         + "".join(rows) + "</table>"
     )
+    scope = v.scope
     extra = ""
+    if scope is not None:
+        extra += (
+            "<details><summary>what was searched</summary>"
+            f"<div style='font-size:12px;max-width:60em'>{html.escape(scope.sentence())}</div></details>"
+        )
     if raw and v.raw_output.strip():
-        extra = (
+        extra += (
             "<details><summary>raw output</summary><pre style='font-size:11px;max-height:300px;overflow:auto'>"
             f"{html.escape(v.raw_output)}</pre></details>"
         )
