@@ -54,7 +54,9 @@ def test_every_control_value_records_draws_and_verifies(overrides: dict[str, Any
     assert "mma" in schedule_graph(built.tasks[1]).source
     assert "smem_ab" in dependency_graph(ts).source
     verdict = verify(**SC.build(cfg).verify_kwargs())
-    assert verdict.status.value == "safe", verdict.summary()
+    expected = "unsafe" if cfg.release is Release.PREMATURE else "safe"  # our async-read rule is part of it
+    assert verdict.status.value == expected, verdict.summary()
+    assert SCOPE_NOTE in verdict.scope.not_modelled
     report = check_async_reads(ts, async_reads(cfg))
     assert report.safe is (cfg.release is not Release.PREMATURE), report.summary()
     assert any("CPU view" in n for n in built.notes)
@@ -72,7 +74,10 @@ def test_the_cpu_view_is_a_small_instance_the_verifier_finishes() -> None:
 
 def test_premature_release_verifies_as_safe_in_ts_but_the_async_read_rule_catches_it() -> None:
     cfg = SC.config(release=Release.PREMATURE)
-    assert verify(**SC.build(cfg).verify_kwargs()).status.value == "safe"  # what TS cannot see
+    built = SC.build(cfg)
+    assert verify(**built.task_manager_args()).status.value == "safe"  # what TS alone cannot see
+    verdict = verify(**SC.build(cfg).verify_kwargs())  # the scenario adds the rule: not called safe
+    assert verdict.status.value == "unsafe" and "async_read_rule" in {c.name for c in verdict.failed_checks}
     report = check_async_reads(model(cfg), async_reads(cfg))
     assert not report.safe
     first = report.findings[0]

@@ -18,6 +18,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from ..model.findings import CheckOutcome
 from ..model import Block, BlockKind, DomainLoop, Node, Stage, Step, TaskInfo, TaskSet, WorkTileLoop
 
 SCOPE_NOTE = (
@@ -195,4 +196,19 @@ def _message(task: str, spec: AsyncReads, at: _At, read: _At, outstanding: int) 
             "before releasing")
 
 
-__all__ = ["SCOPE_NOTE", "AsyncReadReport", "AsyncReads", "EarlyRelease", "check_async_reads"]
+@dataclass(frozen=True)
+class AsyncReadRule:
+    """The rule as a verification check (``verify(rules=[AsyncReadRule(spec)])``): fails on any early release."""
+
+    spec: AsyncReads
+    __name__ = "async_read_rule"
+
+    def __call__(self, task_set: TaskSet) -> CheckOutcome:
+        report = check_async_reads(task_set, self.spec)
+        hint = "" if report.safe else ("release a stage only after the instruction reading it has completed: one "
+                                       "k-block later, or after waiting for its reads")
+        return CheckOutcome(self.__name__, f"asynchronous reads of {self.spec.resource} complete before release",
+                            report.safe, "" if report.safe else report.summary(), hint=hint)
+
+
+__all__ = ["SCOPE_NOTE", "AsyncReadReport", "AsyncReadRule", "AsyncReads", "EarlyRelease", "check_async_reads"]

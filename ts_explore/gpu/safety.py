@@ -37,7 +37,7 @@ def prove(scenario: Scenario, config: Any, plans: Iterable[LaunchPlan],
                 built = scenario.build(config, BuildContext.for_instance(instance.view))
                 key = _fingerprint(capture_task_set(built.tasks, built.resource_dependency_graph))
                 if key not in known:
-                    verdict = verify(**built.verify_kwargs())
+                    verdict = verify(**built.verify_kwargs(), instance=instance.describe())
                     known[key] = (verdict.status.value, verdict.summary())
             except Exception as exc:  # noqa: BLE001 - a build that fails is a refusal with its cause
                 return GateReport(plans, tuple(proven), problem=f"recording {instance.describe()} failed: "

@@ -42,7 +42,7 @@ def quiet_task_manager(built: Built) -> TaskManager:
     """Construct TaskManager (it verifies) without its stdout tables or trace-time warnings."""
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return TaskManager(**built.verify_kwargs(), verbose=False, skip_validation=_UNCHECKED.get())
+        return TaskManager(**built.task_manager_args(), verbose=False, skip_validation=_UNCHECKED.get())
 
 
 def run_built(built: Built, on_built: BuiltHook | None = None, recorder: Any = None) -> None:

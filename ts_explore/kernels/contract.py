@@ -67,14 +67,22 @@ class Built:
     resource_dependency_graph: dict[Any, list[Any]]
     task_manager_kwargs: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # what the reader should know (e.g. "CLC needs sm_100")
+    not_modelled: tuple[str, ...] = ()  # effects of this kernel TS's model does not see, for the verdict's scope
+    rules: tuple[Any, ...] = ()  # checks of ours for them: TaskSet -> CheckOutcome (``verify(rules=...)``)
+
+    def task_manager_args(self) -> dict[str, Any]:
+        """``TaskManager(**built.task_manager_args())``: the tasks, the graph and TaskManager's own keywords."""
+        return {"tasks": self.tasks, "resource_dependency_graph": self.resource_dependency_graph,
+                **self.task_manager_kwargs}
 
     def verify_kwargs(self) -> dict[str, Any]:
-        """``verify(**built.verify_kwargs())``."""
-        return {
-            "tasks": self.tasks,
-            "resource_dependency_graph": self.resource_dependency_graph,
-            **self.task_manager_kwargs,
-        }
+        """``verify(**built.verify_kwargs())``: TaskManager's arguments plus the scope and rules of ours."""
+        extra: dict[str, Any] = {}
+        if self.not_modelled:
+            extra["not_modelled"] = self.not_modelled
+        if self.rules:
+            extra["rules"] = self.rules
+        return {**self.task_manager_args(), **extra}
 
 
 __all__ = ["BuildContext", "Built"]

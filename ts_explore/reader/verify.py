@@ -207,6 +207,7 @@ class _Ask:
     tiles: int | None = None
     instance: str | None = None
     not_modelled: tuple[str, ...] = ()
+    rules: tuple[Callable[[TaskSet], CheckOutcome], ...] = ()
 
 
 def verify(
@@ -216,6 +217,7 @@ def verify(
     tiles: int | None = None,
     instance: str | None = None,
     not_modelled: tuple[str, ...] | list[str] = (),
+    rules: tuple[Callable[[TaskSet], CheckOutcome], ...] | list[Callable[[TaskSet], CheckOutcome]] = (),
     **task_manager_kwargs: Any,
 ) -> Verdict:
     """Verify tasks the way ``TaskManager`` does, without printing, and return a :class:`Verdict`.
@@ -235,6 +237,10 @@ def verify(
     - ``not_modelled``: effects outside TS's model the caller knows of (e.g.
       ``"asynchronous shared-memory reads by tensor-core instructions"``),
       listed in the scope.
+    - ``rules``: checks of ours for what TS does not model, each a function of
+      the captured :class:`~ts_explore.model.TaskSet` returning a
+      :class:`~ts_explore.model.verdict.CheckOutcome`; a rule that fails makes
+      the verdict UNSAFE like a failed TS check (e.g. the GEMM's async-read rule).
     - ``exhaustive_deadlock_race_check=False`` (TaskManager's): skips the
       search; the verdict is then INCONCLUSIVE at best.
     - every other keyword goes to ``TaskManager`` unchanged.
@@ -248,7 +254,7 @@ def verify(
         raise TypeError(f"verify(tiles=...) takes the number of work tiles a CTA runs (an int >= 0), got {tiles!r}")
     if isinstance(not_modelled, str):
         not_modelled = (not_modelled,)
-    ask = _Ask(tiles, instance, tuple(not_modelled))
+    ask = _Ask(tiles, instance, tuple(not_modelled), tuple(rules))
     graph = dict(resource_dependency_graph)
     resources = _all_resources(task_list, graph)
     name_of = resource_namer(resources)
@@ -288,7 +294,7 @@ def _verify(
         runs = []
         collected.outcomes.append((ANALYSIS, exc))
         unread = f"{type(exc).__name__}: {exc}"
-    checks = _checks(collected)
+    checks = _checks(collected) + _rule_checks(ask.rules, task_set)
     scope = sc.build_scope(
         task_list, task_set, runs, [r.kwargs for r in collected.records], task_manager_kwargs,
         tiles=ask.tiles, tile_plan=plan, instance=ask.instance, not_modelled=ask.not_modelled, unread=unread,
@@ -304,6 +310,24 @@ def _verify(
         elapsed_s=time.perf_counter() - start,
         scope=scope,
     )
+
+
+def _rule_checks(rules: tuple[Callable[[TaskSet], CheckOutcome], ...], task_set: TaskSet | None
+                 ) -> tuple[CheckOutcome, ...]:
+    """Our own checks of what TS does not model; a rule that cannot run is a failed check naming why."""
+    out = []
+    for rule in rules:
+        name = getattr(rule, "__name__", type(rule).__name__)
+        if task_set is None:
+            out.append(CheckOutcome(name, name.replace("_", " "), False, "the task set could not be captured, so "
+                                    "this rule could not run", hint="see the failed capture in the raw output"))
+            continue
+        try:
+            out.append(rule(task_set))
+        except Exception as exc:  # noqa: BLE001 - a broken rule must not crash the notebook
+            out.append(CheckOutcome(name, name.replace("_", " "), False, f"{type(exc).__name__}: {exc}",
+                                    error_type=type(exc).__name__, hint="the rule itself failed; report it"))
+    return tuple(out)
 
 
 def _search_tiles(

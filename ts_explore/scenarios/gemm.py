@@ -18,7 +18,7 @@ from cutlass.experimental.task_scheduling.resources import PipelineConfig, TileS
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
-from ..analysis.async_reads import AsyncReads
+from ..analysis.async_reads import SCOPE_NOTE, AsyncReadRule, AsyncReads
 from ..kernels.gemm_geometry import (
     LOAD_WARPS, MAX_ACCUMULATORS, Cluster, Geometry, Raster, Release, TileShape, k_blocks, launch_grid,
 )
@@ -216,7 +216,8 @@ def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
         tasks.append(_scheduler_task(wq, LOAD_WARPS + 4 * cfg.consumer_wgs))
         graph[wq] = [wq]
     return Built(tasks=tasks, resource_dependency_graph=graph, task_manager_kwargs={"smem_allocator": allocator},
-                 notes=() if ctx.on_gpu else _notes(cfg, geo, where))
+                 notes=() if ctx.on_gpu else _notes(cfg, geo, where), not_modelled=(SCOPE_NOTE,),
+                 rules=(AsyncReadRule(async_reads(cfg)),))
 
 
 def _scheduler_task(wq: WorkQueue, warp: int) -> Task:
