@@ -61,7 +61,8 @@ class Built:
     tasks: list[Any]
     resource_dependency_graph: dict[Any, list[Any]]
     task_manager_kwargs: dict[str, Any] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()  # what the reader should know (e.g. "CLC needs sm_100")
+    notes: tuple[str, ...] = ()  # what the viewed CTA/thread does (CPU view)
+    captions: dict[str, str] = field(default_factory=dict)  # CPU view: frame kind ("skippable", ...) -> a line on it
 
     def verify_kwargs(self) -> dict[str, Any]:
         """``verify(**built.verify_kwargs())``."""
