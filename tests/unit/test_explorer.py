@@ -104,7 +104,9 @@ def test_grammar_error_shows_the_problem_box_then_recovers(ex: Explorer) -> None
     assert ex.problem is not None and ex.problem.rule == "workqueue-in-skippable"
     assert ex.dot is None and ex.verdict is None
     assert "How to fix" in ex.message.value and "skippable" in ex.message.value
-    assert "How to fix" in ex.panes["schedule"].value
+    panes = [p.value for p in ex.panes.values()] + [ex.status.value]
+    assert not any("How to fix" in p for p in panes), "the error box appears once, above the tabs"
+    assert "not verified" in ex.panes["schedule"].value
     ex.controls["queue_ops_in_skippable"].value = False
     assert ex.problem is None and ex.verdict.ok and ex.message.value == ""
     assert "<svg" in ex.panes["schedule"].value

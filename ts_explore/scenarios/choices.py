@@ -97,7 +97,7 @@ def _slider_range(scenario: Any, config: Any, k: Knob) -> tuple[int, int, list[t
     errors: dict[int, ConfigError] = {}
 
     def ok(i: int) -> bool:
-        err = refusal(scenario, dataclasses.replace(config, **{k.name: lo + i * step}))
+        _, err = pick(scenario, config, k.name, lo + i * step)
         if err is not None:
             errors[i] = err
         return err is None
@@ -113,13 +113,28 @@ def _slider_range(scenario: Any, config: Any, k: Knob) -> tuple[int, int, list[t
     return lo + bottom * step, lo + top * step, refused
 
 
+def pick(scenario: Any, config: Any, name: str, value: Any) -> tuple[Any, ConfigError | None]:
+    """``config`` with ``name`` set to ``value`` as a user would pick it: other knobs adjusted, or the refusal."""
+    trial = dataclasses.replace(config, **{name: value})
+    err = refusal(scenario, trial)
+    if err is None:
+        return trial, None
+    adjusted, _ = adjust(scenario, trial, keep=name)
+    again = refusal(scenario, adjusted)
+    return (adjusted, None) if again is None else (trial, err)
+
+
 def offered(scenario: Any, config: Any, k: Knob, inactive: str | None = None) -> Choice:
-    """What the control of knob ``k`` offers for ``config`` (which the scenario accepts)."""
+    """What the control of knob ``k`` offers for ``config`` (which the scenario accepts).
+
+    A value is offered when the scenario accepts it, directly or once the
+    knobs its check names are adjusted (:func:`pick`).
+    """
     values = option_values(k)
     if values is not None:
         accepted, refused = [], []
         for v in values:
-            err = refusal(scenario, dataclasses.replace(config, **{k.name: v}))
+            _, err = pick(scenario, config, k.name, v)
             (accepted if err is None else refused).append(v if err is None else (v, err))
         why = _reason_text(refused) if refused else ""
         if inactive is None and len(accepted) <= 1 and refused:
@@ -206,4 +221,5 @@ def adjust(scenario: Any, config: Any, keep: str | None = None, rounds: int = 8)
     return config, tuple(notes)
 
 
-__all__ = ["Choice", "adjust", "choices", "inactive_knobs", "offered", "option_values", "refusal", "slider_bounds"]
+__all__ = ["Choice", "adjust", "choices", "inactive_knobs", "offered", "option_values", "pick", "refusal",
+           "slider_bounds"]

@@ -145,7 +145,7 @@ def _notes(cfg: PipelinedCopy, where: Any, n_tiles: int) -> tuple[str, ...]:
     loader = "the bulk-copy engine (TMA)" if cfg.loader is Loader.TMA else f"{cfg.load_warps} load warp(s)"
     return (f"CTA {where.block} of {where.grid} copies {len(mine)} of the {n_tiles} tiles: {compact(mine)}",
             f"smem: {cfg.stages} stage{'' if cfg.stages == 1 else 's'} x {cfg.tile * 4} B, filled by {loader}, "
-            f"drained by {cfg.store_warps} store warp(s)")
+            f"drained by {cfg.store_warps} store warp(s), {cfg.vector} int32 per access")
 
 
 SCENARIO = register(Scenario(

@@ -113,9 +113,11 @@ def build(cfg: VarlenCopy, ctx: BuildContext) -> Built:
         trips = len(range(where.thread, length, threads))
         end = "get_domain" if cfg.dynamic else f"{cfg.max_len}, guarded"
         who = f"thread {where.thread} in work tile {view_tile} ({length} elements; loop end = {end})"
+        walk = (f"{where.grid} CTA{'' if where.grid == 1 else 's'} walk the {len(cfg.lengths)} work tiles"
+                if cfg.queue is QueueKind.STATIC else f"one CTA for each of the {len(cfg.lengths)} work tiles")
         notes = (f"{who} does no work (0 iterations)" if trips == 0 else
                  f"{who} copies offsets {where.thread}, {where.thread + threads}, ...: {trips} iteration"
-                 f"{'' if trips == 1 else 's'}",)
+                 f"{'' if trips == 1 else 's'}", walk)
         captions = {"domain_loop": f"segment lengths {_lengths_text(cfg.lengths)}; work tile {view_tile}: "
                                    f"{length} elements, {trips} iteration{'' if trips == 1 else 's'} for this thread"}
     return Built(tasks=[task], resource_dependency_graph=graph, notes=notes, captions=captions)
