@@ -1,7 +1,9 @@
 """``ts_explore.Explorer``: turn a scenario's knobs and see the schedule re-recorded, re-verified, redrawn.
 
->>> ex = ts_explore.Explorer("persistent_copy", queue=QueueKind.CLC)   # doctest: +SKIP
->>> ex                                                                  # doctest: +SKIP
+>>> import ts_explore
+>>> ex = ts_explore.Explorer("persistent_copy", queue="clc", debounce_s=0)   # a cell ending in ``ex`` shows it
+>>> ex.verdict.ok, ex.state, ex.config.queue.value
+(True, 'idle', 'clc')
 
 Every control change runs one update: read the config, let the scenario check
 it, build (record) the tasks, verify them, draw. Anything that goes wrong on

@@ -233,8 +233,10 @@ def verify(tasks: Any = None, resource_dependency_graph: Any = None, **task_mana
     wrongly (tasks not a list of TS Tasks, graph not a dict, unknown keyword).
     TS mutates what it verifies: build fresh tasks/resources for each call.
 
-    >>> v = verify(**ts_explore.gallery.get("cross_wait").broken())   # doctest: +SKIP
-    >>> v.ok, v.deadlocks[0].blocked[0].sentence                         # doctest: +SKIP
+    >>> from ts_explore import gallery
+    >>> v = verify(**gallery.get("cross_wait").broken())
+    >>> v.ok, v.deadlocks[0].blocked[0].sentence
+    (False, 'Ping waits for a commit on right; only Pong commits right')
     """
     start = time.perf_counter()
     task_list = _check_arguments(tasks, resource_dependency_graph, task_manager_kwargs)

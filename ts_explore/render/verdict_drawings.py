@@ -1,8 +1,11 @@
 """Drawings of a :class:`~ts_explore.model.verdict.Verdict`: swimlanes and the wait-for graph.
 
->>> v = ts_explore.verify(**ts_explore.gallery.get("cross_wait").broken())   # doctest: +SKIP
->>> ts_explore.deadlock_graph(v)      # who waits for whom, the cycle in red   # doctest: +SKIP
->>> ts_explore.swimlanes(v)           # one lane per task, the blocked step marked  # doctest: +SKIP
+>>> import ts_explore
+>>> v = ts_explore.verify(**ts_explore.gallery.get("cross_wait").broken())
+>>> graph = ts_explore.deadlock_graph(v)   # who waits for whom, the cycle in red (a notebook draws it)
+>>> "cycle: Ping -> Pong -> Ping" in graph.source
+True
+>>> lanes = ts_explore.swimlanes(v)        # one lane per task, the blocked step marked
 """
 
 from __future__ import annotations
