@@ -248,3 +248,22 @@ def test_a_function_set_from_code_is_shown_and_survives_other_changes() -> None:
     assert explorer.verdict is not None
     explorer.controls["overlaunch"].value = 3
     assert explorer.error is None and explorer.config.skip_fn is every_third
+
+
+def test_an_extra_tab_joins_with_one_entry_and_updates_when_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ts_explore.app import explorer as module
+
+    class CountingTab:
+        def __init__(self, explorer: Explorer) -> None:
+            self.explorer, self.widget, self.seen = explorer, widgets.HTML(), []
+
+        def update(self) -> None:
+            self.seen.append(self.explorer.config.rows)
+
+    monkeypatch.setattr(module, "EXTRA_TABS", (("counting", "Counting", CountingTab),))
+    ex = Explorer(COPY, debounce_s=0)
+    tab = ex.extra_tabs["counting"]
+    assert ex.tabs.titles[-1] == "Counting" and ex.tabs.children[-1] is tab.widget and tab.seen == []
+    ex.tabs.selected_index = len(ex.tab_names) - 1
+    ex.controls["rows"].value = 6
+    assert tab.seen == [4, 6]

@@ -19,7 +19,7 @@ import dataclasses
 import time
 import traceback
 from collections import OrderedDict
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import ipywidgets as widgets
 import traitlets
@@ -48,6 +48,9 @@ TAB_TITLES = {
     "dependencies": "Dependencies",
     "launch": "Launch",
 }
+# More tabs after the built-in ones: (name, title, factory). ``factory(explorer)`` returns an object with a
+# ``widget`` and an ``update()`` the explorer calls when the tab is shown after a change.
+EXTRA_TABS: tuple[tuple[str, str, Callable[[Any], Any]], ...] = ()
 RESULT_CACHE_SIZE = 64
 STATES = ("idle", "verifying", "error")
 NOTHING_DRAWN = "Nothing to show: this configuration was not verified (the message above the tabs says why)."
@@ -95,7 +98,8 @@ class Explorer(traitlets.HasTraits):
         self._choices: OrderedDict[Any, dict[str, Choice]] = OrderedDict()
         self._adjusted: tuple[str, ...] = ()  # sentences for controls the last change moved
         self._changed: str | None = None  # the control the user changed last (never adjusted)
-        self._stale: set[str] = set(TABS)
+        self.tab_names: tuple[str, ...] = TABS + tuple(name for name, _, _ in EXTRA_TABS)
+        self._stale: set[str] = set(self.tab_names)
         self._batching = False
         self._pending: asyncio.TimerHandle | None = None
         self.updates = 0  # how many times the panels were recomputed
@@ -163,7 +167,10 @@ class Explorer(traitlets.HasTraits):
             self.panes["schedule"], self.panes["changes"], self.panes["verdict"],
             self.deadlock_box, self.panes["dependencies"], self.launch_panel.widget,
         ]
-        self.tabs = widgets.Tab(children=children, titles=tuple(TAB_TITLES[n] for n in TABS))
+        self.extra_tabs = {name: factory(self) for name, _, factory in EXTRA_TABS}
+        children += [tab.widget for tab in self.extra_tabs.values()]
+        titles = tuple(TAB_TITLES[n] for n in TABS) + tuple(title for _, title, _ in EXTRA_TABS)
+        self.tabs = widgets.Tab(children=children, titles=titles)
         self.tabs.observe(lambda _: self._render_visible(), names="selected_index")
         controls_box = widgets.VBox(list(self.controls.values()) + [self.back_button],
                                     layout=widgets.Layout(min_width="440px"))
@@ -264,7 +271,11 @@ class Explorer(traitlets.HasTraits):
             self.message.value = panels.message_html(
                 "The explorer hit an internal error", traceback.format_exc(limit=4),
                 "Change a control to try again; please report this with the configuration.")
+            self._publish()
         self.seconds = time.perf_counter() - start
+
+    def _publish(self) -> None:
+        """Set the observable traits from the current outcome (before the panels draw)."""
         with self.hold_trait_notifications():
             self.config = self._outcome.config
             self.verdict = self._outcome.verdict
@@ -331,8 +342,9 @@ class Explorer(traitlets.HasTraits):
         if outcome.ok:
             self._safe = outcome
         self.back_button.disabled = self._safe is None or self._safe.config == outcome.config
+        self._publish()
         self._show_status(outcome, elapsed)
-        self._stale = set(TABS)
+        self._stale = set(self.tab_names)
         self._render_visible()
 
     def _show_status(self, outcome: Outcome, elapsed: float) -> None:
@@ -356,7 +368,7 @@ class Explorer(traitlets.HasTraits):
     # ---------------------------------------------------------------- panels
     def _render_visible(self) -> None:
         index = self.tabs.selected_index or 0
-        name = TABS[index]
+        name = self.tab_names[index]
         if name in self._stale:
             self._stale.discard(name)
             self.render(name)
@@ -386,8 +398,10 @@ class Explorer(traitlets.HasTraits):
             self.deadlock_box.children = deadlock_children(out.verdict, NOTHING_DRAWN)
         elif name == "launch":
             self.launch_panel.update(self.scenario, out.config, out.task_set if out.ok else None)
+        elif name in self.extra_tabs:
+            self.extra_tabs[name].update()
         else:
-            raise ValueError(f"no tab named {name!r}; tabs: {', '.join(TABS)}")
+            raise ValueError(f"no tab named {name!r}; tabs: {', '.join(self.tab_names)}")
 
 
-__all__ = ["Explorer", "Outcome", "STATES", "TABS"]
+__all__ = ["EXTRA_TABS", "Explorer", "Outcome", "STATES", "TABS"]
