@@ -1,6 +1,7 @@
 # ts-explore: two set-up commands.
-#   make lab   -> .venv, install, Graphviz if missing, JupyterLab on notebooks/
-#   make test  -> .venv, install, Graphviz/Chromium if missing, the whole test suite
+#   make lab   -> .venv, install, Graphviz if missing, JupyterLab on notebooks/ (keeps the terminal; Ctrl-C twice stops it)
+#   make test  -> .venv, install, Graphviz/Chromium if missing, the default test tier (what CI runs)
+#   TS_EXPLORE_SOAK=1 make test -> the soak tier as well (long property runs, pip-installed Binder, every control pair)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -23,11 +24,13 @@ install: $(STAMP)
 	@scripts/system-deps.sh graphviz
 
 lab: install
+	@echo "JupyterLab keeps this terminal while it runs; press Ctrl-C twice (or Ctrl-C, then y) to stop it."
 	$(BIN)/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/
 
 test: install
 	@scripts/system-deps.sh chromium --optional
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --nbmake --nbmake-timeout=300 tests notebooks
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --nbmake --nbmake-timeout=300 --doctest-modules \
+		ts_explore tests notebooks
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -1,5 +1,6 @@
 """Suite-wide rules: tests under tests/gpu are marked ``gpu``; GPU tests skip with the reason
-when this machine cannot launch (no cuda-python, no driver, no device)."""
+when this machine cannot launch (no cuda-python, no driver, no device); ``soak`` tests run only
+in the soak tier (``TS_EXPLORE_SOAK=1``, see tests/tiers.py)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,20 @@ from pathlib import Path
 
 import pytest
 
+from tiers import SOAK_VARIABLE, soak
+
 GPU_DIR = Path(__file__).parent / "gpu"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     unavailable: tuple[str, str] | None = None
     checked = False
+    soaking = soak()
     for item in items:
         if Path(item.path).is_relative_to(GPU_DIR):
             item.add_marker(pytest.mark.gpu)
+        if "soak" in item.keywords and not soaking:
+            item.add_marker(pytest.mark.skip(reason=f"soak tier: set {SOAK_VARIABLE}=1 to run it"))
         if "gpu" not in item.keywords:
             continue
         if not checked:

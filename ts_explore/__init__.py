@@ -1,8 +1,16 @@
 """ts-explore: see, verify, debug and launch CUTLASS Task Scheduling schedules in JupyterLab.
 
->>> import ts_explore                                   # doctest: +SKIP
->>> rec = ts_explore.record(my_schedule, src, dst)       # doctest: +SKIP
->>> ts_explore.schedule_graph(rec)                       # doctest: +SKIP
+>>> import ts_explore
+>>> from cutlass.experimental.task_scheduling import domain_loop
+>>> from ts_explore.seed_examples.resources import GmemSink, GmemSource
+>>> def copy(src, dst):
+...     with domain_loop(0, 8, 1):
+...         dst.set_item(data=src.get_item())
+>>> rec = ts_explore.record(copy, GmemSource(name="src"), GmemSink(name="dst"))
+>>> rec.ok, [s.title for s in rec.tree.steps()]
+(True, ['src.get_item', 'dst.set_item'])
+>>> "src.get_item" in ts_explore.schedule_graph(rec).source   # a graphviz.Digraph; notebooks draw it
+True
 
 Names are loaded on first use, so ``import ts_explore`` stays cheap for the
 parts (widgets, GPU launch) a notebook never touches.

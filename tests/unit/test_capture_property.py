@@ -18,12 +18,13 @@ from hypothesis import strategies as st
 
 import ts_explore
 from tree_compare import same_tree
+from tiers import scaled
 from ts_explore.seed_examples import resources as R
 from ts_explore.seed_examples.seed import OversubscribedQueue
 from ts_explore.model import DomainLoop, Section, walk_nodes
 
-# more examples for a soak run: TS_EXPLORE_PROPERTY_EXAMPLES=2500 pytest tests/unit/test_capture_property.py
-EXAMPLES = int(os.environ.get("TS_EXPLORE_PROPERTY_EXAMPLES", "120"))
+# more examples in the soak tier (TS_EXPLORE_SOAK=1), or exactly N with TS_EXPLORE_PROPERTY_EXAMPLES=N
+EXAMPLES = int(os.environ.get("TS_EXPLORE_PROPERTY_EXAMPLES", scaled(120, 2500)))
 
 AUX_OPS = ["page.advance", "epi.needs_epilogue"]
 OPS = [

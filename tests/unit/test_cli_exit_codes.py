@@ -81,7 +81,7 @@ def test_inconclusive_prints_its_word_and_exits_4(targets, capsys):
          "the factory cli_targets:raises raised RuntimeError: the buffers live on the GPU"),
         (["verify", "cli_targets:not_tasks"], "verify(tasks=...) takes TS Task objects; got int"),
         (["verify", "ts_explore.scenarios.grid_stride:SCENARIO", "--set", "elements=-256"],
-         "elements (CPU view): -256 is out of range"),
+         "elements (CPU view): '-256' is not one of 64, 128"),
         (["verify", "ts_explore.scenarios.pipelined:SCENARIO", "--set", "stages=0"], "is out of range"),
         (["render", "cli_targets:raises", "-o", "x.svg"], "raised RuntimeError"),
     ],

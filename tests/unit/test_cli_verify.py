@@ -102,4 +102,4 @@ def test_launch_unknown_scenario_or_setting_exits_2(capsys) -> None:
     assert main(["launch", "no_such_scenario"]) == 2
     assert "no scenario named 'no_such_scenario'" in capsys.readouterr().err
     assert main(["launch", "grid_stride_copy", "--set", "vector=x"]) == 2
-    assert "vector width (int32 per access): 'x' is not a whole number" in capsys.readouterr().err
+    assert "vector width (int32 per access): 'x' is not one of 1, 2, 4" in capsys.readouterr().err

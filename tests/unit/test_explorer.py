@@ -104,7 +104,9 @@ def test_grammar_error_shows_the_problem_box_then_recovers(ex: Explorer) -> None
     assert ex.problem is not None and ex.problem.rule == "workqueue-in-skippable"
     assert ex.dot is None and ex.verdict is None
     assert "How to fix" in ex.message.value and "skippable" in ex.message.value
-    assert "How to fix" in ex.panes["schedule"].value
+    panes = [p.value for p in ex.panes.values()] + [ex.status.value]
+    assert not any("How to fix" in p for p in panes), "the error box appears once, above the tabs"
+    assert "not verified" in ex.panes["schedule"].value
     ex.controls["queue_ops_in_skippable"].value = False
     assert ex.problem is None and ex.verdict.ok and ex.message.value == ""
     assert "<svg" in ex.panes["schedule"].value
@@ -246,3 +248,22 @@ def test_a_function_set_from_code_is_shown_and_survives_other_changes() -> None:
     assert explorer.verdict is not None
     explorer.controls["overlaunch"].value = 3
     assert explorer.error is None and explorer.config.skip_fn is every_third
+
+
+def test_an_extra_tab_joins_with_one_entry_and_updates_when_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ts_explore.app import explorer as module
+
+    class CountingTab:
+        def __init__(self, explorer: Explorer) -> None:
+            self.explorer, self.widget, self.seen = explorer, widgets.HTML(), []
+
+        def update(self) -> None:
+            self.seen.append(self.explorer.config.rows)
+
+    monkeypatch.setattr(module, "EXTRA_TABS", (("counting", "Counting", CountingTab),))
+    ex = Explorer(COPY, debounce_s=0)
+    tab = ex.extra_tabs["counting"]
+    assert ex.tabs.titles[-1] == "Counting" and ex.tabs.children[-1] is tab.widget and tab.seen == []
+    ex.tabs.selected_index = len(ex.tab_names) - 1
+    ex.controls["rows"].value = 6
+    assert tab.seen == [4, 6]

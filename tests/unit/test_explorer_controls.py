@@ -149,16 +149,20 @@ def test_probe_on_this_machine_gives_a_device_or_a_reason() -> None:
     assert found.ok == (found.limits is not None) and (found.ok or found.message)
 
 
-def test_user_callable_field_takes_a_lambda_typed_into_its_text_box() -> None:
+def test_user_callable_opens_its_text_box_with_a_working_lambda() -> None:
     from ts_explore.app.controls import parse_callable
     from ts_explore.app.explorer import Explorer
     from ts_explore.gpu.worker import portable_config
+    from ts_explore.scenarios import SkipRule
+    from ts_explore.scenarios.knobs import LAMBDA_EXAMPLE
 
     ex = Explorer("persistent_copy", debounce_s=0)
     box = ex.controls["skip_fn"]
-    assert not box.disabled and "lambda" in box.placeholder
-    ex.set(skip="custom")
-    assert "has no skip_fn" in ex.error
+    assert box.disabled and "only skip rule 'user callable' uses it" in box.tooltip and "lambda" in box.placeholder
+    ex.controls["skip"].value = SkipRule.CUSTOM  # as a user picks it
+    assert not box.disabled and box.value == LAMBDA_EXAMPLE
+    assert ex.error is None and ex.verdict.ok and ex.adjusted == (
+        "skip rule: user callable set to a starting lambda: skip rule 'user callable' has no function",)
     box.value = "lambda tile: tile % 2 == 0"
     assert ex.error is None and ex.verdict.ok
     assert ex.config.skip_fn(4) and not ex.config.skip_fn(3)
@@ -170,3 +174,14 @@ def test_user_callable_field_takes_a_lambda_typed_into_its_text_box() -> None:
     assert "is not a function" in ex.error
     box.value = "lambda tile: tile == 1"
     assert ex.error is None and ex.verdict.ok, "the app responds again after bad input"
+    ex.set(skip_fn=None)  # from code, values are taken as given: the check explains
+    assert "has no function" in ex.error and "type a lambda into 'skip rule: user callable'" in ex.error
+
+
+def test_a_python_error_in_a_typed_lambda_shows_its_line() -> None:
+    from ts_explore.app.explorer import Explorer
+
+    ex = Explorer("persistent_copy", debounce_s=0, skip="user callable", skip_fn="lambda tile: tile // 0 == 1")
+    assert ex.problem is not None and ex.problem.rule == "python-error"
+    assert "fix this line: lambda tile: tile // 0 == 1" in ex.problem.hint
+    assert ex.message.value.count("How to fix") == 1

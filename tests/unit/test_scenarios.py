@@ -63,7 +63,7 @@ SWEEPS: dict[str, list[dict]] = {
     ],
     "guards_demo": [
         dict(start=3, end=20, step=2), dict(first=False, last=False), dict(when=False, unroll=2),
-        dict(every_period=1, every_start=0), dict(start=0, end=1),
+        dict(every_period=1, every_start=0), dict(start=0, end=1), dict(every_start=40),
     ],
 }
 
@@ -74,32 +74,54 @@ def test_knob_sweep_builds_and_verifies(name: str, overrides: dict) -> None:
     verify(sc.build(sc.config(**overrides)))
 
 
-BAD: list[tuple[str, dict, str]] = [
-    ("grid_stride_copy", dict(vector=3), "use vector=1, 2 or 4"),
-    ("grid_stride_copy", dict(warps=40), "warps per task: 40 is out of range; must be between 1 and 32"),
-    ("grid_stride_copy", dict(thread=200), "pick thread < 128"),
-    ("grid_stride_copy", dict(block=8), "raise ctas"),
-    ("pipelined_copy", dict(stages=8, tile=16384), "lower stages or tile"),
-    ("pipelined_copy", dict(load_warps=2), "set load_warps=1"),
-    ("pipelined_copy", dict(tile=256, store_warps=4), "does not split evenly"),
-    ("persistent_copy", dict(queue=QueueKind.NONE), "overlaunch=0"),
-    ("persistent_copy", dict(queue=QueueKind.NONE, overlaunch=0, skip=SkipRule.MASK), "needs a work queue"),
-    ("persistent_copy", dict(skip=SkipRule.CUSTOM), "skip_fn"),
-    ("persistent_copy", dict(tile=512, warps=8), "whole rows"),
-    ("varlen_copy", dict(queue=QueueKind.CLC), "queue=NONE or STATIC"),
-    ("varlen_copy", dict(lengths=(0, 0)), "positive length"),
-    ("varlen_copy", dict(view_tile=9), "view_tile < 8"),
-    ("guards_demo", dict(start=5, end=5), "start < end"),
+BAD: list[tuple[str, dict, str, str | None]] = [
+    ("grid_stride_copy", dict(vector=3), "is not one of 1, 2, 4", "vector"),  # refused by the knob's options
+    ("grid_stride_copy", dict(warps=40), "warps per task: 40 is out of range; must be between 1 and 32", "warps"),
+    ("grid_stride_copy", dict(thread=200), "pick view as thread below 128", "thread"),
+    ("grid_stride_copy", dict(block=8), "raise CTAs", "block"),
+    ("pipelined_copy", dict(stages=8, tile=16384), "pick fewer SMEM stages or a smaller tile", "stages"),
+    ("pipelined_copy", dict(load_warps=2), "pick 1 warp of the load task, or loader threads", "load_warps"),
+    ("pipelined_copy", dict(tile=256, store_warps=4), "does not split evenly", "tile"),
+    ("persistent_copy", dict(queue=QueueKind.NONE), "set over-launched tiles to 0", "overlaunch"),
+    ("persistent_copy", dict(queue=QueueKind.NONE, overlaunch=0, skip=SkipRule.MASK), "needs a work queue", "skip"),
+    ("persistent_copy", dict(skip=SkipRule.CUSTOM), "type a lambda into 'skip rule: user callable'", "skip_fn"),
+    ("persistent_copy", dict(tile=512, warps=8), "whole rows", "tile"),
+    ("persistent_copy", dict(block=9), "pick view as CTA below 4, or raise persistent CTAs", "block"),
+    ("varlen_copy", dict(queue=QueueKind.CLC), "is not one of none, static", "queue"),
+    ("varlen_copy", dict(lengths=(0, 0)), "positive segment length", None),
+    ("varlen_copy", dict(view_tile=9), "pick view tile below 8", "view_tile"),
+    ("guards_demo", dict(start=5, end=5), "pick a domain start below the domain end", "start"),
 ]
 
 
-@pytest.mark.parametrize("name,overrides,fix", BAD)
-def test_bad_combinations_name_cause_and_fix(name: str, overrides: dict, fix: str) -> None:
+@pytest.mark.parametrize("name,overrides,fix,knob_name", BAD)
+def test_bad_combinations_name_cause_fix_and_the_control(name: str, overrides: dict, fix: str,
+                                                         knob_name: str | None) -> None:
     sc = get(name)
     with pytest.raises(ValueError) as err:
         sc.build(sc.config(**overrides))
     assert fix in str(err.value)
-    assert ";" in str(err.value), "message has a cause and a fix"
+    assert getattr(err.value, "knob", None) == knob_name
+    if knob_name is not None and "; pick" in str(err.value):
+        assert err.value.cause and err.value.hint, "a scenario check gives its cause and its own fix"
+    fields = [f.name for f in dataclasses.fields(sc.config_type) if "_" in f.name or f.name in ("overlaunch",)]
+    for field_name in fields:
+        assert f"{field_name}=" not in str(err.value), f"the message speaks of the field {field_name!r}, not its label"
+
+
+def test_every_check_has_its_own_hint() -> None:
+    hints = {}
+    for name, overrides, _, knob_name in BAD:
+        sc = get(name)
+        try:
+            config = sc.config(**overrides)
+        except ValueError:
+            continue  # refused by the knob itself, before any check
+        with pytest.raises(ValueError) as err:
+            sc.check(config)
+        hints.setdefault(err.value.hint, []).append((name, overrides))
+    shared = {h: cases for h, cases in hints.items() if len(cases) > 1}
+    assert not shared, f"checks share a hint: {shared}"
 
 
 def test_unknown_setting_lists_the_real_ones() -> None:
@@ -111,7 +133,7 @@ def test_unknown_setting_lists_the_real_ones() -> None:
 def test_knobs_carry_widget_hints(name: str) -> None:
     for f in dataclasses.fields(get(name).config_type):
         if f.type in ("int", int) and f.name != "skip_fn":
-            assert "min" in f.metadata or f.default == 0, (name, f.name)
+            assert "min" in f.metadata or "options" in f.metadata or f.default == 0, (name, f.name)
             assert "label" in f.metadata, (name, f.name)
     hash(get(name).default_config())  # frozen and hashable: the compile cache keys on it
 
@@ -158,14 +180,33 @@ def test_persistent_notes_name_the_skipped_tiles() -> None:
     sc = get("persistent_copy")
     cfg = sc.config(tiles=6, overlaunch=1, skip=SkipRule.MASK, mask=(2,), ctas=3, block=1)
     assert [t for t in range(7) if cfg.skipped(t)] == [2, 6]
-    notes = " ".join(sc.build(cfg).notes)
-    assert "skipped: [2, 6]" in notes and "CTA 1 of 3 copies tiles [1, 4]" in notes
+    built = sc.build(cfg)
+    notes = " ".join(built.notes)
+    assert "CTA 1 of 3 gets tiles 1, 4" in notes and "copies 2 of them" in notes
+    assert built.captions["skippable"] == "skip rule: tile mask 2; skips tiles none"  # CTA 1 gets 1 and 4
 
 
-def test_clc_records_and_says_it_needs_sm100() -> None:
+def test_thousands_of_tiles_keep_the_notes_short() -> None:
     sc = get("persistent_copy")
-    notes = " ".join(sc.build(sc.config(queue=QueueKind.CLC)).notes)
-    assert "sm_100" in notes and "verifies here" in notes
+    built = sc.build(sc.config(tiles=4096, skip=SkipRule.EVERY_KTH, every_k=3, ctas=1))
+    text = " ".join(built.notes) + built.captions["skippable"]
+    assert len(text) < 400, text
+    assert "every 3rd tile" in text and "(1367 in all)" in text
+
+
+def test_a_view_without_work_says_so() -> None:
+    sc = get("grid_stride_copy")
+    note = sc.build(sc.config(ctas=0, elements=64, block=100)).notes[0]
+    assert "CTA 100" in note and "does no work (0 iterations)" in note
+    varlen = get("varlen_copy")
+    assert "does no work (0 iterations)" in varlen.build(varlen.config(view_tile=4)).notes[0]  # a 0-length segment
+
+
+def test_clc_notes_describe_the_run_time_hand_out() -> None:
+    sc = get("persistent_copy")
+    built = sc.build(sc.config(queue=QueueKind.CLC))
+    assert "handed out at run time" in built.notes[0]
+    assert built.captions["skippable"] == "skip rule: over-launched tiles only; skips tiles 12, 13"
 
 
 def test_varlen_uses_get_domain_only_when_dynamic() -> None:
@@ -180,7 +221,7 @@ def test_varlen_uses_get_domain_only_when_dynamic() -> None:
 def test_guards_notes_list_where_blocks_fire() -> None:
     sc = get("guards_demo")
     note = sc.build(sc.config(start=0, end=7, every_period=3, every_start=1)).notes[0]
-    assert "first_iter at offset 0" in note and "last_iter at offset 6" in note and "[1, 4]" in note
+    assert "first_iter at offset 0" in note and "last_iter at offset 6" in note and "every at offsets 1, 4;" in note
 
 
 def test_users_register_their_own_scenario() -> None:

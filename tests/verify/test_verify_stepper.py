@@ -107,6 +107,13 @@ def test_rejects_non_verdicts():
         Stepper({"tasks": []})
 
 
-def test_lane_states_constants():
-    assert {unroll.DONE, unroll.NEXT, unroll.BLOCKED, unroll.OFFENDING, unroll.PENDING} == {
-        "done", "next", "blocked", "offending", "pending"}
+def test_lane_states_follow_the_counterexample(gallery_verdicts):
+    v = gallery_verdicts["missing_release"][0]
+    deadlock = v.deadlocks[0]
+    run = v.run_of(deadlock)
+    start = unroll.lane_views(run, deadlock, 0)
+    assert {c.state for view in start for c in view.cells if c.step} <= {unroll.NEXT, unroll.PENDING}
+    end = unroll.lane_views(run, deadlock)  # the bad state: blocked steps marked, the moves made are done
+    states = [c.state for view in end for c in view.cells if c.step]
+    assert states.count(unroll.BLOCKED) == len(deadlock.blocked)
+    assert states.count(unroll.DONE) == len(deadlock.interleaving) == sum(view.cursor for view in end)

@@ -10,10 +10,11 @@ against it; :func:`step_table` sums time per task and step.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence, Union
 
 from ..model import Block, BlockKind, DomainLoop, Family, Node, ScheduleTree, Stage, Step, WorkTileLoop
-from ..model.timeline import Timeline, TimelineEvent
+if TYPE_CHECKING:  # the timeline model shows its table through this module
+    from ..model.timeline import Timeline, TimelineEvent
 
 
 # -- the table ------------------------------------------------------------------------------
@@ -61,7 +62,7 @@ class StepTable:
 def step_table(timeline: Timeline) -> StepTable:
     """Count, mean duration, time blocked and share of the warps' time, per task and step.
 
-    >>> from ts_explore.model.timeline import TaskWarps
+    >>> from ts_explore.model.timeline import TaskWarps, Timeline, TimelineEvent
     >>> from ts_explore.model import Section
     >>> ev = [TimelineEvent("t", 0, 0, 1, "r.wait", Stage.CONSUMER_WAIT, Family.WAIT, Section.LOOP, i, 0,
     ...                     100 * i, 100 * i + 40) for i in range(3)]

@@ -17,9 +17,11 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from ..scenarios.choices import Choice, option_values, slider_bounds
 from ..scenarios.knobs import (
     LAMBDA_EXAMPLE,
     ConfigError,
+    Knob,
     callable_text,
     check_bounds,
     convert,
@@ -132,6 +134,44 @@ def read_config(config: Any, controls: typing.Mapping[str, widgets.Widget]) -> A
     return dataclasses.replace(config, **coerce_values(config, values))
 
 
+def _set_range(control: widgets.IntSlider, low: int, high: int) -> None:
+    """Set a slider's min/max in an order ipywidgets accepts (min <= max at every step)."""
+    if low > control.max:
+        control.max, control.min = high, low
+    else:
+        control.min, control.max = low, high
+
+
+def apply_choice(control: widgets.Widget, k: Knob, choice: Choice | None) -> None:
+    """Offer what ``choice`` allows (None: the knob's full range), keeping the value; disable an idle control.
+
+    The tooltip says what the control does and why values are missing or why
+    it is disabled.
+    """
+    value = control.value
+    why = choice.why if choice is not None else ""
+    tip = "\n".join(t for t in (k.help, why) if t)
+    if getattr(control, "tooltip", None) != (tip or None):
+        control.tooltip = tip or None
+    control.disabled = k.kind == "fixed" or (choice is not None and not choice.active)
+    if isinstance(control, widgets.Dropdown):
+        allowed = choice.options if choice is not None and choice.options is not None else option_values(k)
+        if allowed is not None:
+            if value not in allowed:  # a value set from code outside the offer stays visible
+                allowed = (*allowed, value)
+            wanted = tuple((option_text(o), o) for o in allowed)
+            if tuple(control.options) != wanted:
+                control.options = wanted
+                control.value = value
+    elif isinstance(control, widgets.IntSlider):
+        bounds = slider_bounds(k)
+        if bounds is not None:
+            low, high = (choice.low, choice.high) if choice is not None and choice.low is not None else bounds[:2]
+            low, high = min(low, value), max(high, value)
+            if (control.min, control.max) != (low, high):
+                _set_range(control, low, high)
+
+
 def show_value(control: widgets.Widget, field: dataclasses.Field, tp: Any, value: Any) -> None:
     """Put a config value into its control (the inverse of :func:`read_config`)."""
     kind = kind_of(tp, value)
@@ -150,6 +190,7 @@ def show_value(control: widgets.Widget, field: dataclasses.Field, tp: Any, value
 
 __all__ = [
     "ConfigValueError",
+    "apply_choice",
     "callable_text",
     "parse_callable",
     "coerce_values",

@@ -34,7 +34,7 @@ def schedule_graph(
     marks = list(highlight)
     if verdict is not None:
         marks.extend(verdict.highlight_keys())
-    return _tree.schedule_graph(model, highlight=marks)
+    return _display.fitted(_tree.schedule_graph(model, highlight=marks))
 
 
 def task_set(obj: Any, resource_dependency_graph: Mapping[Any, Any] | None = None) -> TaskSet:
@@ -58,7 +58,7 @@ def dependency_graph(
     obj: Any, resource_dependency_graph: Mapping[Any, Any] | None = None
 ) -> graphviz.Digraph:
     """Resources (name, pipeline type, stages) and dependency edges labelled with their tasks."""
-    return _deps.dependency_graph(task_set(obj, resource_dependency_graph))
+    return _display.fitted(_deps.dependency_graph(task_set(obj, resource_dependency_graph)))
 
 
 def save(obj: Any, path: str | Path) -> Path:

@@ -1,7 +1,9 @@
 """``ts_explore.Explorer``: turn a scenario's knobs and see the schedule re-recorded, re-verified, redrawn.
 
->>> ex = ts_explore.Explorer("persistent_copy", queue=QueueKind.CLC)   # doctest: +SKIP
->>> ex                                                                  # doctest: +SKIP
+>>> import ts_explore
+>>> ex = ts_explore.Explorer("persistent_copy", queue="clc", debounce_s=0)   # a cell ending in ``ex`` shows it
+>>> ex.verdict.ok, ex.state, ex.config.queue.value
+(True, 'idle', 'clc')
 
 Every control change runs one update: read the config, let the scenario check
 it, build (record) the tasks, verify them, draw. Anything that goes wrong on
@@ -17,24 +19,25 @@ import dataclasses
 import time
 import traceback
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import ipywidgets as widgets
+import traitlets
 
-from ..analysis.diff import ScheduleDiff, diff_task_sets
-from ..reader import problem_from_exception
-from ..reader.verify import verify
+from ..analysis.diff import ScheduleDiff
+from ..analysis.diff import diff_task_sets
 from ..model import Problem, TaskSet
 from ..model.verdict import Verdict
 from ..render.deps import dependency_graph
 from ..render.diff import diff_graph
-from ..render.tree import schedule_graph
-from ..scenarios.base import BuildContext, Built, Scenario, get
+from ..scenarios.base import BuildContext, Scenario, get
+from ..scenarios.choices import Choice, adjust, choices
+from ..scenarios.knobs import knobs
 from . import controls as ctl
 from . import panels
 from .launch_panel import LaunchPanel
-from .stepper import Stepper
+from .deadlock_tab import deadlock_children
+from .outcome import Outcome, compute
 
 TABS = ("schedule", "changes", "verdict", "deadlock", "dependencies", "launch")
 TAB_TITLES = {
@@ -45,44 +48,37 @@ TAB_TITLES = {
     "dependencies": "Dependencies",
     "launch": "Launch",
 }
+# More tabs after the built-in ones: (name, title, factory). ``factory(explorer)`` returns an object with a
+# ``widget`` and an ``update()`` the explorer calls when the tab is shown after a change.
+EXTRA_TABS: tuple[tuple[str, str, Callable[[Any], Any]], ...] = ()
 RESULT_CACHE_SIZE = 64
+STATES = ("idle", "verifying", "error")
+NOTHING_DRAWN = "Nothing to show: this configuration was not verified (the message above the tabs says why)."
 
 
-def _verify(built: Built) -> Verdict:
-    """Verify a freshly built task set; the one place the explorer asks for a Verdict."""
-    return verify(**built.verify_kwargs())
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one configuration gave: a verdict and drawing, or the error that stopped it."""
-
-    config: Any
-    verdict: Verdict | None = None
-    task_set: TaskSet | None = None
-    dot: str | None = None
-    problem: Problem | None = None  # TS rejected the schedule (grammar / Task construction)
-    error: str | None = None  # bad input, impossible combination, or a failed verification call
-    hint: str = ""
-    notes: tuple[str, ...] = ()
-    seconds: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.verdict is not None and self.task_set is not None and bool(self.verdict.ok)
-
-
-class Explorer:
+class Explorer(traitlets.HasTraits):
     """Widgets for every config field of a scenario, and panels that follow them.
 
     ``scenario`` is a :class:`~ts_explore.scenarios.Scenario` or its catalog
     name; ``overrides`` set initial values (unknown names raise a ValueError
-    listing the valid ones; enum values may be given by name, ``queue="clc"``). ``debounce_s`` coalesces changes that arrive
-    within that many seconds (0: update synchronously, as tests do).
+    listing the valid ones; enum values may be given by name, ``queue="clc"``).
+    ``debounce_s`` coalesces changes that arrive within that many seconds (0:
+    update synchronously, as tests do).
+
+    ``config``, ``verdict`` and ``state`` are traitlets: ``ex.observe(fn,
+    names="verdict")`` calls ``fn`` after every update. ``verdict`` is None
+    while a proof runs and when the configuration could not be verified;
+    ``state`` is ``"verifying"`` during an update, then ``"idle"`` (a verdict
+    stands) or ``"error"`` (the message says why nothing was verified).
     """
+
+    config = traitlets.Any(help="the configuration the panels show")
+    verdict = traitlets.Instance(Verdict, allow_none=True, help="the current Verdict; None while verifying")
+    state = traitlets.Enum(STATES, default_value="idle", help="idle, verifying or error")
 
     def __init__(self, scenario: Scenario | str, *, build_context: BuildContext | None = None,
                  debounce_s: float = 0.15, **overrides: Any) -> None:
+        super().__init__()
         self.scenario = get(scenario) if isinstance(scenario, str) else scenario
         if not isinstance(self.scenario, Scenario):
             raise TypeError(f"Explorer takes a Scenario or a catalog name; got {type(scenario).__name__}")
@@ -91,14 +87,19 @@ class Explorer:
         defaults = self.scenario.config()
         self.scenario.config(**overrides)  # unknown names: a ValueError listing the valid ones
         self._config = dataclasses.replace(defaults, **ctl.coerce_values(defaults, overrides))
-        self._types = ctl.field_types(type(self._config))
+        self._knobs = {k.name: k for k in knobs(type(self._config))}
         self.controls: dict[str, widgets.Widget] = ctl.make_controls(self._config)
+        self._names = {id(c): name for name, c in self.controls.items()}
         self._outcome = Outcome(self._config)
         self._safe: Outcome | None = None  # the last configuration that verified
         self._baseline: Outcome | None = None  # what the current diff compares against
         self._diff: ScheduleDiff | None = None
         self._cache: OrderedDict[Any, Outcome] = OrderedDict()
-        self._stale: set[str] = set(TABS)
+        self._choices: OrderedDict[Any, dict[str, Choice]] = OrderedDict()
+        self._adjusted: tuple[str, ...] = ()  # sentences for controls the last change moved
+        self._changed: str | None = None  # the control the user changed last (never adjusted)
+        self.tab_names: tuple[str, ...] = TABS + tuple(name for name, _, _ in EXTRA_TABS)
+        self._stale: set[str] = set(self.tab_names)
         self._batching = False
         self._pending: asyncio.TimerHandle | None = None
         self.updates = 0  # how many times the panels were recomputed
@@ -109,16 +110,6 @@ class Explorer:
         self.refresh()
 
     # ----------------------------------------------------------------- state
-    @property
-    def config(self) -> Any:
-        """The configuration the panels show (the last one the controls could express)."""
-        return self._outcome.config
-
-    @property
-    def verdict(self) -> Verdict | None:
-        """The current Verdict, or None when the configuration did not build."""
-        return self._outcome.verdict
-
     @property
     def dot(self) -> str | None:
         """DOT text of the current schedule drawing, or None when nothing recorded."""
@@ -134,7 +125,9 @@ class Explorer:
         """The message shown for the current configuration, if it could not be verified."""
         if self._outcome.problem is not None:
             return str(self._outcome.problem)
-        return self._outcome.error
+        if self._outcome.error is None:
+            return None
+        return f"{self._outcome.error}; {self._outcome.hint}" if self._outcome.hint else self._outcome.error
 
     @property
     def task_set(self) -> TaskSet | None:
@@ -148,6 +141,11 @@ class Explorer:
     @property
     def last_safe_config(self) -> Any:
         return self._safe.config if self._safe is not None else None
+
+    @property
+    def adjusted(self) -> tuple[str, ...]:
+        """Controls the last change moved to keep the configuration valid, in words."""
+        return self._adjusted
 
     # --------------------------------------------------------------- widgets
     def _build_widgets(self) -> None:
@@ -169,13 +167,17 @@ class Explorer:
             self.panes["schedule"], self.panes["changes"], self.panes["verdict"],
             self.deadlock_box, self.panes["dependencies"], self.launch_panel.widget,
         ]
-        self.tabs = widgets.Tab(children=children, titles=tuple(TAB_TITLES[n] for n in TABS))
+        self.extra_tabs = {name: factory(self) for name, _, factory in EXTRA_TABS}
+        children += [tab.widget for tab in self.extra_tabs.values()]
+        titles = tuple(TAB_TITLES[n] for n in TABS) + tuple(title for _, title, _ in EXTRA_TABS)
+        self.tabs = widgets.Tab(children=children, titles=titles)
         self.tabs.observe(lambda _: self._render_visible(), names="selected_index")
         controls_box = widgets.VBox(list(self.controls.values()) + [self.back_button],
                                     layout=widgets.Layout(min_width="440px"))
         self.widget = widgets.VBox([
             self.header,
-            widgets.HBox([controls_box, widgets.VBox([self.status, self.message])]),
+            widgets.HBox([controls_box, widgets.VBox([self.status, self.message], layout=widgets.Layout(
+                flex="1 1 auto", min_width="0"))]),
             self.tabs,
         ])
         self.widget.add_class("ts-explore-explorer")
@@ -184,9 +186,10 @@ class Explorer:
         return self.widget._repr_mimebundle_(**kwargs)
 
     # --------------------------------------------------------------- changes
-    def _on_change(self, _: Any) -> None:
+    def _on_change(self, change: Any) -> None:
         if self._batching:
             return
+        self._changed = self._names.get(id(getattr(change, "owner", None) or change.get("owner")))
         if self.debounce_s <= 0:
             self.refresh()
             return
@@ -204,8 +207,8 @@ class Explorer:
         self.refresh()
 
     @contextlib.contextmanager
-    def _batch(self) -> Iterator[None]:
-        """Set several controls with one update at the end (each control syncs once)."""
+    def _quiet(self) -> Iterator[None]:
+        """Change controls without triggering updates (each control syncs once)."""
         self._batching = True
         try:
             with contextlib.ExitStack() as stack:
@@ -214,83 +217,119 @@ class Explorer:
                 yield
         finally:
             self._batching = False
-        self.refresh()
 
-    def set(self, **values: Any) -> None:
-        """Set several config fields at once (one update); unknown names raise a ValueError."""
+    def _show_config(self, config: Any) -> None:
+        """Put every value of ``config`` into its control (no update)."""
+        fields = {f.name: f for f in dataclasses.fields(config)}
+        with self._quiet():
+            for name, control in self.controls.items():
+                ctl.show_value(control, fields[name], self._knobs[name].type, getattr(config, name))
+
+    def set(self, config: Any = None, /, **values: Any) -> None:
+        """Set several config fields at once (one update); unknown names raise a ValueError.
+
+        ``config`` (e.g. an earlier ``ex.config``) sets every field from it
+        first. Values are taken as given: a combination the scenario refuses
+        shows its message (controls a user moves are adjusted instead, see
+        ``adjusted``).
+        """
+        if config is not None:
+            if not isinstance(config, self.scenario.config_type):
+                raise TypeError(f"set() takes a {self.scenario.config_type.__name__}; got {type(config).__name__}")
+            values = {**{f.name: getattr(config, f.name) for f in dataclasses.fields(config)}, **values}
         self.scenario.config(**values)  # validates the names
         values = ctl.coerce_values(self._config, values)  # and the values, before any control changes
-        fields = {f.name: f for f in dataclasses.fields(self._config)}
-        # values a widget cannot hold as such (functions given from code): carry them over directly
-        fixed = {k: v for k, v in values.items()
-                 if ctl.kind_of(self._types[k], getattr(self._config, k)) in ("fixed", "callable")}
-        self._config = dataclasses.replace(self._config, **fixed)
-        with self._batch():
-            for name, value in values.items():
-                ctl.show_value(self.controls[name], fields[name], self._types[name], value)
+        self._config = dataclasses.replace(self._config, **values)
+        self._widen()
+        self._show_config(self._config)
+        self._changed = None
+        self.refresh(adjust_others=False)
 
     def reset(self) -> None:
         """Put every control back to the last configuration that verified."""
         if self._safe is None:
             return
-        self.set(**{f.name: getattr(self._safe.config, f.name) for f in dataclasses.fields(self._safe.config)})
+        self.set(self._safe.config)
 
     # ---------------------------------------------------------------- update
-    def refresh(self) -> None:
-        """Read the controls and recompute everything now (the debounce calls this)."""
+    def refresh(self, adjust_others: bool = True) -> None:
+        """Read the controls and recompute everything now (the debounce calls this).
+
+        With ``adjust_others`` a refusal caused by the control changed last is
+        resolved by moving the control the scenario's check names.
+        """
         self.updates += 1
         start = time.perf_counter()
+        changed, self._changed = self._changed, None
+        self.verdict = None
+        self.state = "verifying"
         try:
-            outcome = self._outcome_for_controls()
+            outcome = self._outcome_for_controls(changed if adjust_others else None, adjust_others)
             self._show(outcome, time.perf_counter() - start)
         except Exception as exc:  # noqa: BLE001 - a bug must not freeze the panel
             self._outcome = Outcome(self._outcome.config, error=f"{type(exc).__name__}: {exc}")
             self.message.value = panels.message_html(
                 "The explorer hit an internal error", traceback.format_exc(limit=4),
                 "Change a control to try again; please report this with the configuration.")
+            self._publish()
         self.seconds = time.perf_counter() - start
 
-    def _outcome_for_controls(self) -> Outcome:
+    def _publish(self) -> None:
+        """Set the observable traits from the current outcome (before the panels draw)."""
+        with self.hold_trait_notifications():
+            self.config = self._outcome.config
+            self.verdict = self._outcome.verdict
+            self.state = "idle" if self._outcome.verdict is not None else "error"
+
+    def _outcome_for_controls(self, changed: str | None, adjust_others: bool) -> Outcome:
         try:
             config = ctl.read_config(self._config, self.controls)
         except ctl.ConfigValueError as exc:
-            return Outcome(self._outcome.config, error=str(exc), hint="Correct the value in the control.")
+            self._adjusted = ()
+            return Outcome(self._outcome.config, error=str(exc), hint="")
+        self._adjusted = ()
+        if adjust_others:
+            config, self._adjusted = adjust(self.scenario, config, keep=changed)
+            if self._adjusted:
+                self._show_config(config)
         self._config = config
+        self._narrow(config)
         try:
             cached = self._cache.get(config)
         except TypeError:  # an unhashable config: no caching
-            return self._compute(config)
+            return compute(self.scenario, config, self.build_context)
         if cached is not None:
             self._cache.move_to_end(config)
             return cached
-        outcome = self._compute(config)
+        outcome = compute(self.scenario, config, self.build_context)
         self._cache[config] = outcome
         while len(self._cache) > RESULT_CACHE_SIZE:
             self._cache.popitem(last=False)
         return outcome
 
-    def _compute(self, config: Any) -> Outcome:
-        start = time.perf_counter()
+    def _choices_for(self, config: Any) -> dict[str, Choice]:
         try:
-            self.scenario.check(config)
-        except (ValueError, TypeError) as exc:
-            return Outcome(config, error=str(exc), hint="Change the settings named in the message.")
-        try:
-            built = self.scenario.build(config, self.build_context)
-        except Exception as exc:  # noqa: BLE001 - a grammar error is data
-            return Outcome(config, problem=problem_from_exception(exc))
-        try:
-            verdict = _verify(built)
-        except Exception as exc:  # noqa: BLE001 - misuse of verify itself
-            return Outcome(config, error=f"verification could not run: {type(exc).__name__}: {exc}",
-                           hint="The scenario built tasks TaskManager cannot take; check the scenario's build().")
-        task_set = verdict.task_set
-        if task_set is None:  # capture failed: the verdict stands, there is nothing to draw
-            return Outcome(config, verdict=verdict, error="the tasks verified but could not be captured for "
-                           "drawing: " + panels.headline(verdict), hint="Report this with the configuration.")
-        dot = schedule_graph(task_set, highlight=verdict.highlight_keys()).source
-        return Outcome(config, verdict=verdict, task_set=task_set, dot=dot, notes=tuple(built.notes),
-                       seconds=time.perf_counter() - start)
+            found = self._choices.get(config)
+        except TypeError:
+            return choices(self.scenario, config)
+        if found is None:
+            found = self._choices[config] = choices(self.scenario, config)
+            while len(self._choices) > RESULT_CACHE_SIZE:
+                self._choices.popitem(last=False)
+        return found
+
+    def _narrow(self, config: Any) -> None:
+        """Offer in each control only what the scenario accepts with the others; disable idle controls."""
+        offered = self._choices_for(config)
+        with self._quiet():
+            for name, control in self.controls.items():
+                ctl.apply_choice(control, self._knobs[name], offered[name])
+
+    def _widen(self) -> None:
+        """Every control back to its knob's full range (values set from code may lie anywhere in it)."""
+        with self._quiet():
+            for name, control in self.controls.items():
+                ctl.apply_choice(control, self._knobs[name], None)
 
     def _show(self, outcome: Outcome, elapsed: float) -> None:
         self._outcome = outcome
@@ -303,22 +342,25 @@ class Explorer:
         if outcome.ok:
             self._safe = outcome
         self.back_button.disabled = self._safe is None or self._safe.config == outcome.config
+        self._publish()
         self._show_status(outcome, elapsed)
-        self._stale = set(TABS)
+        self._stale = set(self.tab_names)
         self._render_visible()
 
     def _show_status(self, outcome: Outcome, elapsed: float) -> None:
+        adjusted = "".join(panels.note_html(a, panels.WARN_COLOUR) for a in self._adjusted)
         if outcome.problem is not None:
             headline, ok = f"not recorded: {outcome.problem.rule}", None
-            self.message.value = panels.problem_html(outcome.problem)
-        elif outcome.error is not None:
+            self.message.value = adjusted + panels.problem_html(outcome.problem)
+        elif outcome.error is not None and outcome.verdict is None:
             headline, ok = "not verified", None
-            self.message.value = panels.message_html("This configuration cannot be checked", outcome.error,
-                                                     outcome.hint)
+            self.message.value = adjusted + panels.message_html("This configuration cannot be checked",
+                                                                outcome.error, outcome.hint)
         else:
+            assert outcome.verdict is not None
             ok = panels.verdict_state(outcome.verdict)
             headline = panels.headline(outcome.verdict)
-            self.message.value = "".join(panels.note_html(n) for n in outcome.notes)
+            self.message.value = adjusted + "".join(panels.note_html(n) for n in outcome.notes)
         details = f"changes since last safe: {self._diff.summary()}" if self._diff is not None else ""
         with self.status.hold_sync():
             self.status.value = panels.status_html(ok=ok, headline=headline, details=details, elapsed_s=elapsed)
@@ -326,25 +368,20 @@ class Explorer:
     # ---------------------------------------------------------------- panels
     def _render_visible(self) -> None:
         index = self.tabs.selected_index or 0
-        name = TABS[index]
+        name = self.tab_names[index]
         if name in self._stale:
             self._stale.discard(name)
             self.render(name)
 
     def render(self, name: str) -> None:
-        """Fill one tab for the current outcome (tabs render when shown)."""
+        """Fill one tab for the current outcome (tabs render when shown); errors show once, above the tabs."""
         out = self._outcome
-        failure = panels.problem_html(out.problem) if out.problem is not None else (
-            panels.message_html("This configuration cannot be checked", out.error or "", out.hint))
+        nothing = panels.note_html(NOTHING_DRAWN)
         if name == "schedule":
-            if out.task_set is None:
-                self.panes[name].value = failure
-            else:
-                graph = schedule_graph(out.task_set, highlight=out.verdict.highlight_keys())
-                self.panes[name].value = panels.svg_html(graph)
+            self.panes[name].value = nothing if out.task_set is None else panels.svg_html(out.drawing())
         elif name == "changes":
             if out.task_set is None:
-                self.panes[name].value = failure
+                self.panes[name].value = nothing
             elif self._diff is None:
                 self.panes[name].value = panels.note_html(
                     "This is the last safe configuration; change a control to see which steps it adds, "
@@ -353,25 +390,18 @@ class Explorer:
                 graph = diff_graph(out.task_set, self._diff)
                 self.panes[name].value = panels.diff_html(self._diff, graph, "compared with the last safe configuration")
         elif name == "verdict":
-            self.panes[name].value = failure if out.verdict is None else panels.verdict_html(out.verdict)
+            self.panes[name].value = nothing if out.verdict is None else panels.verdict_html(out.verdict)
         elif name == "dependencies":
-            self.panes[name].value = failure if out.task_set is None else panels.svg_html(
+            self.panes[name].value = nothing if out.task_set is None else panels.svg_html(
                 dependency_graph(out.task_set))
         elif name == "deadlock":
-            self.deadlock_box.children = self._deadlock_children(out)
+            self.deadlock_box.children = deadlock_children(out.verdict, NOTHING_DRAWN)
         elif name == "launch":
             self.launch_panel.update(self.scenario, out.config, out.task_set if out.ok else None)
+        elif name in self.extra_tabs:
+            self.extra_tabs[name].update()
         else:
-            raise ValueError(f"no tab named {name!r}; tabs: {', '.join(TABS)}")
-
-    def _deadlock_children(self, out: Outcome) -> list[widgets.Widget]:
-        if out.verdict is None:
-            return [widgets.HTML(panels.note_html("Nothing was verified for this configuration."))]
-        if not out.verdict.findings:
-            text = ("Verification passed: there is no deadlock to step through." if out.verdict.ok else
-                    "The exhaustive search found no deadlock or race; the failing checks are in the Verdict tab.")
-            return [widgets.HTML(panels.note_html(text))]
-        return [Stepper(out.verdict).widget]
+            raise ValueError(f"no tab named {name!r}; tabs: {', '.join(self.tab_names)}")
 
 
-__all__ = ["Explorer", "Outcome"]
+__all__ = ["EXTRA_TABS", "Explorer", "Outcome", "STATES", "TABS"]

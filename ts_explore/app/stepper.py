@@ -1,7 +1,10 @@
 """Step through a counterexample: buttons and a slider over the moves, lanes, credits, a sentence.
 
->>> v = ts_explore.verify(**ts_explore.gallery.get("missing_release").broken())   # doctest: +SKIP
->>> ts_explore.Stepper(v)          # shows the widget in a notebook cell               # doctest: +SKIP
+>>> import ts_explore
+>>> v = ts_explore.verify(**ts_explore.gallery.get("missing_release").broken())
+>>> stepper = ts_explore.Stepper(v)   # a notebook cell ending in ``stepper`` shows the widget
+>>> stepper.slider.max == len(v.deadlocks[0].interleaving)
+True
 
 Headless use (tests, scripts): set ``stepper.slider.value`` or call
 ``stepper.go(k)`` / the button handlers, then read ``stepper.lanes.value``,

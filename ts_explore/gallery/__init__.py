@@ -1,8 +1,8 @@
 """A gallery of broken schedules, each with its fixed twin, for learning to debug deadlocks.
 
->>> from ts_explore import gallery, verify                     # doctest: +SKIP
->>> case = gallery.get("cross_wait")                            # doctest: +SKIP
->>> verify(**case.broken()).ok, verify(**case.fixed()).ok       # doctest: +SKIP
+>>> from ts_explore import gallery, verify
+>>> case = gallery.get("cross_wait")
+>>> verify(**case.broken()).ok, verify(**case.fixed()).ok
 (False, True)
 
 Every call builds fresh resources and tasks (TS mutates what it verifies).
@@ -44,7 +44,7 @@ class Case:
         return self.build(False, self.trip_count if trip_count is None else trip_count)
 
     def builder(self, broken: bool = True) -> Callable[[int], dict[str, Any]]:
-        """``n -> dict`` for :func:`ts_explore.reader.verify.smallest_failing_trip_count`."""
+        """``n -> dict`` for :func:`ts_explore.reader.trip_search.smallest_failing_trip_count`."""
         return partial(self.build, broken)
 
 

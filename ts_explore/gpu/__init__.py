@@ -1,8 +1,8 @@
 """Launch a catalog scenario on the GPU: verify, compile (cached), run, time and check it.
 
->>> import ts_explore                                              # doctest: +SKIP
->>> r = ts_explore.launch("grid_stride_copy", sizes=[1 << 24])     # doctest: +SKIP
->>> print(r.summary())                                             # doctest: +SKIP
+``ts_explore.launch("grid_stride_copy", sizes=[1 << 24])`` returns a
+:class:`LaunchResult` (``print(r.summary())``; a notebook draws its plots);
+``tests/gpu`` and the README run it where a GPU is present.
 
 Refusals and failures are exceptions: :class:`LaunchError` with a ``reason``
 slug and a message naming the cause and the fix (no CUDA device, no

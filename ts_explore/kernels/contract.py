@@ -66,7 +66,8 @@ class Built:
     tasks: list[Any]
     resource_dependency_graph: dict[Any, list[Any]]
     task_manager_kwargs: dict[str, Any] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()  # what the reader should know (e.g. "CLC needs sm_100")
+    notes: tuple[str, ...] = ()  # what the viewed CTA/thread does (CPU view)
+    captions: dict[str, str] = field(default_factory=dict)  # CPU view: frame kind ("skippable", ...) -> a line on it
     not_modelled: tuple[str, ...] = ()  # effects of this kernel TS's model does not see, for the verdict's scope
     rules: tuple[Any, ...] = ()  # checks of ours for them: TaskSet -> CheckOutcome (``verify(rules=...)``)
 

@@ -160,6 +160,15 @@ def user_frame(tb: TracebackType | None) -> tuple[str, int] | None:
     return best
 
 
+def innermost_frame(tb: TracebackType | None) -> tuple[str, int] | None:
+    """(filename, line) where the exception was raised, whoever's code it is."""
+    frames = list(traceback.walk_tb(tb))
+    if not frames:
+        return None
+    frame, lineno = frames[-1]
+    return frame.f_code.co_filename, lineno
+
+
 def _did_you_mean(message: str) -> str | None:
     """'Did you mean get_item()?' for a typo'd work method, from TS's list of available ones."""
     m = re.search(r"no work method '([^']+)'\. Available work methods: (.*)\.$", message)
@@ -173,16 +182,22 @@ def problem_from_exception(exc: BaseException) -> Problem:
     """A Problem for any exception raised while recording or building a Task."""
     message = str(exc).strip() or type(exc).__name__
     rule, hint = classify(message)
-    if rule == "schedule-error" and not isinstance(exc, ValueError):
-        rule = "python-error"
-        hint = "The schedule function raised a Python error before TS could record it; fix the line shown."
     if rule == "unknown-method":
         hint = _did_you_mean(message) or hint
-    where = user_frame(exc.__traceback__)
+    where = user_frame(exc.__traceback__) or innermost_frame(exc.__traceback__)
     line = filename = source = None
     if where is not None:
         filename, line = where
         source = linecache.getline(filename, line).rstrip() or None
+    if rule == "schedule-error" and not isinstance(exc, ValueError):
+        rule = "python-error"
+        hint = f"The schedule function raised {type(exc).__name__} before TS could record it; "
+        if source:
+            hint += f"fix this line: {source.strip()}"
+        elif line is not None:
+            hint += f"fix line {line} of {os.path.basename(filename or '')}"
+        else:
+            hint += "fix the call its message names"
     return Problem(
         rule=rule,
         message=message,

@@ -96,8 +96,14 @@ class Recording:
 def record(schedule_fn: Callable[..., Any], *resources: Any) -> Recording:
     """Call a schedule function with resources; return the Schedule, the Problem, or both.
 
-    >>> rec = record(my_schedule, src, dst)      # doctest: +SKIP
-    >>> rec.ok, rec.error                          # doctest: +SKIP
+    >>> from ts_explore.seed_examples.resources import GmemSink, GmemSource
+    >>> def copy(src, dst):
+    ...     dst.set_item(data=src.get_item())
+    >>> rec = record(copy, GmemSource(name="src"), GmemSink(name="dst"))
+    >>> rec.ok, rec.error
+    (True, None)
+    >>> record(copy, GmemSource(name="src")).ok   # a missing resource is a Problem, not an exception
+    False
     """
     refused = not_a_schedule(schedule_fn)
     if refused is not None:

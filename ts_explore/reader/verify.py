@@ -245,8 +245,11 @@ def verify(
       search; the verdict is then INCONCLUSIVE at best.
     - every other keyword goes to ``TaskManager`` unchanged.
 
-    >>> v = verify(**ts_explore.gallery.get("cross_wait").broken())   # doctest: +SKIP
-    >>> v.ok, v.deadlocks[0].blocked[0].sentence                         # doctest: +SKIP
+
+    >>> from ts_explore import gallery
+    >>> v = verify(**gallery.get("cross_wait").broken())
+    >>> v.ok, v.deadlocks[0].blocked[0].sentence
+    (False, 'Ping waits for a commit on right; only Pong commits right')
     """
     start = time.perf_counter()
     task_list = _check_arguments(tasks, resource_dependency_graph, task_manager_kwargs)
@@ -390,6 +393,5 @@ def _raw_output(collected: _Collected, checks: tuple[CheckOutcome, ...]) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-from .trip_search import TripCountSearch, failure_signature, smallest_failing_trip_count  # noqa: E402 - re-export
 
-__all__ = ["TripCountSearch", "failure_signature", "smallest_failing_trip_count", "verify"]
+__all__ = ["verify"]

@@ -13,7 +13,7 @@ import graphviz
 from ..analysis.diff import Change, ScheduleDiff, StepChange, TaskDiff
 from ..model import Step, TaskSet
 from . import style
-from .labels import esc, html_label
+from .labels import esc, html_label, wrap
 from .tree import _new_graph, _task_title, _TreeWriter, step_label
 
 _COLOURS = {Change.ADDED: style.DIFF_ADDED, Change.MOVED: style.DIFF_MOVED}
@@ -78,7 +78,7 @@ def _legend(g: graphviz.Digraph) -> None:
 
 def diff_graph(current: TaskSet, diff: ScheduleDiff, *, title: str = "changes since the last safe configuration") -> graphviz.Digraph:
     """The current task set's trees, coloured by ``diff`` (from :func:`ts_explore.analysis.diff.diff_task_sets`)."""
-    label = "\\n".join([f"{title}: {diff.summary()}", *diff.notes])
+    label = "\\n".join(wrap(line) for line in [f"{title}: {diff.summary()}", *diff.notes])
     g = _new_graph("schedule_diff", label)
     by_name = {t.task: t for t in diff.tasks}
     for i, task in enumerate(current.tasks):

@@ -44,8 +44,34 @@ def _inline(svg: str, source: str) -> str:
     return body
 
 
+FIT_CSS = (
+    ".{scope} .ts-explore-fit-body{{overflow-x:auto}}"
+    ".{scope} .ts-explore-fit-body>svg{{max-width:100%;height:auto}}"
+    ".{scope} input.ts-explore-full:checked~.ts-explore-fit-body>svg{{max-width:none}}"
+    ".{scope} label{{font:11px sans-serif;color:#555;cursor:pointer;user-select:none}}"
+)
+
+
+def fit_html(svg: str, source: str) -> str:
+    """Inline SVG that scales down to the output's width, with a "full size" switch (pure HTML + CSS).
+
+    The drawing keeps its aspect ratio; ticking the switch shows it at its
+    natural size, scrolling sideways. Works inside widgets and plain outputs.
+    """
+    body = _inline(svg, source)
+    scope = "ts-fit-" + hashlib.sha1(source.encode()).hexdigest()[:10]
+    # an inline max-width keeps the drawing inside the output even where <style> is stripped
+    body = body.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+    return (
+        f'<div class="ts-explore-diagram {scope}"><style>{FIT_CSS.format(scope=scope)}</style>'
+        f'<input type="checkbox" class="ts-explore-full" id="{scope}-full">'
+        f'<label for="{scope}-full" title="show the drawing at its natural size (scroll sideways)"> full size</label>'
+        f'<div class="ts-explore-fit-body">{body}</div></div>'
+    )
+
+
 def graph_mimebundle(graph: graphviz.Digraph, text: str | None = None) -> dict[str, Any]:
-    """A notebook bundle: inline SVG as HTML (links and tooltips work) plus SVG and text."""
+    """A notebook bundle: inline SVG as HTML fitted to the output's width (links and tooltips work), SVG and text."""
     plain = text if text is not None else graph.source
     try:
         svg = to_svg(graph)
@@ -55,11 +81,34 @@ def graph_mimebundle(graph: graphviz.Digraph, text: str | None = None) -> dict[s
             "text/html": f"<div class='ts-explore-nodot'><b>{html.escape(DOT_MISSING)}</b>"
             f"<pre>{html.escape(graph.source)}</pre></div>",
         }
-    return {
-        "text/html": f'<div class="ts-explore-diagram" style="overflow:auto">{_inline(svg, graph.source)}</div>',
-        "image/svg+xml": svg,
-        "text/plain": plain,
-    }
+    return {"text/html": fit_html(svg, graph.source), "image/svg+xml": svg, "text/plain": plain}
+
+
+class Drawing(graphviz.Digraph):
+    """A ``graphviz.Digraph`` that displays fitted to the notebook's width, with a full-size switch.
+
+    Everything else is graphviz's own (``.source``, ``.render``, ``.pipe``);
+    :func:`fitted` turns any Digraph into one.
+    """
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **_: Any) -> dict[str, Any]:
+        bundle = graph_mimebundle(self)
+        if include:
+            bundle = {k: v for k, v in bundle.items() if k in include}
+        if exclude:
+            bundle = {k: v for k, v in bundle.items() if k not in exclude}
+        return bundle
+
+
+def fitted(graph: graphviz.Digraph) -> Drawing:
+    """``graph`` as a :class:`Drawing` (same DOT source)."""
+    if isinstance(graph, Drawing):
+        return graph
+    drawing = Drawing(name=graph.name, comment=graph.comment, filename=graph.filename, directory=graph.directory,
+                      format=graph.format, engine=graph.engine, encoding=graph.encoding, strict=graph.strict,
+                      graph_attr=dict(graph.graph_attr), node_attr=dict(graph.node_attr),
+                      edge_attr=dict(graph.edge_attr), body=list(graph.body))
+    return drawing
 
 
 def mimebundle(model: Any, text: str | None = None) -> dict[str, Any]:
@@ -90,4 +139,4 @@ def save_graph(graph: graphviz.Digraph, path: str | Path) -> Path:
     return path
 
 
-__all__ = ["DOT_MISSING", "graph_mimebundle", "mimebundle", "save_graph", "to_svg"]
+__all__ = ["DOT_MISSING", "Drawing", "fit_html", "fitted", "graph_mimebundle", "mimebundle", "save_graph", "to_svg"]

@@ -7,15 +7,17 @@ Steps are coloured by family exactly as in the schedule diagrams
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from ..analysis.timeline import Expected
 from ..model import Family
-from ..model.timeline import Timeline, TimelineEvent
 from .style import BLOCKED_BORDER, FAMILY_FILL, FAMILY_LEGEND
+
+if TYPE_CHECKING:  # the timeline model draws itself through this module
+    from ..analysis.timeline import Expected
+    from ..model.timeline import Timeline, TimelineEvent
 
 EDGE = "#555555"
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 import base64
 import html
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..analysis.timeline import StepTable
-from ..model.hang import HangReport
-from ..model.timeline import Timeline
 from .style import FAIL_COLOR, FAMILY_FILL, PASS_COLOR
+
+if TYPE_CHECKING:  # the models show themselves through this module
+    from ..analysis.timeline import StepTable
+    from ..model.hang import HangReport
+    from ..model.timeline import Timeline
 
 FONT = "font-family:sans-serif;font-size:12px"
 
@@ -46,13 +48,12 @@ def table_html(table: StepTable) -> str:
 
 def timeline_html(timeline: Timeline, dpi: int = 80) -> str:
     """Summary line, the lanes of CTA 0 (or the first traced CTA) and the step table."""
-    from ..analysis.timeline import step_table
     from .timeline import timeline_figure
 
     cta = timeline.ctas[0] if timeline.ctas else None
     figure = png_html(timeline_figure(timeline, cta=cta), dpi) if timeline.events else ""
     return (f"<div style='{FONT}'><b>Measured timeline</b>: {html.escape(timeline.summary())}</div>"
-            f"{figure}{table_html(step_table(timeline))}")
+            f"{figure}{table_html(timeline.table())}")
 
 
 def hang_html(report: HangReport) -> str:

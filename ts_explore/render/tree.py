@@ -5,7 +5,8 @@ Pure: model in, ``graphviz.Digraph`` out; the same model gives the same DOT.
 
 from __future__ import annotations
 
-from typing import Iterable
+import textwrap
+from typing import Iterable, Mapping
 
 import graphviz
 
@@ -26,6 +27,7 @@ from . import style
 from .labels import esc, html_label
 
 HighlightKey = tuple[str | None, int]  # (task name or None, step uid)
+CAPTION_WIDTH = 60  # characters per line of a frame caption (long captions wrap)
 
 
 def step_label(step: Step, unrouted: tuple[str, ...] = ()) -> str:
@@ -83,9 +85,11 @@ class _TreeWriter:
     """Writes one schedule tree into a (sub)graph, collecting order anchors."""
 
     def __init__(self, root: graphviz.Digraph, prefix: str, highlight: set[int],
-                 unrouted: dict[int, tuple[str, ...]] | None = None) -> None:
+                 unrouted: dict[int, tuple[str, ...]] | None = None,
+                 captions: Mapping[str, str] | None = None) -> None:
         self.root = root
         self.unrouted = unrouted or {}
+        self.captions = captions or {}
         self.prefix = prefix
         self.highlight = highlight
         self.clusters = 0
@@ -100,6 +104,8 @@ class _TreeWriter:
         self.clusters += 1
         name = f"cluster_{self.prefix}c{self.clusters}"
         color, st, fill = style.CLUSTER[kind]
+        if self.captions.get(kind):
+            label += "\\n" + "\\n".join(textwrap.wrap(self.captions[kind], CAPTION_WIDTH))
         sub = graphviz.Digraph(name=name)
         sub.attr(label=label, color=color, style=st, fillcolor=fill, fontcolor=color, labeljust="l")
         return sub, name
@@ -191,8 +197,9 @@ class _TreeWriter:
                 g.edge(self.node_id(cond.step), first, lhead=cluster_name, label="guards", **style.CONDITION_EDGE)
 
 
-def _write_tree(g: graphviz.Digraph, tree: ScheduleTree, prefix: str, highlight: set[int]) -> None:
-    writer = _TreeWriter(g, prefix, highlight, unrouted_outputs(tree))
+def _write_tree(g: graphviz.Digraph, tree: ScheduleTree, prefix: str, highlight: set[int],
+                captions: Mapping[str, str] | None = None) -> None:
+    writer = _TreeWriter(g, prefix, highlight, unrouted_outputs(tree), captions)
     writer.body(g, tree.body)
     writer.finish(g, tree)
 
@@ -231,20 +238,23 @@ def schedule_graph(
     model: ScheduleTree | TaskInfo | TaskSet,
     *,
     highlight: Iterable[HighlightKey] = (),
+    captions: Mapping[str, str] | None = None,
 ) -> graphviz.Digraph:
     """The schedule tree as nested clusters, steps as nodes, routes as blue edges.
 
     ``highlight`` marks steps (``(task name or None, uid)``) with a red border,
-    e.g. the steps a verifier found blocked.
+    e.g. the steps a verifier found blocked. ``captions`` adds a line to every
+    frame of a kind (``"skippable"``, ``"domain_loop"``, ``"work_tile_loop"``...),
+    e.g. a scenario's skip rule on its skippable frame.
     """
     highlight = list(highlight)
     if isinstance(model, ScheduleTree):
         g = _new_graph(f"schedule_{model.name}", _tree_title(model))
-        _write_tree(g, model, "", _uids(highlight, None))
+        _write_tree(g, model, "", _uids(highlight, None), captions)
         return g
     if isinstance(model, TaskInfo):
         g = _new_graph(f"task_{model.name}", _task_title(model))
-        _write_tree(g, model.schedule, "", _uids(highlight, model.name))
+        _write_tree(g, model.schedule, "", _uids(highlight, model.name), captions)
         return g
     if isinstance(model, TaskSet):
         n = len(model.tasks)
@@ -253,7 +263,7 @@ def schedule_graph(
             sub = graphviz.Digraph(name=f"cluster_t{i}")
             color, st, fill = style.CLUSTER["task"]
             sub.attr(label=_task_title(task), color=color, style=st, fillcolor=fill, labeljust="l")
-            _write_tree(sub, task.schedule, f"t{i}_", _uids(highlight, task.name))
+            _write_tree(sub, task.schedule, f"t{i}_", _uids(highlight, task.name), captions)
             g.subgraph(sub)
         return g
     raise TypeError(f"schedule_graph() cannot draw {type(model).__name__}")

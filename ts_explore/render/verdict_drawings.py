@@ -1,8 +1,11 @@
 """Drawings of a :class:`~ts_explore.model.verdict.Verdict`: swimlanes and the wait-for graph.
 
->>> v = ts_explore.verify(**ts_explore.gallery.get("cross_wait").broken())   # doctest: +SKIP
->>> ts_explore.deadlock_graph(v)      # who waits for whom, the cycle in red   # doctest: +SKIP
->>> ts_explore.swimlanes(v)           # one lane per task, the blocked step marked  # doctest: +SKIP
+>>> import ts_explore
+>>> v = ts_explore.verify(**ts_explore.gallery.get("cross_wait").broken())
+>>> graph = ts_explore.deadlock_graph(v)   # who waits for whom, the cycle in red (a notebook draws it)
+>>> "cycle: Ping -> Pong -> Ping" in graph.source
+True
+>>> lanes = ts_explore.swimlanes(v)        # one lane per task, the blocked step marked
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from ..analysis.unroll import lane_views
 from ..model.verdict import Deadlock, ExhaustiveRun, Finding, PdlViolation, Race, Verdict
 from . import deadlock as _deadlock
 from . import swimlanes as _swimlanes
+from .display import fitted
+from .labels import wrap
 
 
 def _verdict(obj: Any) -> Verdict:
@@ -61,7 +66,7 @@ def swimlanes(verdict: Verdict, finding: int | Finding | None = 0, *, step: int 
     verdict = _verdict(verdict)
     run, found = pick(verdict, finding)
     if run is None:
-        return _deadlock.note_graph(verdict.summary().splitlines(), title="nothing to unroll (no exhaustive run)")
+        return fitted(_deadlock.note_graph(verdict.summary().splitlines(), title="nothing to unroll (no exhaustive run)"))
     views = lane_views(run, found, step, max_steps)
     if found is None:
         title = f"checked schedules ({run.label})"
@@ -71,7 +76,7 @@ def swimlanes(verdict: Verdict, finding: int | Finding | None = 0, *, step: int 
             k = len(found.interleaving) if step is None else min(step, len(found.interleaving))
             title += f" - after {k} of {len(found.interleaving)} moves"
     needs = _needs(run, found) if step is None or (found and found.interleaving and step >= len(found.interleaving)) else []
-    return _swimlanes.swimlanes(views, title=title, needs=needs)
+    return fitted(_swimlanes.swimlanes(views, title=wrap(title), needs=needs))
 
 
 def deadlock_graph(verdict: Verdict, finding: int | Finding | None = 0) -> graphviz.Digraph:
@@ -84,13 +89,13 @@ def deadlock_graph(verdict: Verdict, finding: int | Finding | None = 0) -> graph
         if found.interleaving is not None:
             credits = {(c.resource, c.slot): c for c in found.interleaving.credits[-1]}
         wf = wait_for(found.blocked, run.lanes, found.cursors)
-        return _deadlock.wait_for_graph(wf, credits, title=f"wait-for graph ({run.label})")
+        return fitted(_deadlock.wait_for_graph(wf, credits, title=wrap(f"wait-for graph ({run.label})")))
     if isinstance(found, Race):
-        return _deadlock.race_graph(found, title=f"aliasing race ({run.label if run else ''})")
+        return fitted(_deadlock.race_graph(found, title=wrap(f"aliasing race ({run.label if run else ''})")))
     if isinstance(found, PdlViolation):
-        return _deadlock.pdl_graph(found, title=f"PDL order ({run.label if run else ''})")
+        return fitted(_deadlock.pdl_graph(found, title=wrap(f"PDL order ({run.label if run else ''})")))
     title = "no deadlock found" if verdict.ok else "no deadlock, but verification failed"
-    return _deadlock.note_graph(verdict.summary().splitlines(), title=title)
+    return fitted(_deadlock.note_graph(verdict.summary().splitlines(), title=title))
 
 
 __all__ = ["deadlock_graph", "pick", "swimlanes"]

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import html
 
+from typing import TYPE_CHECKING
+
 from ..model._verdict_text import imbalance_text
-from ..model.verdict import Status, Verdict
 from . import style
 
-_STATUS_COLOR = {Status.SAFE: style.PASS_COLOR, Status.UNSAFE: style.FAIL_COLOR, Status.INCONCLUSIVE: style.WARN_COLOR}
+if TYPE_CHECKING:  # Verdict._repr_html_ calls this module: no import back at run time
+    from ..model.verdict import Verdict
+
+_STATUS_COLOR = {"safe": style.PASS_COLOR, "unsafe": style.FAIL_COLOR, "inconclusive": style.WARN_COLOR}
 
 
 def _row(mark: str, color: str, title: str, detail: str) -> str:
@@ -21,7 +25,7 @@ def _row(mark: str, color: str, title: str, detail: str) -> str:
 
 def verdict_html(v: Verdict, *, raw: bool = True) -> str:
     """Checks table + findings; the TS printout folded away under "raw output"."""
-    color = _STATUS_COLOR[v.status]
+    color = _STATUS_COLOR[v.status.value]
     head = (
         f"<div style='font-weight:bold;color:{color};margin:4px 0'>"
         f"{html.escape(v.status.value.upper())}: {html.escape(v.summary().splitlines()[0])}</div>"

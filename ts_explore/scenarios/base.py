@@ -11,7 +11,7 @@ dropdowns and bools checkboxes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..kernels.contract import BuildContext, Built
 from .knobs import knob
@@ -28,6 +28,7 @@ class Scenario:
     description: str = ""
     check_fn: Callable[[Any], None] | None = None  # raise ValueError for bad combinations
     kernel: str | None = None  # module of the GPU kernel family (``ts_explore.kernels.*``); None: record only
+    inactive_fn: Callable[[Any], Mapping[str, str]] | None = None  # knobs that change nothing now -> why
 
     def default_config(self) -> Any:
         return self.config_type()
@@ -44,7 +45,11 @@ class Scenario:
         return configure(self, overrides, check=False)
 
     def check(self, config: Any) -> None:
-        """Raise ValueError naming the cause and the fix for an impossible config."""
+        """Raise ValueError naming the cause and the fix for an impossible config.
+
+        The catalog raises :class:`~ts_explore.scenarios.knobs.ConfigError`
+        with the cause, the fix (``hint``) and the knob to move (``knob``).
+        """
         if not isinstance(config, self.config_type):
             raise TypeError(f"scenario {self.name!r} takes a {self.config_type.__name__}, got {type(config).__name__}")
         if self.check_fn is not None:

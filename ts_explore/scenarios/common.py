@@ -9,11 +9,12 @@ inside ``@cute.kernel`` the launcher passes runtime indices in the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from ..kernels.skip import SkipRule, skip_tile
 from ..model.plan import DeviceLimits
 from .base import BuildContext
+from .knobs import ConfigError
 
 SMEM_PER_CTA_BYTES = DeviceLimits.h200().smem_per_cta  # what a config may use (Hopper's opt-in limit)
 
@@ -53,13 +54,63 @@ def tensor(ctx: BuildContext, key: str) -> Any:
     return ctx.tensors.get(key) if ctx.on_gpu else None
 
 
-def require(condition: bool, cause: str, fix: str) -> None:
-    """Raise ValueError('<cause>; <fix>') when ``condition`` is false."""
+def require(condition: bool, cause: str, fix: str, knob: str | None = None) -> None:
+    """Raise a ConfigError (a ValueError, ``'<cause>; <fix>'``) when ``condition`` is false.
+
+    ``knob`` names the field a control should move to resolve it (the
+    explorer adjusts it when another control's change caused the refusal).
+    """
     if not condition:
-        raise ValueError(f"{cause}; {fix}")
+        raise ConfigError(cause, knob, hint=fix)
+
+
+def compact(values: Sequence[int], most: int = 6) -> str:
+    """Integers in words that stay short however many there are: runs, a stride, or the first few.
+
+    >>> compact([1, 2, 3, 4, 5, 9])
+    '1-5, 9'
+    >>> compact(list(range(2, 4096, 3)))
+    '2, 5, 8, ..., 4094 (every 3rd, 1365 in all)'
+    >>> compact([0, 4, 9, 13, 20, 22, 30, 31, 40])
+    '0, 4, 9, 13, 20, 22, ... (9 in all)'
+    >>> compact([])
+    'none'
+    """
+    values = sorted(values)
+    if not values:
+        return "none"
+    n = len(values)
+    runs: list[tuple[int, int]] = []
+    for v in values:
+        if runs and v == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], v)
+        else:
+            runs.append((v, v))
+    words = [str(a) if a == b else f"{a}, {b}" if b == a + 1 else f"{a}-{b}" for a, b in runs]
+    if len(words) <= most:
+        return ", ".join(words)
+    step = values[1] - values[0]
+    if all(b - a == step for a, b in zip(values, values[1:])):
+        return f"{values[0]}, {values[1]}, {values[2]}, ..., {values[-1]} (every {ordinal(step)}, {n} in all)"
+    return ", ".join(words[:most]) + f", ... ({n} in all)"
+
+
+def ordinal(n: int) -> str:
+    """``3`` -> ``'3rd'``, ``12`` -> ``'12th'``.
+
+    >>> [ordinal(n) for n in (1, 2, 3, 4, 11, 22)]
+    ['1st', '2nd', '3rd', '4th', '11th', '22nd']
+    """
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def is_power_of_two(n: int) -> bool:
+    """``n`` is 1, 2, 4, 8, ...
+
+    >>> [n for n in range(10) if is_power_of_two(n)]
+    [1, 2, 4, 8]
+    """
     return n > 0 and n & (n - 1) == 0
 
 
@@ -67,6 +118,8 @@ __all__ = [
     "SMEM_PER_CTA_BYTES",
     "SkipRule",
     "Viewpoint",
+    "compact",
+    "ordinal",
     "instance_value",
     "is_power_of_two",
     "require",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
 from cutlass.experimental.task_scheduling.task import Task
@@ -19,13 +20,13 @@ from .common import require, runtime, tensor, viewpoint
 class GridStrideCopy:
     """Knobs of the grid-stride copy (``elements`` sizes the CPU view; a launch takes its own sizes)."""
 
-    elements: int = knob(1 << 14, min=64, max=1 << 22, label="elements (CPU view)",
+    elements: int = knob(1 << 14, options=tuple(1 << i for i in range(6, 23)), label="elements (CPU view)",
                          help="int32 elements copied in the picture; launch() takes its own sizes")
     ctas: int = knob(8, min=0, max=8192, label="CTAs",
                      help="CTAs launched; 0 fills the GPU (SMs x CTAs that fit); fewer CTAs = longer loops")
     warps: int = knob(4, min=1, max=32, label="warps per task")
-    vector: int = knob(4, min=1, max=4, label="vector width (int32 per access)",
-                       help="4 = 128-bit loads and stores; must be 1, 2 or 4")
+    vector: int = knob(4, options=(1, 2, 4), label="vector width (int32 per access)",
+                       help="4 = 128-bit loads and stores")
     per_thread: int = knob(1, min=1, max=8, label="vectors in flight per thread",
                            help="each iteration loads this many vectors before storing them")
     unroll: int = knob(1, min=1, max=8, label="unroll")
@@ -44,18 +45,18 @@ class GridStrideCopy:
 
 
 def check(cfg: GridStrideCopy) -> None:
-    """Reject configs the kernel cannot run, naming the fix."""
-    require(cfg.vector in (1, 2, 4), f"vector={cfg.vector} is not a 32/64/128-bit access",
-            "use vector=1, 2 or 4")
-    require(1 <= cfg.per_thread <= 8, f"per_thread={cfg.per_thread} is out of range", "use 1..8")
-    require(cfg.threads <= 1024, f"{cfg.warps} warps = {cfg.threads} threads exceed 1024 per CTA",
-            "use warps <= 32")
-    require(cfg.elements % cfg.vector == 0, f"elements={cfg.elements} is not a multiple of vector={cfg.vector}",
-            "pick a multiple of the vector width")
-    require(cfg.thread < cfg.threads, f"view thread {cfg.thread} does not exist in a {cfg.threads}-thread CTA",
-            f"pick thread < {cfg.threads}")
-    require(cfg.block < cfg.grid(), f"view CTA {cfg.block} is not launched ({cfg.grid()} CTAs)",
-            f"pick block < {cfg.grid()} or raise ctas")
+    """Reject configs the kernel cannot run, naming the control and the fix."""
+    require(cfg.vector in (1, 2, 4), f"vector width {cfg.vector} is not a 32/64/128-bit access",
+            "pick vector width 1, 2 or 4", "vector")
+    require(cfg.threads <= 1024, f"{cfg.warps} warps per task = {cfg.threads} threads, more than the 1024 a CTA "
+            "may have", "pick at most 32 warps per task", "warps")
+    require(cfg.elements % cfg.vector == 0, f"{cfg.elements} elements are not whole vectors of {cfg.vector}",
+            "pick elements that are a multiple of the vector width", "elements")
+    require(cfg.thread < cfg.threads, f"view as thread {cfg.thread}: a CTA of {cfg.warps} warps has "
+            f"{cfg.threads} threads", f"pick view as thread below {cfg.threads}, or more warps per task", "thread")
+    grid = cfg.grid()
+    require(cfg.block < grid, f"view as CTA {cfg.block}: only {grid} CTA{'' if grid == 1 else 's'} are launched",
+            f"pick view as CTA below {grid}, or raise CTAs", "block")
 
 
 def build(cfg: GridStrideCopy, ctx: BuildContext) -> Built:
@@ -79,9 +80,19 @@ def build(cfg: GridStrideCopy, ctx: BuildContext) -> Built:
     task = Task(name="copy", src_resources=[src], dst_resources=[dst], warp_idx=0, num_warps=cfg.warps,
                 schedule=grid_stride_copy(src, dst))
     return Built(tasks=[task], resource_dependency_graph={dst: [src]},
-                 notes=(f"thread {where.thread} of CTA {where.block} copies vectors {start}, "
-                        f"{start}+{stride}, ... (stride = {where.grid} CTAs x {threads} threads)",)
-                 if not ctx.on_gpu else ())
+                 notes=() if ctx.on_gpu else _notes(cfg, where, start, stride, n_vectors)
+                 + (f"global memory accesses: {cfg.cache.value}",))
+
+
+def _notes(cfg: GridStrideCopy, where: Any, start: int, stride: int, n_vectors: int) -> tuple[str, ...]:
+    """What the viewed thread copies, or that it does no work."""
+    who = f"thread {where.thread} of CTA {where.block} ({where.grid} CTAs x {cfg.threads} threads)"
+    trips = len(range(start, n_vectors, stride * cfg.per_thread))
+    if trips == 0:
+        return (f"{who} does no work (0 iterations): it starts at vector {start} of {n_vectors}",)
+    step = stride * cfg.per_thread
+    return (f"{who} copies {trips} iteration{'' if trips == 1 else 's'}: vectors {start}, {start + step}, ... "
+            f"of {n_vectors}, {cfg.per_thread} x {cfg.vector} int32 each",)
 
 
 SCENARIO = register(Scenario(

@@ -11,7 +11,7 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ..kernels.guards import Log, Tape
 from .base import BuildContext, Built, Scenario, knob, register
-from .common import require, tensor
+from .common import compact, require, tensor
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,6 @@ class GuardsDemo:
     when: bool = knob(True, label="when_true(marked) block",
                       help="runs only when the element read is a multiple of the modulus")
     modulus: int = knob(4, min=1, max=64, label="when_true: modulus")
-    block: int = knob(0, min=0, max=4095, label="view as CTA (row)")
 
     @property
     def width(self) -> int:
@@ -42,10 +41,22 @@ class GuardsDemo:
 
 
 def check(cfg: GuardsDemo) -> None:
-    """Reject empty or unreadable domains, naming the fix."""
-    require(cfg.start < cfg.end, f"domain_loop({cfg.start}, {cfg.end}, {cfg.step}) runs no iteration",
-            "make start < end")
-    require(len(cfg.iterations()) <= 256, "more than 256 iterations make the verifier slow", "shorten the domain")
+    """Reject empty or unreadable domains, naming the control and the fix."""
+    require(cfg.start < cfg.end, f"domain start {cfg.start} is not below domain end {cfg.end}: "
+            f"domain_loop({cfg.start}, {cfg.end}, {cfg.step}) runs no iteration",
+            "pick a domain start below the domain end", "start")
+    require(len(cfg.iterations()) <= 256, "more than 256 iterations make the verifier slow",
+            "shorten the domain or raise the domain step", "step")
+
+
+def inactive(cfg: GuardsDemo) -> dict[str, str]:
+    """Controls that change nothing for this config, and why."""
+    off = {}
+    if not cfg.every:
+        off.update(every_period="the every() block is off", every_start="the every() block is off")
+    if not cfg.when:
+        off["modulus"] = "the when_true(marked) block is off"
+    return off
 
 
 def build(cfg: GuardsDemo, ctx: BuildContext) -> Built:
@@ -88,7 +99,7 @@ def _fired(cfg: GuardsDemo) -> str:
         parts.append(f"last_iter at offset {its[-1]}")
     if cfg.every:
         every = Every(cfg.every_period, cfg.every_start)
-        parts.append(f"every at offsets {[o for k, o in enumerate(its) if every.fires(k, n)]}")
+        parts.append(f"every at offsets {compact([o for k, o in enumerate(its) if every.fires(k, n)])}")
     if cfg.when:
         parts.append(f"when_true where the element is a multiple of {cfg.modulus}")
     return f"{n} iterations; " + "; ".join(parts or ["no guarded blocks"])
@@ -100,6 +111,7 @@ SCENARIO = register(Scenario(
     config_type=GuardsDemo,
     build_fn=build,
     check_fn=check,
+    inactive_fn=inactive,
     description="A copy loop with first_iter, last_iter, every(k) and a data-dependent when_true block; "
                 "on the GPU each block leaves a bit in a flags array the host checks.",
     kernel="ts_explore.kernels.guards",

@@ -20,6 +20,7 @@ import builtins
 import collections.abc
 import dataclasses
 import enum
+import linecache
 import types
 import typing
 from dataclasses import dataclass, field
@@ -29,10 +30,20 @@ LAMBDA_EXAMPLE = "lambda tile: tile % 4 == 0"
 
 
 class ConfigError(ValueError):
-    """A config value the scenario cannot take; the message names the knob by its label and the fix."""
+    """A config value the scenario cannot take; the message names the knob by its label and the fix.
 
-    def __init__(self, message: str, knob: str | None = None) -> None:
-        super().__init__(message)
+    ``cause`` says what is wrong and ``hint`` how to fix it (``str()`` joins
+    them with ``"; "``); ``knob`` is the field a control would adjust to
+    resolve it, when one is at fault.
+
+    >>> str(ConfigError("tile 1536 is not a power of two", "tile", hint="pick 1024 or 2048"))
+    'tile 1536 is not a power of two; pick 1024 or 2048'
+    """
+
+    def __init__(self, message: str, knob: str | None = None, *, hint: str = "") -> None:
+        super().__init__(f"{message}; {hint}" if hint else message)
+        self.cause = message
+        self.hint = hint
         self.knob = knob  # the field name, when one knob is at fault
 
 
@@ -169,8 +180,10 @@ def parse_callable(label: str, text: str) -> Any:
     if not text or text == "None":
         return None
     if text not in _LAMBDAS:
+        where = f"<{label}>"
+        linecache.cache[where] = (len(text), None, [text + "\n"], where)  # a traceback can show the line
         try:
-            fn = eval(compile(text, f"<{label}>", "eval"), {"__builtins__": builtins})  # noqa: S307 - the user's own input
+            fn = eval(compile(text, where, "eval"), {"__builtins__": builtins})  # noqa: S307 - the user's own input
         except SyntaxError as exc:
             raise ConfigError(f"{label}: {text!r} is not valid Python ({exc.msg}); type a lambda, e.g. "
                               f"{LAMBDA_EXAMPLE}") from None

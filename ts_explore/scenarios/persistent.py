@@ -22,7 +22,11 @@ from ..kernels.persistent import SkippingQueue, TileRows
 from ..model.plan import DeviceLimits
 from ..model import QueueKind
 from .base import BuildContext, Built, Scenario, knob, register
-from .common import SkipRule, is_power_of_two, require, runtime, skip_tile, tensor, viewpoint
+from .common import SkipRule, compact, ordinal, is_power_of_two, require, runtime, skip_tile, tensor, viewpoint
+from .knobs import LAMBDA_EXAMPLE, callable_text
+
+
+POW2_TILES = tuple(1 << i for i in range(9, 17))  # 512 ... 65536 int32
 
 
 class PersistentFault(str, Enum):
@@ -37,21 +41,26 @@ class PersistentFault(str, Enum):
 class PersistentCopy:
     """Knobs of the tiled copy and its work queue."""
 
-    queue: QueueKind = QueueKind.STATIC
+    queue: QueueKind = knob(QueueKind.STATIC, label="work queue",
+                            help="none: one CTA per tile; static: each CTA walks its own tiles; "
+                                 "clc: a scheduler task fetches tiles at run time (sm_100+ to launch)")
     tiles: int = knob(12, min=1, max=4096, label="tiles (CPU view)",
                       help="logical tiles in the picture; a launch derives them from its size")
     overlaunch: int = knob(2, min=0, max=64, label="over-launched tiles",
                            help="extra tiles handed out by the queue and skipped")
-    skip: SkipRule = SkipRule.NONE
+    skip: SkipRule = knob(SkipRule.NONE, label="skip rule", help="which tiles the queue skips")
     every_k: int = knob(3, min=2, max=64, label="skip every k-th tile")
-    mask: tuple[int, ...] = knob((1,), label="tile mask", help="tile indices to skip (rule 'tile mask')")
-    skip_fn: Callable[[Any], Any] | None = None  # rule 'user callable': tile -> bool, traced in the kernel too
-    tile: int = knob(8192, min=512, max=65536, step=512, label="tile (int32 elements)")
-    warps: int = knob(4, min=1, max=32, label="warps per task")
-    vector: int = knob(4, min=1, max=4, label="vector width (int32 per access)")
-    per_thread: int = knob(1, min=1, max=8, label="vectors in flight per thread")
+    mask: tuple[int, ...] = knob((1,), min=0, max=65535, label="tile mask",
+                                 help="tile indices to skip (skip rule 'tile mask')")
+    skip_fn: Callable[[Any], Any] | None = knob(None, label="skip rule: user callable",
+                                                help="tile -> bool, traced in the kernel too (skip rule 'user callable')")
+    tile: int = knob(8192, options=POW2_TILES, label="tile (int32 elements)")
+    warps: int = knob(4, options=(1, 2, 4, 8, 16, 32), label="warps per task")
+    vector: int = knob(4, options=(1, 2, 4), label="vector width (int32 per access)",
+                       help="4 = 128-bit loads and stores")
+    per_thread: int = knob(1, options=(1, 2, 4, 8), label="vectors in flight per thread")
     unroll: int = knob(1, min=1, max=8, label="unroll")
-    ctas: int = knob(4, min=0, max=8192, label="persistent CTAs", help="0 fills the GPU; ignored without a queue")
+    ctas: int = knob(4, min=0, max=8192, label="persistent CTAs", help="0 fills the GPU (static queue only)")
     scheduler_stages: int = knob(2, min=1, max=4, label="CLC scheduler stages")
     block: int = knob(0, min=0, max=8191, label="view as CTA")
     cache: CacheHint = knob(CacheHint.NORMAL, label="cache hints",
@@ -87,27 +96,54 @@ class PersistentCopy:
 
 
 def check(cfg: PersistentCopy) -> None:
-    """Reject queue/skip/tile combinations that cannot work, naming the fix."""
+    """Reject queue/skip/tile combinations that cannot work, naming the control and the fix."""
     if cfg.queue is QueueKind.NONE:
-        require(cfg.skip is SkipRule.NONE, f"skip rule {cfg.skip.value!r} needs a work queue to skip tiles",
-                "pick queue=STATIC or CLC, or skip=NONE")
-        require(cfg.overlaunch == 0, "over-launched tiles are skipped by the work queue; without one they "
-                "would copy out of bounds", "set overlaunch=0 or pick queue=STATIC/CLC")
-    require(cfg.vector in (1, 2, 4), f"vector={cfg.vector} is not a 32/64/128-bit access", "use 1, 2 or 4")
-    require(is_power_of_two(cfg.tile), f"tile={cfg.tile} is not a power of two", "use 512, 1024, ... 65536")
+        require(cfg.overlaunch == 0, "over-launched tiles are skipped by the work queue; without one they would "
+                "be copied out of bounds", "set over-launched tiles to 0, or pick work queue static or clc",
+                "overlaunch")
+        require(cfg.skip is SkipRule.NONE, f"skip rule '{cfg.skip.value}' needs a work queue to skip tiles",
+                "pick work queue static or clc, or skip rule none", "skip")
+    require(cfg.vector in (1, 2, 4), f"vector width {cfg.vector} is not a 32/64/128-bit access",
+            "pick vector width 1, 2 or 4", "vector")
+    require(is_power_of_two(cfg.tile), f"tile {cfg.tile} is not a power of two", "pick 512, 1024, ... 65536",
+            "tile")
     row = cfg.threads * cfg.vector * cfg.per_thread
     require(cfg.tile % row == 0 and cfg.tile >= row,
-            f"a {cfg.tile}-element tile is not whole rows of {cfg.threads} threads x {cfg.vector} x {cfg.per_thread}",
-            "raise the tile or lower warps/vector/per_thread")
-    require(cfg.threads_per_cta <= 1024, f"{cfg.threads_per_cta} threads exceed 1024 per CTA", "use fewer warps")
+            f"a tile of {cfg.tile} elements is not whole rows of {cfg.warps} warps x 32 threads x vector width "
+            f"{cfg.vector} x {cfg.per_thread} in flight ({row} elements)",
+            "pick a larger tile, or fewer warps per task, a smaller vector width or fewer vectors in flight", "tile")
+    require(cfg.threads_per_cta <= 1024, f"{cfg.warps} warps per task and the scheduler warp make "
+            f"{cfg.threads_per_cta} threads, more than the 1024 a CTA may have", "pick fewer warps per task",
+            "warps")
     if cfg.skip is SkipRule.CUSTOM:
-        require(callable(cfg.skip_fn), "skip rule 'user callable' has no skip_fn",
-                "pass skip_fn=lambda tile: tile % 4 == 0 (it must also trace on DSL Int32)")
+        require(callable(cfg.skip_fn), "skip rule 'user callable' has no function",
+                f"type a lambda into 'skip rule: user callable', e.g. {LAMBDA_EXAMPLE}", "skip_fn")
     if cfg.skip is SkipRule.MASK:
-        require(all(isinstance(m, int) and m >= 0 for m in cfg.mask), f"mask={cfg.mask!r} must hold tile indices",
-                "use a tuple of non-negative ints, e.g. (1, 4)")
-    require(cfg.block < cfg.grid(), f"view CTA {cfg.block} is not launched ({cfg.grid()} CTAs)",
-            f"pick block < {cfg.grid()}")
+        require(all(isinstance(m, int) and m >= 0 for m in cfg.mask), f"tile mask {cfg.mask!r} must hold tile "
+                "indices", "type tile indices 0 or more, e.g. 1, 4")
+    grid = cfg.grid()
+    require(cfg.block < grid, f"view as CTA {cfg.block}: only {grid} CTA{'' if grid == 1 else 's'} are launched",
+            f"pick view as CTA below {grid}" + (", or raise persistent CTAs" if cfg.queue is QueueKind.STATIC
+                                                else ", or raise tiles"), "block")
+
+
+def inactive(cfg: PersistentCopy) -> dict[str, str]:
+    """Controls that change nothing for this config, and why."""
+    off = {}
+    if cfg.queue is not QueueKind.STATIC:
+        off["ctas"] = ("without a work queue each tile gets its own CTA" if cfg.queue is QueueKind.NONE else
+                       "CLC launches one CTA per tile and hands tiles out at run time")
+    if cfg.queue is not QueueKind.CLC:
+        off["scheduler_stages"] = "only work queue clc has a scheduler task"
+    else:
+        off["block"] = "CLC hands tiles out at run time: every CTA records the same schedule"
+    if cfg.skip is not SkipRule.EVERY_KTH:
+        off["every_k"] = "only skip rule 'every k-th tile' uses it"
+    if cfg.skip is not SkipRule.MASK:
+        off["mask"] = "only skip rule 'tile mask' uses it"
+    if cfg.skip is not SkipRule.CUSTOM:
+        off["skip_fn"] = "only skip rule 'user callable' uses it"
+    return off
 
 
 def _queue(cfg: PersistentCopy, ctx: BuildContext) -> SkippingQueue:
@@ -203,28 +239,50 @@ def build(cfg: PersistentCopy, ctx: BuildContext) -> Built:
         tasks.append(Task(name="scheduler", src_resources=[wq], dst_resources=[wq], warp_idx=cfg.warps,
                           num_warps=1, schedule=scheduler(wq)))
         graph[wq] = [wq]
-    return Built(tasks=tasks, resource_dependency_graph=graph, notes=_notes(cfg, where, ctx))
+    captions = {} if ctx.on_gpu or skip_if is None else {"skippable": skip_caption(cfg, _tiles_of(cfg, where))}
+    return Built(tasks=tasks, resource_dependency_graph=graph, notes=_notes(cfg, where, ctx), captions=captions)
+
+
+def skip_caption(cfg: PersistentCopy, tiles: list[int] | None = None) -> str:
+    """The skip rule and the tiles it skips (of ``tiles``, default all), in a few words."""
+    total = cfg.total_tiles()
+    rule = {SkipRule.NONE: "over-launched tiles only", SkipRule.EVERY_KTH: f"every {ordinal(cfg.every_k)} tile",
+            SkipRule.MASK: f"tile mask {compact(cfg.mask)}",
+            SkipRule.CUSTOM: callable_text(cfg.skip_fn) or "no function"}[cfg.skip]
+    skipped = [t for t in (range(total) if tiles is None else tiles) if cfg.skipped(t)]
+    return f"skip rule: {rule}; skips tiles {compact(skipped)}"
+
+
+def _tiles_of(cfg: PersistentCopy, where: Any) -> list[int] | None:
+    """The tiles the viewed CTA gets (None: handed out at run time, any of them)."""
+    if cfg.queue is QueueKind.STATIC:
+        return list(range(where.block, cfg.total_tiles(), where.grid))
+    return None if cfg.queue is QueueKind.CLC else [where.block]
 
 
 def _notes(cfg: PersistentCopy, where: Any, ctx: BuildContext) -> tuple[str, ...]:
+    """What the viewed CTA does, and how it touches global memory."""
     if ctx.on_gpu:
         return ()
+    return _work_notes(cfg, where) + (f"global memory accesses: {cfg.cache.value}",)
+
+
+def _work_notes(cfg: PersistentCopy, where: Any) -> tuple[str, ...]:
+    """What the viewed CTA does, in words that stay short for thousands of tiles."""
     total = cfg.total_tiles()
+    shape = f"{cfg.rows} row{'' if cfg.rows == 1 else 's'} of {cfg.threads} threads x {cfg.vector} x {cfg.per_thread}"
     if cfg.queue is QueueKind.NONE:
-        mine = [where.block]
-    elif cfg.queue is QueueKind.STATIC:
-        mine = list(range(where.block, total, where.grid))
-    else:
-        mine = []
-    skipped = [t for t in range(total) if cfg.skipped(t)]
-    notes = [f"{total} tiles ({cfg.tiles} logical + {cfg.overlaunch} over-launched), {cfg.rows} rows each; "
-             f"skipped: {skipped or 'none'}"]
+        return (f"CTA {where.block} of {where.grid} copies tile {where.block}: {shape}",)
     if cfg.queue is QueueKind.CLC:
-        notes.append("CLC dynamic persistence hands tiles out at run time (no fixed CTA-to-tile map); it needs "
-                     "a scheduler task and an sm_100+ GPU to run, and still records and verifies here")
-    else:
-        notes.append(f"CTA {where.block} of {where.grid} copies tiles {mine}")
-    return tuple(notes)
+        return (f"{total} tiles ({cfg.tiles} + {cfg.overlaunch} over-launched) are handed out at run time; "
+                f"each copied tile is {shape}", skip_caption(cfg))
+    mine = _tiles_of(cfg, where) or []
+    copied = [t for t in mine if not cfg.skipped(t)]
+    if not copied:
+        return (f"CTA {where.block} of {where.grid} does no work: it skips all its tiles ({compact(mine)})",
+                skip_caption(cfg, mine))
+    return (f"CTA {where.block} of {where.grid} gets tiles {compact(mine)} and copies {len(copied)} of them: {shape}",
+            skip_caption(cfg, mine))
 
 
 SCENARIO = register(Scenario(
@@ -233,6 +291,7 @@ SCENARIO = register(Scenario(
     config_type=PersistentCopy,
     build_fn=build,
     check_fn=check,
+    inactive_fn=inactive,
     description="A tiled copy scheduled three ways: one CTA per tile, a static persistent work queue, "
                 "or CLC dynamic persistence with a scheduler task; tiles can be skipped.",
     kernel="ts_explore.kernels.persistent",

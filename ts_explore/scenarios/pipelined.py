@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 import cutlass.pipeline as pipeline
 from cutlass.experimental.task_scheduling.memory import SmemAllocator
@@ -16,7 +17,7 @@ from ..kernels.access import CacheHint, units
 from ..kernels.pipelined import Loader, SmemStages, Storer, TileIndex, TileSink
 from ..model.plan import DeviceLimits
 from .base import BuildContext, Built, Scenario, knob, register
-from .common import SMEM_PER_CTA_BYTES, is_power_of_two, require, runtime, tensor, viewpoint
+from .common import SMEM_PER_CTA_BYTES, compact, is_power_of_two, require, runtime, tensor, viewpoint
 
 
 class PipelineFault(str, Enum):
@@ -33,15 +34,15 @@ class PipelineFault(str, Enum):
 class PipelinedCopy:
     """Knobs of the producer/consumer copy through shared memory."""
 
-    elements: int = knob(1 << 16, min=256, max=1 << 24, label="elements (CPU view)",
+    elements: int = knob(1 << 16, options=tuple(1 << i for i in range(8, 25)), label="elements (CPU view)",
                          help="int32 elements in the picture; a multiple of the tile")
-    tile: int = knob(4096, min=256, max=16384, step=256, label="tile (int32 elements)",
+    tile: int = knob(4096, options=tuple(1 << i for i in range(8, 15)), label="tile (int32 elements)",
                      help="elements per stage; each CTA walks tiles block, block+grid, ...")
     stages: int = knob(4, min=1, max=8, label="SMEM stages")
-    loader: Loader = Loader.TMA
-    load_warps: int = knob(1, min=1, max=4, label="warps of the load task")
-    store_warps: int = knob(4, min=1, max=16, label="warps of the store task")
-    vector: int = knob(4, min=1, max=4, label="vector width (int32 per access)")
+    loader: Loader = knob(Loader.TMA, label="loader", help="who fills a stage: the bulk-copy engine or the load warps")
+    load_warps: int = knob(1, options=(1, 2, 4), label="warps of the load task")
+    store_warps: int = knob(4, options=(1, 2, 4, 8, 16), label="warps of the store task")
+    vector: int = knob(4, options=(1, 2, 4), label="vector width (int32 per access)")
     ctas: int = knob(4, min=0, max=8192, label="CTAs", help="0 fills the GPU")
     block: int = knob(0, min=0, max=8191, label="view as CTA")
     storer: Storer = knob(Storer.THREADS, label="store path",
@@ -68,32 +69,34 @@ class PipelinedCopy:
 
 
 def check(cfg: PipelinedCopy) -> None:
-    """Reject impossible stage/tile/warp combinations, naming the fix."""
-    require(cfg.vector in (1, 2, 4), f"vector={cfg.vector} is not a 32/64/128-bit access", "use 1, 2 or 4")
-    require(is_power_of_two(cfg.tile), f"tile={cfg.tile} is not a power of two", "use 256, 512, ... 16384")
+    """Reject impossible stage/tile/warp combinations, naming the control and the fix."""
+    require(cfg.vector in (1, 2, 4), f"vector width {cfg.vector} is not a 32/64/128-bit access",
+            "pick vector width 1, 2 or 4", "vector")
+    require(is_power_of_two(cfg.tile), f"tile {cfg.tile} is not a power of two", "pick 256, 512, ... 16384", "tile")
     store_share = cfg.vector * cfg.store_warps * 32
     require(cfg.tile % store_share == 0,
-            f"a {cfg.tile}-element tile does not split evenly over {cfg.store_warps} store warps x {cfg.vector}",
-            "raise the tile or lower store_warps/vector")
+            f"a tile of {cfg.tile} elements does not split evenly over {cfg.store_warps} store warps x 32 threads "
+            f"x vector width {cfg.vector}", "pick a larger tile, or fewer warps of the store task or a smaller "
+            "vector width", "tile")
     require(cfg.storer is Storer.TMA or cfg.tile // store_share <= 64,
-            f"each store thread would hold {cfg.tile // store_share} vectors in registers",
-            "use more store warps or a smaller tile")
+            f"each store thread would hold {cfg.tile // store_share} vectors in registers (64 at most)",
+            "pick more warps of the store task, a larger vector width or a smaller tile", "tile")
     require(cfg.smem_bytes <= SMEM_PER_CTA_BYTES,
-            f"{cfg.stages} stages x {cfg.tile * 4} B = {cfg.smem_bytes} B exceed the {SMEM_PER_CTA_BYTES} B of "
-            "shared memory a CTA may use", "lower stages or tile")
+            f"{cfg.stages} SMEM stages x {cfg.tile * 4} B = {cfg.smem_bytes} B exceed the {SMEM_PER_CTA_BYTES} B of "
+            "shared memory a CTA may use", "pick fewer SMEM stages or a smaller tile", "stages")
     if cfg.loader is Loader.TMA:
-        require(cfg.load_warps == 1, f"the bulk-copy loader issues from one thread; load_warps={cfg.load_warps} "
-                "would leave warps idle", "set load_warps=1 (or loader=THREADS)")
+        require(cfg.load_warps == 1, f"the bulk-copy loader issues from one thread; {cfg.load_warps} warps of the "
+                "load task would leave warps idle", "pick 1 warp of the load task, or loader threads", "load_warps")
     else:
         load_share = cfg.vector * cfg.load_warps * 32
         require(cfg.tile % load_share == 0,
-                f"a {cfg.tile}-element tile does not split evenly over {cfg.load_warps} load warps x {cfg.vector}",
-                "raise the tile or lower load_warps")
-    require(cfg.threads <= 1024, f"{cfg.threads} threads exceed 1024 per CTA", "use fewer warps")
-    require(cfg.elements % cfg.tile == 0, f"elements={cfg.elements} is not a multiple of tile={cfg.tile}",
-            "pick a multiple of the tile")
-    require(cfg.block < cfg.grid(), f"view CTA {cfg.block} is not launched ({cfg.grid()} CTAs)",
-            f"pick block < {cfg.grid()} or raise ctas")
+                f"a tile of {cfg.tile} elements does not split evenly over {cfg.load_warps} load warps x 32 threads "
+                f"x vector width {cfg.vector}", "pick a larger tile or fewer warps of the load task", "load_warps")
+    require(cfg.threads <= 1024, f"{cfg.store_warps + cfg.load_warps} warps make {cfg.threads} threads, more than "
+            "the 1024 a CTA may have", "pick fewer warps of the store task", "store_warps")
+    grid = cfg.grid()
+    require(cfg.block < grid, f"view as CTA {cfg.block}: only {grid} CTA{'' if grid == 1 else 's'} are launched",
+            f"pick view as CTA below {grid}, or raise CTAs or elements", "block")
     check_store_path(cfg)
 
 
@@ -102,12 +105,21 @@ def check_store_path(cfg: PipelinedCopy) -> None:
     shows the deadlock)."""
     if cfg.storer is Storer.TMA:
         require(cfg.loader is Loader.TMA, "the bulk store path reads stages the bulk-copy engine filled; threads "
-                "writing them would need a proxy fence", "set loader=TMA or storer=THREADS")
-        require(cfg.store_warps == 1, f"the bulk store path issues from one thread; store_warps={cfg.store_warps} "
-                "would leave warps idle", "set store_warps=1 (or storer=THREADS)")
+                "writing them would need a proxy fence", "pick the bulk-copy loader, or the threads store path",
+                "storer")
+        require(cfg.store_warps == 1, f"the bulk store path issues from one thread; {cfg.store_warps} store warps "
+                "would leave warps idle", "pick 1 warp of the store task (or the threads store path)", "store_warps")
     else:
         require(cfg.bulk_stores == 1, "bulk stores in flight apply to the bulk store path",
-                "set storer=TMA or bulk_stores=1")
+                "pick the bulk store path, or 1 bulk store in flight", "bulk_stores")
+
+
+def inactive(cfg: PipelinedCopy) -> dict[str, str]:
+    """Controls that change nothing for this config, and why."""
+    out = {"load_warps": "the bulk-copy loader issues from one thread"} if cfg.loader is Loader.TMA else {}
+    if cfg.storer is not Storer.TMA:
+        out["bulk_stores"] = "only the bulk store path keeps stores in flight"
+    return out
 
 
 def pipeline_config(cfg: PipelinedCopy) -> PipelineConfig:
@@ -193,13 +205,19 @@ def build(cfg: PipelinedCopy, ctx: BuildContext) -> Built:
                       num_warps=cfg.store_warps, schedule=(bulk_store if bulk else store)(smem, out))
     load_task = Task(name="load", src_resources=[index], dst_resources=[smem], warp_idx=cfg.store_warps,
                      num_warps=cfg.load_warps, schedule=load(index, smem))
-    notes = () if ctx.on_gpu else (
-        f"CTA {where.block} copies tiles {where.block}, {where.block}+{where.grid}, ... of {n_tiles}",
-        f"{cfg.stages} stages x {cfg.tile * 4} B of shared memory; loader: {cfg.loader.value}; "
-        f"store path: {cfg.storer.value}",
-    )
+    notes = () if ctx.on_gpu else _notes(cfg, where, n_tiles)
     return Built(tasks=[store_task, load_task], resource_dependency_graph={smem: [index], out: [smem]},
                  task_manager_kwargs={"smem_allocator": allocator}, notes=notes)
+
+
+def _notes(cfg: PipelinedCopy, where: Any, n_tiles: int) -> tuple[str, ...]:
+    """What the viewed CTA copies, and the stage ring it copies through."""
+    mine = list(range(where.block, n_tiles, where.grid))
+    loader = "the bulk-copy engine (TMA)" if cfg.loader is Loader.TMA else f"{cfg.load_warps} load warp(s)"
+    return (f"CTA {where.block} of {where.grid} copies {len(mine)} of the {n_tiles} tiles: {compact(mine)}",
+            f"smem: {cfg.stages} stage{'' if cfg.stages == 1 else 's'} x {cfg.tile * 4} B, filled by {loader}, "
+            f"drained by {cfg.store_warps} store warp(s), {cfg.vector} int32 per access; store path: "
+            f"{cfg.storer.value}; global memory accesses: {cfg.cache.value}")
 
 
 SCENARIO = register(Scenario(
@@ -208,6 +226,7 @@ SCENARIO = register(Scenario(
     config_type=PipelinedCopy,
     build_fn=build,
     check_fn=check,
+    inactive_fn=inactive,
     description="A load task fills a ring of shared-memory stages (bulk copy engine or threads); "
                 "a store task waits, reads, releases and writes global memory.",
     kernel="ts_explore.kernels.pipelined",

@@ -23,9 +23,10 @@ class VarlenCopy:
                                     help="one entry per work tile; a launch repeats them to reach its size")
     dynamic: bool = knob(True, label="dynamic domain (get_domain)",
                          help="off: every tile loops to the longest length and guards each access")
-    queue: QueueKind = QueueKind.STATIC
+    queue: QueueKind = knob(QueueKind.STATIC, options=(QueueKind.NONE, QueueKind.STATIC), label="work queue",
+                            help="none: one CTA per segment; static: each CTA walks its own segments")
     warps: int = knob(1, min=1, max=32, label="warps per task")
-    ctas: int = knob(4, min=0, max=8192, label="persistent CTAs", help="0 fills the GPU")
+    ctas: int = knob(4, min=0, max=8192, label="persistent CTAs", help="0 fills the GPU (static queue only)")
     view_tile: int = knob(3, min=0, max=4095, label="view tile", help="whose domain the picture shows")
     thread: int = knob(0, min=0, max=1023, label="view as thread")
 
@@ -43,17 +44,22 @@ class VarlenCopy:
 
 
 def check(cfg: VarlenCopy) -> None:
-    """Reject impossible varlen configs, naming the fix."""
-    require(len(cfg.lengths) > 0, "lengths is empty", "give at least one segment length")
-    require(all(isinstance(n, int) and n >= 0 for n in cfg.lengths), f"lengths={cfg.lengths!r} must be ints >= 0",
-            "use a tuple such as (5, 17, 1)")
-    require(cfg.max_len > 0, "every segment is empty", "give at least one positive length")
-    require(cfg.queue is not QueueKind.CLC, "the varlen demo schedules tiles statically",
-            "pick queue=NONE or STATIC (CLC is shown by the persistent copy)")
-    require(cfg.view_tile < len(cfg.lengths), f"view tile {cfg.view_tile} does not exist",
-            f"pick view_tile < {len(cfg.lengths)}")
-    require(cfg.thread < cfg.threads, f"view thread {cfg.thread} does not exist in a {cfg.threads}-thread CTA",
-            f"pick thread < {cfg.threads}")
+    """Reject impossible varlen configs, naming the control and the fix."""
+    require(len(cfg.lengths) > 0, "segment lengths is empty", "type at least one length, e.g. 5, 17, 1")
+    require(all(isinstance(n, int) and n >= 0 for n in cfg.lengths),
+            f"segment lengths {cfg.lengths!r} must be whole numbers 0 or more", "type e.g. 5, 17, 1")
+    require(cfg.max_len > 0, "every segment is empty", "type at least one positive segment length")
+    require(cfg.queue is not QueueKind.CLC, "the varlen copy hands segments out statically",
+            "pick work queue none or static (the persistent copy shows clc)", "queue")
+    require(cfg.view_tile < len(cfg.lengths), f"view tile {cfg.view_tile}: there are {len(cfg.lengths)} segments",
+            f"pick view tile below {len(cfg.lengths)}, or type more segment lengths", "view_tile")
+    require(cfg.thread < cfg.threads, f"view as thread {cfg.thread}: a CTA of {cfg.warps} warps has "
+            f"{cfg.threads} threads", f"pick view as thread below {cfg.threads}, or more warps per task", "thread")
+
+
+def inactive(cfg: VarlenCopy) -> dict[str, str]:
+    """Controls that change nothing for this config, and why."""
+    return {"ctas": "without a work queue each segment gets its own CTA"} if cfg.queue is not QueueKind.STATIC else {}
 
 
 def build(cfg: VarlenCopy, ctx: BuildContext) -> Built:
@@ -100,12 +106,27 @@ def build(cfg: VarlenCopy, ctx: BuildContext) -> Built:
     view_tile = instance_value(ctx, "view_tile", cfg.view_tile)
     task = VarlenTask(offsets=offsets, lengths=cfg.lengths, view_tile=view_tile, name="varlen_copy",
                       src_resources=resources, dst_resources=[dst], warp_idx=0, num_warps=cfg.warps, schedule=tree)
-    notes = () if ctx.on_gpu else (
-        f"tile {view_tile} has {cfg.lengths[view_tile]} elements; thread {where.thread} copies offsets "
-        f"{where.thread}, {where.thread}+{threads}, ... "
-        + ("(loop end = get_domain)" if cfg.dynamic else f"(loop end = {cfg.max_len}, guarded)"),
-    )
-    return Built(tasks=[task], resource_dependency_graph=graph, notes=notes)
+    notes: tuple[str, ...] = ()
+    captions: dict[str, str] = {}
+    if not ctx.on_gpu:
+        length = cfg.lengths[view_tile]
+        trips = len(range(where.thread, length, threads))
+        end = "get_domain" if cfg.dynamic else f"{cfg.max_len}, guarded"
+        who = f"thread {where.thread} in work tile {view_tile} ({length} elements; loop end = {end})"
+        walk = (f"{where.grid} CTA{'' if where.grid == 1 else 's'} walk the {len(cfg.lengths)} work tiles"
+                if cfg.queue is QueueKind.STATIC else f"one CTA for each of the {len(cfg.lengths)} work tiles")
+        notes = (f"{who} does no work (0 iterations)" if trips == 0 else
+                 f"{who} copies offsets {where.thread}, {where.thread + threads}, ...: {trips} iteration"
+                 f"{'' if trips == 1 else 's'}", walk)
+        captions = {"domain_loop": f"segment lengths {_lengths_text(cfg.lengths)}; work tile {view_tile}: "
+                                   f"{length} elements, {trips} iteration{'' if trips == 1 else 's'} for this thread"}
+    return Built(tasks=[task], resource_dependency_graph=graph, notes=notes, captions=captions)
+
+
+def _lengths_text(lengths: tuple[int, ...], most: int = 12) -> str:
+    """The first few lengths and how many there are."""
+    shown = ", ".join(str(n) for n in lengths[:most])
+    return shown if len(lengths) <= most else f"{shown}, ... ({len(lengths)} segments)"
 
 
 SCENARIO = register(Scenario(
@@ -114,6 +135,7 @@ SCENARIO = register(Scenario(
     config_type=VarlenCopy,
     build_fn=build,
     check_fn=check,
+    inactive_fn=inactive,
     description="Packed variable-length segments copied into padded rows; the loop end comes from "
                 "VarlenTask.get_domain per work tile (or the longest length, guarded).",
     kernel="ts_explore.kernels.varlen",
