@@ -9,7 +9,7 @@ small integers. Resources, counters and tallies are referred to by index.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # Race-relevant access kinds, TS's words (see ts_explore.check.held).
 PROD_HELD, PROD, CONS_HELD, CONS = "prod_held", "prod", "cons_held", "cons"
@@ -85,8 +85,8 @@ class SearchProblem:
 
     ``alias[r]`` are the resources sharing bytes with ``r``; ``prod_alias`` /
     ``cons_alias`` restrict ``r``'s side to the ranges its producer or consumer
-    touches (TS's role alias maps). ``overlaps[(a, b)]`` (a < b) describes the
-    shared bytes, e.g. ``smem[0:1024]``. ``race_check`` is False when no two
+    touches (TS's role alias maps). ``overlaps`` holds ``(a, b, text)`` with
+    a < b describing the shared bytes, e.g. ``smem[0:1024]``. ``race_check`` is False when no two
     resources alias (TS then skips the race check).
     """
 
@@ -98,7 +98,7 @@ class SearchProblem:
     alias: tuple[frozenset[int], ...] = ()
     prod_alias: tuple[frozenset[int], ...] = ()
     cons_alias: tuple[frozenset[int], ...] = ()
-    overlaps: dict[tuple[int, int], str] = field(default_factory=dict)
+    overlaps: tuple[tuple[int, int, str], ...] = ()
     aliased: frozenset[int] = frozenset()  # resources in TS's alias map (their steps update ownership)
     race_check: bool = False
     domain_interleaved: frozenset[int] = frozenset()
@@ -123,6 +123,11 @@ class SearchProblem:
     def lane_lengths(self) -> tuple[int, ...]:
         """Steps per task."""
         return tuple(len(lane) for lane in self.lanes)
+
+    def overlap(self, a: int, b: int) -> str:
+        """The bytes resources ``a`` and ``b`` share, in TS's words (``?`` when unknown)."""
+        lo, hi = min(a, b), max(a, b)
+        return next((text for x, y, text in self.overlaps if (x, y) == (lo, hi)), "?")
 
     def step_text(self, task: int, index: int) -> str:
         """``ConsumerWait(smem)``: a step the way TS's path printout names it."""

@@ -129,12 +129,11 @@ def check_run(problem: SearchProblem, result: SearchResult) -> CheckRun:
     deadlocks = [_deadlock_info(problem, d) for d in result.deadlocks]
     races = []
     for r in result.races:
-        pair = (min(r.writer_resource, r.victim_resource), max(r.writer_resource, r.victim_resource))
         races.append(
             ec.RaceInfo(
                 cursors=r.cursors, writer_task=names[r.writer_task], writer_resource=res[r.writer_resource],
                 victim_task=names[r.victim_task], victim_resource=res[r.victim_resource],
-                victim_access=r.victim_access, overlap_desc=problem.overlaps.get(pair, "?"),
+                victim_access=r.victim_access, overlap_desc=problem.overlap(r.writer_resource, r.victim_resource),
             )
         )
     pdl = [ec.PdlOrderInfo(cursors=p.cursors, launch_task=names[p.task], launch_resource=res[p.resource])

@@ -293,11 +293,11 @@ def search_problem(
         return tuple(frozenset(r) for r in rows)
 
     alias = table(alias_map or {})
-    overlaps = {}
+    overlaps = []
     for (a, b), text in overlap_descs.items():
         if a in idx.ids and b in idx.ids:
             ia, ib = idx.ids[a], idx.ids[b]
-            overlaps[(min(ia, ib), max(ia, ib))] = text
+            overlaps.append((min(ia, ib), max(ia, ib), text))
     return SearchProblem(
         tasks=tuple(t.name for t in tasks),
         lanes=tuple(lanes),
@@ -307,7 +307,7 @@ def search_problem(
         alias=alias,
         prod_alias=table(prod_alias_map),
         cons_alias=table(cons_alias_map),
-        overlaps=overlaps,
+        overlaps=tuple(overlaps),
         aliased=frozenset(res_of(r) for r in (alias_map or {})),
         race_check=bool(alias_map),
         domain_interleaved=frozenset(res_of(r) for r in domain_rids),
