@@ -41,8 +41,9 @@ from __future__ import annotations
 import contextlib
 import random
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator
+from typing import Any
 
 import cutlass.pipeline as pipeline
 from cutlass.experimental.task_scheduling import when_false, when_true
@@ -300,7 +301,8 @@ def _consume(name: str, rng: random.Random, plain: bool = False) -> tuple[Op, ..
 class _Draft:
     """A spec under construction: per task, lists of head/body/tail blocks."""
 
-    def __init__(self, n: int, iterations: int) -> None:
+    def __init__(self, n: int, iterations: int, max_stages: int) -> None:
+        self.max_stages = max_stages
         self.resources: list[ResourceSpec] = []
         self.head: list[list[Block]] = [[] for _ in range(n)]
         self.body: list[list[Block]] = [[] for _ in range(n)]
@@ -314,6 +316,11 @@ class _Draft:
         name = f"{prefix}{len(self.resources)}"
         self.resources.append(ResourceSpec(name, kind, stages, consumers, offset))
         return name
+
+
+def _few(d: _Draft, rng: random.Random) -> int:
+    """1 or 2 stages (within the limit)."""
+    return rng.randint(1, min(2, d.max_stages))
 
 
 def _guard(rng: random.Random, iterations: int) -> str:
@@ -353,7 +360,7 @@ def generate(seed: int, *, min_tasks: int = 2, max_tasks: int = 5, max_iteration
     """The task set of ``seed`` (deterministic): 2-5 tasks, 1-8 iterations, 1-4 stages by default."""
     rng = random.Random(seed)
     n = rng.randint(min_tasks, max_tasks)
-    d = _Draft(n, rng.randint(1, max_iterations))
+    d = _Draft(n, rng.randint(1, max_iterations), max_stages)
     persistent = rng.random() < 0.2
     skip_if = persistent and rng.random() < 0.5
     if persistent:
@@ -391,13 +398,13 @@ def generate(seed: int, *, min_tasks: int = 2, max_tasks: int = 5, max_iteration
 
     if rng.random() < 0.12:  # a TMA -> MMA -> epilogue chain with DMA reads of an aliased tile
         a, b, c = (rng.sample(range(n), 3) if n >= 3 else (0, 1, 0))
-        _channel(d, rng, a, [b], DMA_TILE, rng.randint(1, 2), rng.choice(offsets))
+        _channel(d, rng, a, [b], DMA_TILE, _few(d, rng), rng.choice(offsets))
         _channel(d, rng, b, [c] if c != b else [a], UMMA, 1)
         d.features.append("dma")
 
     if rng.random() < 0.15:  # a channel in HEAD/TAIL only
         p, c = rng.sample(range(n), 2)
-        name = d.add(ASYNC, rng.randint(1, 2))
+        name = d.add(ASYNC, _few(d, rng))
         d.head[p].append(Block(_produce(name, rng)))
         (d.tail if rng.random() < 0.5 else d.head)[c].append(Block(_consume(name, rng)))
         d.features.append("head/tail")
@@ -450,7 +457,7 @@ def _mutate(d: _Draft, rng: random.Random, intent: str, n: int, skippable: bool)
         return intent
     if intent == "cross_wait":
         a, b = rng.sample(range(n), 2)
-        x, y = d.add(ASYNC, rng.randint(1, 2)), d.add(ASYNC, rng.randint(1, 2))
+        x, y = d.add(ASYNC, _few(d, rng)), d.add(ASYNC, _few(d, rng))
         d.body[a].append((Block(_consume(y, rng) + _produce(x, rng)),))
         d.body[b].append((Block(_consume(x, rng) + _produce(y, rng)),))
         return intent

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import importlib.util
 import warnings
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cutlass.experimental.task_scheduling import schedule_builder as sb
 from cutlass.experimental.task_scheduling.enums import ScheduleStage

@@ -8,24 +8,30 @@ from typing import Any
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from cutlass.experimental.task_scheduling import task_manager as ts_tm
-from cutlass.experimental.task_scheduling.resources import WorkQueue
+from cutlass.experimental.task_scheduling.resources import PdlLaunchBarrier, PdlWaitBarrier, WorkQueue
 
 from ts_explore.reader.own_checker import check_all_interleavings as ours
 
 
 def variants(tasks: list[Any]) -> list[dict[str, Any]]:
-    """The checker calls TaskManager makes: per opaque assignment, normal and (with skip_if) skipped tile."""
-    wq = any(isinstance(r, WorkQueue) for t in tasks for r in [*t.src_resources, *t.dst_resources])
+    """The checker calls TaskManager makes: per opaque assignment, normal and (with skip_if) skipped tile.
+
+    With PDL barriers, each also with ``assume_pdl_wait_completed=True`` (TaskManager's keyword).
+    """
+    used = [r for t in tasks for r in [*t.src_resources, *t.dst_resources]]
+    wq = any(isinstance(r, WorkQueue) for r in used)
+    pdl = any(isinstance(r, (PdlWaitBarrier, PdlLaunchBarrier)) for r in used)
     skip = any(getattr(t, "skip_if", None) is not None for t in tasks)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assignments = ts_tm._opaque_assignments(ts_tm._collect_opaque_keys(tasks))
     out = []
     for a in assignments:
-        base = {"num_tiles": 2 if wq else 1, "opaque_assignment": a}
-        out.append(base)
-        if skip:
-            out.append({**base, "skipped_tile": True})
+        for assume in (False, True) if pdl else (False,):
+            base = {"num_tiles": 2 if wq else 1, "opaque_assignment": a, "assume_pdl_wait_completed": assume}
+            out.append(base)
+            if skip:
+                out.append({**base, "skipped_tile": True})
     return out
 
 

@@ -115,3 +115,14 @@ def test_the_reduction_proves_what_ts_stops_on():
     assert not broken.is_safe and len(broken.deadlock_states) == 1
     blocked = {(task, stage) for task, _res, stage in broken.deadlock_states[0].blocked_tasks}
     assert ("Loader2", "ProducerAcquire") in blocked and ("Mma", "ConsumerWait") in blocked
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from ts_explore.check import engine
+    from ts_explore.gallery import gemm_family as family
+
+    for module in (engine, family):
+        failed, tried = doctest.testmod(module)
+        assert tried and not failed, module.__name__

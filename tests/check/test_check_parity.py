@@ -74,7 +74,7 @@ def test_generated_sets_cover_every_finding_kind():
 
     kinds: set[str] = set()
     safe = 0
-    for seed in range(0, 120):
+    for seed in range(120):
         tasks = generate(seed, **LIMITS).build()["tasks"]
         for variant in variants(tasks)[:1]:
             facts = run_ts(tasks, max_states=CAP, early_exit=False, **variant)

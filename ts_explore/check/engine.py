@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import time
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 from .held import Held, apply_held, find_races, freeze
 from .problem import SearchProblem
 from .reduction import branch_set
-from .tables import Tables, compile_problem
+from .tables import compile_problem
 
 Progress = Callable[[int, float, float], None]
 DEFAULT_MAX_STATES = 10_000_000
@@ -153,7 +154,11 @@ class _Levels:
 
 
 def moves_of(order: bytes) -> tuple[Move, ...]:
-    """``(task, step)`` moves from the moving tasks in order: a task's k-th move runs its k-th step."""
+    """``(task, step)`` moves from the moving tasks in order: a task's k-th move runs its k-th step.
+
+    >>> [tuple(m) for m in moves_of(bytes([0, 1, 0]))]
+    [(0, 0), (1, 0), (0, 1)]
+    """
     seen: dict[int, int] = {}
     out = []
     for t in order:

@@ -114,9 +114,12 @@ def _participants(tasks: list[Any]) -> tuple[dict[int, int], dict[int, int]]:
             (task.src_resources, consumers, ScheduleStage.ConsumerWait),
         ):
             for res in side:
-                if ec._is_tracked(res) and res.pipeline_config is not None:
-                    if not ts_tm._count_independent_interleave_lane(counts, id(res), task, res, stage):
-                        counts[id(res)] = counts.get(id(res), 0) + 1
+                if (
+                    ec._is_tracked(res)
+                    and res.pipeline_config is not None
+                    and not ts_tm._count_independent_interleave_lane(counts, id(res), task, res, stage)
+                ):
+                    counts[id(res)] = counts.get(id(res), 0) + 1
     return producers, consumers
 
 
@@ -249,7 +252,7 @@ def search_problem(
     )
 
     idx = _Index(resources)
-    for rid, res in id_to_res.items():
+    for res in id_to_res.values():
         idx.of(res)
 
     def res_of(rid: int) -> int:
