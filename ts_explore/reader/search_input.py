@@ -286,13 +286,18 @@ def search_problem(
             )
         lanes.append(tuple(lane))
 
+    maps = (alias_map or {}, prod_alias_map, cons_alias_map)
+    for amap in maps:  # ids only a passed-in alias map mentions get an index before the tables are sized
+        for rid, others in amap.items():
+            res_of(rid)
+            for o in others:
+                res_of(o)
     n_res = len(idx.names)
 
     def table(amap: dict[int, set[int]]) -> tuple[frozenset[int], ...]:
         rows: list[set[int]] = [set() for _ in range(n_res)]
         for rid, others in amap.items():
-            if rid in idx.ids:
-                rows[idx.ids[rid]].update(res_of(o) for o in others)
+            rows[idx.ids[rid]].update(idx.ids[o] for o in others)
         return tuple(frozenset(r) for r in rows)
 
     alias = table(alias_map or {})
