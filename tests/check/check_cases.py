@@ -80,7 +80,7 @@ for _name in SEED:
     HAND_MADE[f"seed:{_name}"] = partial(seed_task_set, _name)
 for _name in scenarios.CATALOG:
     HAND_MADE[f"scenario:{_name}"] = partial(_scenario, _name)
-for _n, _iters, _dead in ((1, 4, False), (2, 3, False), (2, 3, True), (3, 2, True)):
+for _n, _iters, _dead in ((1, 4, False), (2, 3, False), (1, 6, True), (2, 5, True)):
     HAND_MADE[f"gemm:{_n}x{_iters}{':deadlock' if _dead else ''}"] = partial(
         _tasks, partial(gemm_family, _n, _iters, deadlock=_dead)
     )

@@ -191,6 +191,8 @@ def search(
     if isinstance(max_states, bool) or not isinstance(max_states, int) or max_states < 0:
         raise ValueError(f"max_states must be a non-negative int, got {max_states!r}")
     start = time.perf_counter()
+    if not problem.lanes:  # no task: nothing to explore (TS reports 0 states, safe)
+        return SearchResult((), (), (), 0, 0, False, False, 0.0, reduce, max_states)
     t = compile_problem(problem)
     n = t.n
     lanes = problem.lanes

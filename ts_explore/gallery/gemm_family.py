@@ -11,7 +11,12 @@ steps commute (what a partial-order reduction removes).
 
 ``deadlock=True`` leaves out the MMA task's release of the last operand
 buffer: that loader runs out of free slots after ``stages`` iterations and
-the MMA task then waits for a commit that never comes.
+the MMA task then waits for a commit that never comes (so it deadlocks only
+when ``iterations > stages``).
+
+With the default 4 operand stages and 2 accumulator stages, TS's search
+visits 10,585 states for 3 tasks x 32 iterations, 182,587 for 4 tasks and
+passes its 1,000,000-state cap from 5 tasks on.
 
 >>> case = gemm_family(2, 4)
 >>> [t.name for t in case["tasks"]]
@@ -47,7 +52,7 @@ class GemmBuffer(MemoryResource):
 
 
 def gemm_family(
-    loaders: int, iterations: int, *, stages: int = 2, acc_stages: int = 2, deadlock: bool = False
+    loaders: int, iterations: int, *, stages: int = 4, acc_stages: int = 2, deadlock: bool = False
 ) -> dict[str, Any]:
     """Fresh ``dict(tasks=..., resource_dependency_graph=...)``: ``loaders`` + 2 tasks, ``iterations`` each."""
     for name, value, least in (("loaders", loaders, 1), ("iterations", iterations, 1), ("stages", stages, 1),
