@@ -5,7 +5,7 @@ the same length (the sum of the cursors): the state graph is layered, and
 breadth-first search meets a state again only within the level it is
 building. Duplicate detection therefore needs only the next level's set;
 earlier levels keep just a parent index (4 bytes) and the task that moved
-(1 byte) per state, enough to rebuild the shortest path to any finding.
+(1 byte, so at most 255 tasks) per state, enough to rebuild the shortest path to any finding.
 
 Per state, in TS's order: races (held entries + the enabled tasks' next
 point accesses), completion, deadlock (nothing enabled), then the moves in
@@ -141,7 +141,7 @@ class _Levels:
     """Parent index and moving task of every state, per level, for rebuilding paths."""
 
     def __init__(self) -> None:
-        self.parents: list[array] = [array("l")]
+        self.parents: list[array] = [array("i")]
         self.tasks: list[bytearray] = [bytearray()]
 
     def path(self, level: int, index: int) -> bytes:
@@ -193,6 +193,8 @@ def search(
     start = time.perf_counter()
     if not problem.lanes:  # no task: nothing to explore (TS reports 0 states, safe)
         return SearchResult((), (), (), 0, 0, False, False, 0.0, reduce, max_states)
+    if len(problem.lanes) > 255:
+        raise ValueError(f"the search handles at most 255 tasks (one byte per move), got {len(problem.lanes)}")
     t = compile_problem(problem)
     n = t.n
     lanes = problem.lanes
@@ -224,7 +226,7 @@ def search(
 
     while level and not stop:
         nxt: dict[object, int] = {}
-        parents = array("l")
+        parents = array("i")
         moved = bytearray()
         nxt_helds: list[Held] | None = [] if track_held else None
         states: list[int] = []  # the next level's states, when keys are not the states themselves
