@@ -8,12 +8,16 @@ format of :func:`ts_explore.reader.ts_search.capture_paths`. So a run of
 ours becomes an :class:`~ts_explore.model.verdict.ExhaustiveRun` through
 the unchanged ``ts_search.convert_run``::
 
-    run = check_all_interleavings(tasks, num_tiles=2)
+    kwargs = {"num_tiles": 2, "opaque_assignment": {}}
+    run = check_all_interleavings(tasks, **kwargs, progress=report, cancel=stop_event)
     record = ts_search.RunRecord(kwargs, run, run_by="ts-explore", paths=run.paths)
     ts_search.convert_run(record, lanes, model, ts_names, display, run.paths, opaque)
 
-One difference from TS, on purpose: ``is_safe`` is False when the search hit
-its state cap or was cancelled (TS reports a capped search as safe).
+Differences from TS, on purpose: ``is_safe`` is False when the search hit
+its state cap or was cancelled (TS reports a capped search as safe), and
+``hit_state_limit`` is also True after a cancel, so a converted run reads
+"not proven" either way (``cancelled`` tells which). ``engine``,
+``states_explored`` and ``elapsed_s`` describe what was proven how.
 """
 
 from __future__ import annotations
