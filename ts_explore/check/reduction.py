@@ -1,0 +1,81 @@
+"""Stubborn sets: which enabled tasks a state must branch on (the partial-order reduction).
+
+Computed per state from static tables (:mod:`ts_explore.check.tables`), at
+task granularity: a set ``S`` of unfinished tasks is closed when
+
+* for every task in ``S`` whose next step is **enabled** and takes a credit
+  from counter ``x``, every task that may still take a credit from ``x`` is
+  in ``S``; and every task that may still touch an alias group the step
+  touches (ownership state) is in ``S``;
+* for every task in ``S`` whose next step is **disabled**, every task that
+  may still give the credit it needs (a commit or release on that counter)
+  is in ``S``; for a PDL launch held back because no PDL wait ran yet,
+  every task with a PDL wait still ahead is in ``S``.
+
+Giving a credit, running local work, ``try_*`` probes, WorkQueue steps and
+PDL waits conflict with nothing (additions commute and never disable a
+step), so a task whose next step is one of those forms ``S`` alone. The
+branch set is the enabled part of the closed ``S`` with the fewest enabled
+steps; it must contain an invisible step (one that cannot end a race or a
+PDL violation: no ownership change, no point access on an aliased buffer,
+no PDL wait while none ran yet) unless it is every enabled step. The
+soundness argument is in the package docstring (:mod:`ts_explore.check`).
+"""
+
+from __future__ import annotations
+
+from .tables import Tables
+
+
+def branch_set(t: Tables, cur: list[int], enabled: list[int], held_back: list[int], flag: bool) -> list[int]:
+    """The enabled tasks to explore at a state (``enabled`` in task order; all of it when nothing smaller is sound).
+
+    ``held_back`` are tasks stopped at a PDL launch because no PDL wait ran yet.
+    """
+    if len(enabled) <= 1:
+        return enabled
+    vis = t.visible
+    pdlw = t.pdl_wait
+    # fast path: a step that conflicts with nothing and cannot end a violation
+    for v in enabled:
+        c = cur[v]
+        if not t.dec_bits[v][c] and not t.group_bits[v][c] and not vis[v][c] and (flag or not pdlw[v][c]):
+            return [v]
+    enabled_set = set(enabled)
+    held_set = set(held_back)
+    unfinished = [u for u in range(t.n) if cur[u] < t.lens[u]]
+    fut_dec = [t.fut_dec[u][cur[u]] for u in range(t.n)]
+    fut_inc = [t.fut_inc[u][cur[u]] for u in range(t.n)]
+    fut_grp = [t.fut_groups[u][cur[u]] for u in range(t.n)]
+    best: list[int] = enabled
+    for seed in enabled:
+        members = {seed}
+        stack = [seed]
+        while stack:
+            v = stack.pop()
+            c = cur[v]
+            if v in enabled_set:
+                d, g = t.dec_bits[v][c], t.group_bits[v][c]
+                if not (d or g):
+                    continue
+                add = [u for u in unfinished if u not in members and (fut_dec[u] & d or fut_grp[u] & g)]
+            elif v in held_set:
+                add = [u for u in unfinished if u not in members and t.fut_pdl_wait[u][cur[u]]]
+            else:
+                x = t.need_bit[v][c]
+                add = [u for u in unfinished if u not in members and fut_inc[u] & x]
+            members.update(add)
+            stack.extend(add)
+            if len(members & enabled_set) >= len(best):
+                break
+        chosen = [u for u in enabled if u in members]
+        if len(chosen) >= len(best):
+            continue
+        if any(not vis[u][cur[u]] and (flag or not pdlw[u][cur[u]]) for u in chosen):
+            best = chosen
+            if len(best) == 1:
+                break
+    return best
+
+
+__all__ = ["branch_set"]
