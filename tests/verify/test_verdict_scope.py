@@ -15,12 +15,19 @@ from ts_explore.model.verdict import Status, Verdict
 
 
 def test_search_switched_off_is_inconclusive_even_for_a_racy_schedule():
-    racy = verify(**gallery.get("smem_alias_race").broken(), exhaustive_deadlock_race_check=False)
+    racy = verify(**gallery.get("smem_alias_race").broken(), exhaustive_deadlock_race_check=False, checker="ts")
     assert racy.status is Status.INCONCLUSIVE and not racy.ok
     assert racy.reasons == ("the exhaustive search was switched off (exhaustive_deadlock_race_check=False)",)
     assert not racy.scope.searched and racy.runs == ()
-    fine = verify(**gallery.get("cross_wait").fixed(), exhaustive_deadlock_race_check=False)
+    fine = verify(**gallery.get("cross_wait").fixed(), exhaustive_deadlock_race_check=False, checker="ts")
     assert fine.status is Status.INCONCLUSIVE and "switched off" in fine.summary()
+
+
+def test_our_checker_searches_when_ts_search_is_switched_off():
+    racy = verify(**gallery.get("smem_alias_race").broken(), exhaustive_deadlock_race_check=False)
+    assert racy.status is Status.UNSAFE and racy.races and racy.scope.searched
+    fine = verify(**gallery.get("cross_wait").fixed(), exhaustive_deadlock_race_check=False)
+    assert fine.status is Status.SAFE and fine.scope.engine.startswith("ts-explore checker")
 
 
 def test_a_verdict_without_runs_is_not_safe(gallery_verdicts):
@@ -62,12 +69,16 @@ def test_runtime_bound_is_in_the_scope():
     assert all("stand-in length" in r for r in v.reasons)
 
 
-def test_scope_names_runs_states_seconds_and_engine():
-    v = verify(**B.opaque_epilogue())
+@pytest.mark.parametrize("checker,engine", [("ts", "TS exhaustive_checker"),
+                                            ("auto", "ts-explore checker (partial-order reduced)"),
+                                            ("unreduced", "ts-explore checker (every interleaving)")])
+def test_scope_names_runs_states_seconds_and_engine(checker, engine):
+    v = verify(**B.opaque_epilogue(), checker=checker)
     scope = v.scope
     assert [r.label for r in scope.runs] == ["normal (epilogue=False)", "normal (epilogue=True)"]
     assert scope.states == sum(r.states_explored for r in v.runs) > 0
-    assert scope.seconds >= 0 and all(r.engine == "TS exhaustive_checker" for r in scope.runs)
+    assert scope.seconds >= 0 and all(r.engine == engine for r in scope.runs) and scope.engine == engine
+    assert engine in scope.sentence()
     assert any("keeps one value for the whole run" in a for a in scope.assumptions)
     text = scope.sentence()
     assert "Producer: domain_loop(0, 2, 1), 2 iterations" in text and "explored" in text

@@ -207,11 +207,11 @@ def test_one_search_per_variant_when_the_simulation_already_failed(monkeypatch):
         return original(*args, **kwargs)
 
     monkeypatch.setattr(ec, "check_all_interleavings", counting)
-    v = verify(**gallery.get("missing_release").broken())
+    v = verify(**gallery.get("missing_release").broken(), checker="ts")
     assert calls == [True]  # the path was recorded during TaskManager's own search
     assert v.deadlocks[0].interleaving is not None
     calls.clear()
-    v = verify(**gallery.get("smem_alias_race").broken())  # simulation passes: search, then search for the path
+    v = verify(**gallery.get("smem_alias_race").broken(), checker="ts")  # simulation passes: search, then the path
     assert calls == [False, True] and v.races[0].interleaving is not None
 
 

@@ -171,6 +171,7 @@ class ExhaustiveRun:
     run_by: str = "TaskManager"  # or "ts-explore" when TaskManager stopped before this variant
     persistent: bool = False  # a WorkQueue is present: the lanes repeat ``num_tiles`` work tiles
     seconds: float = 0.0  # search time of this run
+    engine: str = "TS exhaustive_checker"  # the search that produced it (``model.scope.TS_ENGINE`` or ours)
 
     @property
     def safe(self) -> bool:

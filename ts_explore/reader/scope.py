@@ -19,7 +19,7 @@ from cutlass.experimental.task_scheduling.resources import WorkQueue
 
 from ..analysis.tiles import INDEPENDENT, INERT, MAX_TILES, MIXED_SENTENCES, TileCoverage, mixed_tiles, tile_coverage
 from ..model import TaskSet
-from ..model.scope import WORK_QUEUE_NOT_MODELLED, Abstraction, Scope, TaskTrips
+from ..model.scope import TS_ENGINE, WORK_QUEUE_NOT_MODELLED, Abstraction, Scope, TaskTrips
 from ..model.verdict import ExhaustiveRun, run_scope
 from . import ts_search as ck
 
@@ -65,13 +65,15 @@ def same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
-def timed_run(tasks: list[Any], kwargs: dict[str, Any], run: Callable[..., Any] | None = None) -> ck.RunRecord:
+def timed_run(tasks: list[Any], kwargs: dict[str, Any], run: Callable[..., Any] | None = None,
+              engine: str = TS_ENGINE) -> ck.RunRecord:
     """One checker call by ts-explore, timed, its warnings swallowed (they repeat TaskManager's)."""
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = (run or ec.check_all_interleavings)(tasks, **kwargs)
-    return ck.RunRecord(kwargs, result, run_by="ts-explore", seconds=time.perf_counter() - start)
+    return ck.RunRecord(kwargs, result, run_by="ts-explore", paths=getattr(result, "paths", None),
+                        seconds=time.perf_counter() - start, engine=engine)
 
 
 def trips(tasks: list[Any], task_set: TaskSet | None) -> tuple[TaskTrips, ...]:
@@ -120,12 +122,13 @@ def tile_counts(plan: tuple[TileCoverage, str], tiles: int | None, skip: bool) -
 
 
 def extra_tile_runs(tasks: list[Any], records: list[ck.RunRecord], tm_kwargs: dict[str, Any],
-                    counts: tuple[int, ...]) -> None:
+                    counts: tuple[int, ...], run: Callable[..., Any] | None = None,
+                    engine: str = TS_ENGINE) -> None:
     """Search the tile counts in ``counts`` that no record covers yet (every variant and assignment)."""
     for k in counts:
         for kwargs in needed_runs(tasks, tm_kwargs, k):
             if not any(same_call(kwargs, r.kwargs) for r in records):
-                records.append(timed_run(tasks, kwargs))
+                records.append(timed_run(tasks, kwargs, run, engine))
 
 
 def build_scope(
@@ -140,6 +143,7 @@ def build_scope(
     instance: str | None,
     not_modelled: tuple[str, ...],
     unread: str = "",
+    engine: str = TS_ENGINE,
 ) -> Scope:
     """The Verdict's scope from the tasks, the runs (and their checker ``calls``) and what the caller said."""
     searched = tm_kwargs.get("exhaustive_deadlock_race_check", True) is not False
@@ -177,6 +181,7 @@ def build_scope(
         tiles=tuple(sorted({r.num_tiles for r in runs})) if persistent else (),
         tiles_per_cta=tiles if persistent else None, abstractions=tuple(abstractions),
         assumptions=(OPAQUE_ASSUMPTION,) if ts_tm._collect_opaque_keys(tasks) else (), unread=unread,
+        engine=engine,
     )
     return scope.extended(not_modelled=extra)
 

@@ -23,6 +23,7 @@ from cutlass.experimental.task_scheduling.resources import PipelineGroup, WorkQu
 from ..analysis.cycles import wait_for
 from ..analysis.narrate import blocked_sentence
 from ..analysis.paths import replay
+from ..model.scope import TS_ENGINE
 from ..model import Family, Section, Stage, TaskInfo
 from ..model.schedule import range_length
 from ..model.verdict import (
@@ -56,6 +57,7 @@ class RunRecord:
     run_by: str = "TaskManager"
     paths: list[tuple[str, tuple, list]] | None = None  # recorded during the run itself, when it was verbose
     seconds: float = 0.0  # how long the search took
+    engine: str = TS_ENGINE  # which search produced ``result``
 
     @property
     def variant(self) -> str:
@@ -394,7 +396,7 @@ def convert_run(
         states_explored=res.states_explored, complete_count=res.complete_count,
         hit_state_limit=bool(res.hit_state_limit), deadlocks=tuple(deadlocks), races=races,
         pdl_violations=pdl, lanes=lanes, credit_model=model, run_by=record.run_by,
-        persistent=persistent, seconds=record.seconds,
+        persistent=persistent, seconds=record.seconds, engine=record.engine,
     )
 
 

@@ -38,6 +38,7 @@ from ..model.verdict import CheckOutcome, ExhaustiveRun, Note, Verdict
 from . import scope as sc
 from . import ts_search as ck
 from .checks import ANALYSIS, SETUP, ObservedTaskManager, check_hint, check_title
+from .engines import Engine, engine_for
 from .problems import problem_from_exception
 from .schedule import resource_namer
 from .simulation import SIMULATION, simulation_findings
@@ -90,11 +91,18 @@ def _check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[
     return list(tasks)
 
 
-def _run_task_manager(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dict[str, Any]) -> _Collected:
+def _run_task_manager(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dict[str, Any],
+                      engine: Engine) -> _Collected:
     collected = _Collected(outcomes=[], records=[], caught=[])
     original = ec.check_all_interleavings
 
     def intercept(*args: Any, **kwargs: Any) -> Any:
+        if engine.own:  # our search: its paths come with the result
+            start = time.perf_counter()
+            result = engine.run(*args, **kwargs)
+            collected.records.append(ck.RunRecord(dict(kwargs), result, paths=result.paths,
+                                                  seconds=time.perf_counter() - start, engine=engine.name))
+            return result
         stalled = any(name == SIMULATION and exc is not None for name, exc in collected.outcomes)
         if stalled and not kwargs.get("verbose") and len(args) == 1:
             # the credit simulation already failed: the search will too, so record its
@@ -128,13 +136,13 @@ def _run_task_manager(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dic
     return collected
 
 
-def _complete_runs(tasks: list[Any], collected: _Collected, tm_kwargs: dict[str, Any]) -> None:
+def _complete_runs(tasks: list[Any], collected: _Collected, tm_kwargs: dict[str, Any], engine: Engine) -> None:
     """Run the checker variants TaskManager skipped after its first unsafe result."""
     if not any(name == "_exhaustive_aliasing_races" for name, _ in collected.outcomes):
         return
     for kwargs in sc.needed_runs(tasks, tm_kwargs):
         if not any(sc.same_call(kwargs, r.kwargs) for r in collected.records):
-            collected.records.append(sc.timed_run(tasks, kwargs))
+            collected.records.append(sc.timed_run(tasks, kwargs, engine.run, engine.name))
 
 
 def _opaque_text(assignment: dict | None, id_names: dict[int, str]) -> tuple[tuple[str, bool], ...]:
@@ -208,6 +216,7 @@ class _Ask:
     instance: str | None = None
     not_modelled: tuple[str, ...] = ()
     rules: tuple[Callable[[TaskSet], CheckOutcome], ...] = ()
+    engine: Engine = engine_for("ts")
 
 
 def verify(
@@ -218,6 +227,10 @@ def verify(
     instance: str | None = None,
     not_modelled: tuple[str, ...] | list[str] = (),
     rules: tuple[Callable[[TaskSet], CheckOutcome], ...] | list[Callable[[TaskSet], CheckOutcome]] = (),
+    checker: str = "auto",
+    progress: Callable[[int, float, float], None] | None = None,
+    cancel: Any = None,
+    max_states: int | None = None,
     **task_manager_kwargs: Any,
 ) -> Verdict:
     """Verify tasks the way ``TaskManager`` does, without printing, and return a :class:`Verdict`.
@@ -241,8 +254,17 @@ def verify(
       the captured :class:`~ts_explore.model.TaskSet` returning a
       :class:`~ts_explore.model.verdict.CheckOutcome`; a rule that fails makes
       the verdict UNSAFE like a failed TS check (e.g. the GEMM's async-read rule).
-    - ``exhaustive_deadlock_race_check=False`` (TaskManager's): skips the
-      search; the verdict is then INCONCLUSIVE at best.
+    - ``checker``: the exhaustive search - ``"auto"`` (default) and
+      ``"reduced"``: ts-explore's own checker with partial-order reduction
+      (:mod:`ts_explore.check`; it finishes schedules TS's BFS cannot);
+      ``"unreduced"``: the same engine over every interleaving; ``"ts"``: TS's
+      BFS, the reference. The scope records the engine, states and seconds.
+    - ``progress(states, states_per_s, elapsed_s)``, ``cancel`` (a
+      ``threading.Event``) and ``max_states`` reach our engine: a cancelled
+      or capped search is INCONCLUSIVE, never SAFE.
+    - ``exhaustive_deadlock_race_check=False`` (TaskManager's): switches TS's
+      search off; with ``checker="ts"`` the verdict is then INCONCLUSIVE at
+      best, with our checker ours searches instead.
     - every other keyword goes to ``TaskManager`` unchanged.
 
 
@@ -257,7 +279,10 @@ def verify(
         raise TypeError(f"verify(tiles=...) takes the number of work tiles a CTA runs (an int >= 0), got {tiles!r}")
     if isinstance(not_modelled, str):
         not_modelled = (not_modelled,)
-    ask = _Ask(tiles, instance, tuple(not_modelled), tuple(rules))
+    engine = engine_for(checker, progress=progress, cancel=cancel, max_states=max_states)
+    if engine.own:  # our search runs whether or not TS's was switched off
+        task_manager_kwargs = {k: v for k, v in task_manager_kwargs.items() if k != "exhaustive_deadlock_race_check"}
+    ask = _Ask(tiles, instance, tuple(not_modelled), tuple(rules), engine)
     graph = dict(resource_dependency_graph)
     resources = _all_resources(task_list, graph)
     name_of = resource_namer(resources)
@@ -280,7 +305,7 @@ def _verify(
     start: float,
 ) -> Verdict:
     infos = {id(t): info for t, info in zip(task_list, task_set.tasks)} if task_set else {}
-    collected = _run_task_manager(task_list, graph, task_manager_kwargs)
+    collected = _run_task_manager(task_list, graph, task_manager_kwargs, ask.engine)
     notes: list[Note] = []
     runs: list[ExhaustiveRun] = []
     blocked: tuple[Any, ...] = ()
@@ -290,7 +315,7 @@ def _verify(
     try:
         with warnings.catch_warnings(record=True):  # repeats of TaskManager's own warnings
             warnings.simplefilter("always")
-            _complete_runs(task_list, collected, task_manager_kwargs)
+            _complete_runs(task_list, collected, task_manager_kwargs, ask.engine)
             plan = _search_tiles(task_list, collected, task_manager_kwargs, ask, name_of)
             runs, blocked, imbalances = _analyse(task_list, collected, resources, name_of, infos, notes)
     except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
@@ -301,6 +326,7 @@ def _verify(
     scope = sc.build_scope(
         task_list, task_set, runs, [r.kwargs for r in collected.records], task_manager_kwargs,
         tiles=ask.tiles, tile_plan=plan, instance=ask.instance, not_modelled=ask.not_modelled, unread=unread,
+        engine=ask.engine.name,
     )
     return Verdict(
         checks=checks,
@@ -344,7 +370,8 @@ def _search_tiles(
     clean = all(exc is None for _n, exc in collected.outcomes) and all(r.result.is_safe for r in collected.records)
     if clean:  # a failure already decides the verdict: no need to search more tiles
         skip = any(getattr(t, "skip_if", None) is not None for t in task_list)
-        sc.extra_tile_runs(task_list, collected.records, tm_kwargs, sc.tile_counts(plan, ask.tiles, skip))
+        sc.extra_tile_runs(task_list, collected.records, tm_kwargs, sc.tile_counts(plan, ask.tiles, skip),
+                           ask.engine.run, ask.engine.name)
     return plan
 
 
