@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     # GPU
     "launch": "ts_explore.gpu:launch",
     "LaunchResult": "ts_explore.gpu:LaunchResult",
+    "sweep": "ts_explore.sweep",  # the package is callable: ts_explore.sweep(scenario, grid, ...)
 }
 
 __all__ = sorted([*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"])

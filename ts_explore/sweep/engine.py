@@ -1,0 +1,247 @@
+"""``ts_explore.sweep``: verify (and launch) a grid of configurations on a Dask cluster, into a DataFrame.
+
+>>> df = ts_explore.sweep("pipelined_copy", {"stages": [1, 2, 4], "store_warps": [1, 4]})  # doctest: +SKIP
+>>> df.pivot(index="stages", columns="store_warps", values="status")                         # doctest: +SKIP
+
+Each cell runs :func:`ts_explore.sweep.cell.run_cell` on a Dask worker; rows
+arrive as cells finish, go to the results cache at once and to ``on_row``.
+Refused configs are rows, not errors; a cell that times out, crashes or
+kills its worker is a ``failed`` row and the sweep goes on. ``Ctrl-C`` (or
+:meth:`Sweep.cancel` from another thread) stops it and keeps every row already
+computed.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from ..scenarios import CATALOG, Scenario, get
+from .cache import ResultCache, source_identity
+from .cell import FAILED, REFUSED, run_cell
+from .cluster import SweepError, gpu_identity, local_client, require_packages
+from .grid import Cell, expand
+from .table import frame
+
+DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_SIZES = (1 << 24,)
+
+RowCallback = Callable[[Cell, dict[str, Any]], None]
+
+
+def _dead_worker_reason(exc: BaseException, timeout: float | None) -> str:
+    limit = f"stuck past its {timeout:g} s timeout, " if timeout else ""
+    return (f"the worker running it died ({limit}a crash, os._exit or running out of memory); recorded after its "
+            f"first failure, not retried ({type(exc).__name__})")
+
+
+class Progress:
+    """A one-line progress report on stderr, at most every ``every`` seconds."""
+
+    def __init__(self, total: int, label: str, enabled: bool, every: float = 0.5) -> None:
+        self.total, self.label, self.enabled, self.every = total, label, enabled, every
+        self.done = self.cached = self.failed = 0
+        self._last = 0.0
+        self.start = time.perf_counter()
+
+    def step(self, row: Mapping[str, Any], cached: bool) -> None:
+        self.done += 1
+        self.cached += int(cached)
+        self.failed += int(row.get("status") == FAILED)
+        now = time.perf_counter()
+        if self.enabled and (now - self._last >= self.every or self.done == self.total):
+            self._last = now
+            self._print("\r")
+
+    def _print(self, end: str) -> None:
+        extra = ", ".join(f"{n} {w}" for n, w in ((self.cached, "cached"), (self.failed, "failed")) if n)
+        text = f"{self.label}: {self.done}/{self.total} cells" + (f" ({extra})" if extra else "")
+        print(f"{end}{text}, {time.perf_counter() - self.start:.1f} s", end="", file=sys.stderr, flush=True)
+
+    def close(self, note: str = "") -> None:
+        if self.enabled:
+            self._print("\r")
+            print(f" {note}" if note else "", file=sys.stderr, flush=True)
+
+
+class Sweep:
+    """One sweep: its cells, where rows go, and how to stop it (``run`` does the work)."""
+
+    def __init__(self, scenario: str | Scenario, grid: Mapping[str, Any] | Sequence[Mapping[str, Any]], *,
+                 base: Any = None, launch: bool = False, sizes: Iterable[int] | None = None, reps: int = 20,
+                 force: bool = False, client: Any = None, timeout: float | None = DEFAULT_TIMEOUT_S,
+                 cache: bool | str = True, progress: bool = True) -> None:
+        self.scenario = get(scenario)
+        self.grid, self.base = grid, base
+        self.launch = bool(launch)
+        self.launch_options: dict[str, Any] | None = None
+        if self.launch:
+            if self.scenario.kernel is None:
+                raise SweepError(f"scenario {self.scenario.name!r} has no GPU kernel; sweep it without launch=True")
+            sizes_t = tuple(int(s) for s in (sizes or DEFAULT_SIZES))
+            self.launch_options = {"sizes": sizes_t, "reps": int(reps), "force": bool(force),
+                                   "timeout": float(timeout or DEFAULT_TIMEOUT_S)}
+        elif sizes is not None:
+            raise SweepError("sizes= only applies to launch sweeps; pass launch=True or leave sizes out")
+        self.client, self.timeout, self.cache_option, self.progress = client, timeout, cache, progress
+        self.cells = expand(self.scenario, grid, base=base)
+        self.rows: dict[int, dict[str, Any]] = {}
+        self.cancelled = False
+        self._stop = threading.Event()
+        self._futures: list[Any] = []
+        self._client: Any = None
+        self.cache: ResultCache | None = None
+
+    # ---------------------------------------------------------------- control
+    def cancel(self) -> None:
+        """Stop the sweep (from any thread): running cells are cancelled, finished rows are kept."""
+        self._stop.set()
+        if self._client is not None and self._futures:
+            try:
+                self._client.cancel(self._futures)
+            except Exception:  # noqa: BLE001 - the cluster may be gone already
+                pass
+
+    @property
+    def knobs(self) -> list[str]:
+        """The swept knob names, in grid order."""
+        return list(dict.fromkeys(n for c in self.cells for n in c.values))
+
+    # ---------------------------------------------------------------- running
+    def _scenario_ref(self) -> Any:
+        """The catalog name when workers can look the scenario up, else the Scenario itself (pickled)."""
+        return self.scenario.name if CATALOG.get(self.scenario.name) is self.scenario else self.scenario
+
+    def _environment(self, client: Any) -> dict[str, Any]:
+        env: dict[str, Any] = dict(source_identity())
+        if self.launch_options is not None:
+            env.update(client.submit(gpu_identity, pure=False).result(timeout=120))
+            env.update({k: v for k, v in self.launch_options.items() if k != "timeout"})
+        return env
+
+    def _open_cache(self, client: Any) -> None:
+        if self.cache_option is False:
+            return
+        from pathlib import Path
+
+        root = None if self.cache_option is True else Path(str(self.cache_option))
+        self.cache = ResultCache(self.scenario.name, self._environment(client), root)
+
+    def _emit(self, cell: Cell, row: dict[str, Any], cached: bool, on_row: RowCallback | None,
+              progress: Progress) -> None:
+        full = {**cell.columns, **row, "cached": cached, "key": cell.key}
+        self.rows[cell.index] = full
+        if not cached and self.cache is not None:
+            self.cache.put(cell.key, {k: v for k, v in full.items() if k not in ("cached", "key")})
+        progress.step(full, cached)
+        if on_row is not None:
+            on_row(cell, full)
+
+    def run(self, on_row: RowCallback | None = None) -> Any:
+        """Run every cell not already cached; the DataFrame of every row (also after a cancel)."""
+        require_packages()
+        progress = Progress(len(self.cells), f"sweep {self.scenario.name}", self.progress)
+        refused = [c for c in self.cells if c.refused is not None]
+        for cell in refused:
+            self._emit(cell, {"status": REFUSED, "reason": cell.refused}, False, on_row, progress)
+        todo = [c for c in self.cells if c.refused is None]
+        if todo and not self._stop.is_set():
+            self._client = self.client or local_client(launch=self.launch)
+            self._open_cache(self._client)
+            if self.cache is not None:
+                for cell in list(todo):
+                    row = self.cache.get(cell.key)
+                    if row is not None:
+                        todo.remove(cell)
+                        self._emit(cell, row, True, on_row, progress)
+            if todo:
+                self._compute(todo, on_row, progress)
+        progress.close("cancelled; rows computed so far are kept (re-run to resume)" if self.cancelled else "")
+        return self.frame()
+
+    def _compute(self, todo: list[Cell], on_row: RowCallback | None, progress: Progress) -> None:
+        from distributed import as_completed
+
+        client, token = self._client, uuid.uuid4().hex[:8]
+        by_key: dict[str, Cell] = {}
+        for cell in todo:
+            key = f"ts-explore-cell-{cell.index}-{token}"
+            by_key[key] = cell
+            self._futures.append(client.submit(run_cell, self._scenario_ref(), cell.config, timeout=self.timeout,
+                                               launch=self.launch_options, key=key, pure=False, retries=0))
+        pending = set(by_key)
+        try:
+            for future in as_completed(self._futures):
+                if self._stop.is_set():
+                    self.cancelled = True
+                    break
+                if future.status == "cancelled":  # cancelled elsewhere (the dashboard, another client)
+                    self.cancelled = True
+                    continue
+                cell = by_key[future.key]
+                pending.discard(future.key)
+                self._emit(cell, self._row_of(future), False, on_row, progress)
+                future.release()
+        except KeyboardInterrupt:
+            self.cancelled = True
+        finally:
+            if self._stop.is_set() or self.cancelled:
+                self.cancelled = self.cancelled or bool(pending)
+                client.cancel([f for f in self._futures if f.key in pending])
+            self._futures = []
+
+    def _row_of(self, future: Any) -> dict[str, Any]:
+        """The cell's row; a failed row when the task erred (its worker died, say)."""
+        from distributed import KilledWorker
+
+        try:
+            return future.result()
+        except KilledWorker as exc:
+            return {"status": FAILED, "reason": _dead_worker_reason(exc, self.timeout), "worker": _last_worker(exc)}
+        except Exception as exc:  # noqa: BLE001 - the task raised outside run_cell's own handling
+            return {"status": FAILED, "reason": f"{type(exc).__name__}: {exc}", "worker": None}
+
+    def frame(self) -> Any:
+        """The rows so far, in grid order, as a DataFrame."""
+        rows = [self.rows[i] for i in sorted(self.rows)]
+        knob_names = list(self.cells[0].columns) if self.cells else []
+        return frame(rows, knob_names, swept=self.knobs, launch=self.launch, scenario=self.scenario.name,
+                     cancelled=self.cancelled, total=len(self.cells))
+
+
+def _last_worker(exc: BaseException) -> str | None:
+    worker = getattr(exc, "last_worker", None)
+    return getattr(worker, "name", None) or getattr(worker, "address", None)
+
+
+def sweep(scenario: str | Scenario, grid: Mapping[str, Any] | Sequence[Mapping[str, Any]], *,
+          launch: bool = False, sizes: Iterable[int] | None = None, client: Any = None,
+          timeout: float | None = DEFAULT_TIMEOUT_S, progress: bool = True, base: Any = None, reps: int = 20,
+          force: bool = False, cache: bool | str = True, on_row: RowCallback | None = None) -> Any:
+    """Verify (and with ``launch=True`` compile, run and time) every config of ``grid``; one DataFrame row each.
+
+    ``grid`` maps knob names to values (every combination is a cell) or lists
+    cells as mappings. Columns: one per knob; ``status`` (safe, unsafe,
+    inconclusive, refused, failed) and ``reason``; ``states`` explored and
+    ``verify_s``; with ``launch=True`` also ``launch`` (ok, wrong, refused,
+    failed, skipped), ``metric``/``value``/``unit`` (GB/s, or TFLOP/s for a
+    kernel that reports FLOP/s), ``ratio`` to the ``reference``, ``correct``,
+    ``compile_s``, ``gpu``; ``worker`` (the Dask worker that ran it),
+    ``elapsed_s``, ``cached`` and the cell ``key``.
+
+    ``client=None`` starts (once per process) a local cluster: one worker
+    process per core, or with ``launch=True`` one per visible GPU; a given
+    ``distributed.Client`` is used as is. ``timeout`` bounds each cell's
+    verification (and each launch step). ``cache`` keeps rows in the user's
+    cache folder (False: off; a path: there) so a re-run computes only new
+    cells. Ctrl-C returns the rows computed so far (``df.attrs["cancelled"]``).
+    """
+    return Sweep(scenario, grid, base=base, launch=launch, sizes=sizes, reps=reps, force=force, client=client,
+                 timeout=timeout, cache=cache, progress=progress).run(on_row)
+
+
+__all__ = ["DEFAULT_SIZES", "DEFAULT_TIMEOUT_S", "Progress", "Sweep", "sweep"]
