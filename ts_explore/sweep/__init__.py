@@ -15,22 +15,33 @@ collecting rows), ``command`` (``ts-explore sweep``).
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
 from typing import Any
 
-from .cluster import SweepError, shutdown, start_cluster
-from .engine import Sweep, sweep
-from .grid import GridError, config_of
+# public name -> module (loaded on first use, so `ts-explore --help` does not import the DSL)
+_NAMES = {"Sweep": "engine", "sweep": "engine", "SweepError": "cluster", "shutdown": "cluster",
+          "start_cluster": "cluster", "GridError": "grid", "config_of": "grid"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
+    globals()[name] = value
+    return value
 
 
 class _SweepPackage(types.ModuleType):
     """This package, callable as :func:`sweep`."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from .engine import sweep
+
         return sweep(*args, **kwargs)
 
 
 sys.modules[__name__].__class__ = _SweepPackage
 
-__all__ = ["GridError", "Sweep", "SweepError", "config_of", "shutdown", "start_cluster", "sweep"]
+__all__ = sorted(_NAMES)

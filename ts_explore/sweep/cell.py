@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any
 
-# Seconds a timed-out thread gets to stop before its worker process is ended.
+# Seconds a timed-out thread gets to stop before its worker process is ended (at most the timeout itself).
 GRACE_S = 5.0
 
 # Statuses of a row.
@@ -60,7 +60,7 @@ class Watchdog:
                 return
             self.fired = True
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread_id), ctypes.py_object(CellTimeout))
-        if self.done.wait(GRACE_S) or not self.hard:
+        if self.done.wait(max(1.0, min(GRACE_S, float(self.timeout or GRACE_S)))) or not self.hard:
             return
         # stuck in native code: only a fresh process frees the worker (the nanny starts one)
         os._exit(75)

@@ -30,7 +30,7 @@ from typing import Any
 _CLIENTS: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
-INSTALL_HINT = "pip install 'ts-explore[sweep]' (Dask distributed, dask-cuda and pandas)"
+INSTALL_HINT = "pip install 'ts-explore[sweep]' (Dask distributed, dask-cuda, pandas and pyarrow)"
 
 
 class SweepError(RuntimeError):

@@ -40,10 +40,12 @@ def _dead_worker_reason(exc: BaseException, timeout: float | None) -> str:
 
 
 class Progress:
-    """A one-line progress report on stderr, at most every ``every`` seconds."""
+    """Progress on stderr: one rewritten line on a terminal, else a line every ``every`` seconds."""
 
-    def __init__(self, total: int, label: str, enabled: bool, every: float = 0.5) -> None:
-        self.total, self.label, self.enabled, self.every = total, label, enabled, every
+    def __init__(self, total: int, label: str, enabled: bool, every: float | None = None) -> None:
+        self.total, self.label, self.enabled = total, label, enabled
+        self.tty = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        self.every = every if every is not None else (0.5 if self.tty else 10.0)
         self.done = self.cached = self.failed = 0
         self._last = 0.0
         self.start = time.perf_counter()
@@ -53,19 +55,25 @@ class Progress:
         self.cached += int(cached)
         self.failed += int(row.get("status") == FAILED)
         now = time.perf_counter()
-        if self.enabled and (now - self._last >= self.every or self.done == self.total):
+        if self.enabled and now - self._last >= self.every and self.done < self.total:
             self._last = now
-            self._print("\r")
+            self._print()
 
-    def _print(self, end: str) -> None:
+    def text(self) -> str:
         extra = ", ".join(f"{n} {w}" for n, w in ((self.cached, "cached"), (self.failed, "failed")) if n)
-        text = f"{self.label}: {self.done}/{self.total} cells" + (f" ({extra})" if extra else "")
-        print(f"{end}{text}, {time.perf_counter() - self.start:.1f} s", end="", file=sys.stderr, flush=True)
+        return (f"{self.label}: {self.done}/{self.total} cells" + (f" ({extra})" if extra else "")
+                + f", {time.perf_counter() - self.start:.1f} s")
+
+    def _print(self, note: str = "", final: bool = False) -> None:
+        line = self.text() + (f"; {note}" if note else "")
+        if self.tty:
+            print("\r" + line, end="\n" if final else "", file=sys.stderr, flush=True)
+        else:
+            print(line, file=sys.stderr, flush=True)
 
     def close(self, note: str = "") -> None:
         if self.enabled:
-            self._print("\r")
-            print(f" {note}" if note else "", file=sys.stderr, flush=True)
+            self._print(note, final=True)
 
 
 class Sweep:
@@ -163,35 +171,56 @@ class Sweep:
         progress.close("cancelled; rows computed so far are kept (re-run to resume)" if self.cancelled else "")
         return self.frame()
 
+    def _slots(self) -> int:
+        """Cells to keep in flight: one per worker thread alive now.
+
+        Cells are handed to Dask as others finish, so a worker never holds a
+        queued cell besides the one it runs: a cell that kills its worker takes
+        no innocent cell with it (with allowed failures 0, the scheduler fails
+        every cell the dead worker held).
+        """
+        try:
+            return max(1, sum(self._client.nthreads().values()))
+        except Exception:  # noqa: BLE001 - the scheduler is momentarily unreachable
+            return 1
+
     def _compute(self, todo: list[Cell], on_row: RowCallback | None, progress: Progress) -> None:
+        from collections import deque
+
         from distributed import as_completed
 
         client, token = self._client, uuid.uuid4().hex[:8]
-        by_key: dict[str, Cell] = {}
-        for cell in todo:
-            key = f"ts-explore-cell-{cell.index}-{token}"
-            by_key[key] = cell
-            self._futures.append(client.submit(run_cell, self._scenario_ref(), cell.config, timeout=self.timeout,
-                                               launch=self.launch_options, key=key, pure=False, retries=0))
-        pending = set(by_key)
+        queue, running = deque(todo), {}
+        done = as_completed()
+
+        def fill() -> None:
+            slots = self._slots()
+            while queue and len(running) < slots and not self._stop.is_set():
+                cell = queue.popleft()
+                future = client.submit(run_cell, self._scenario_ref(), cell.config, timeout=self.timeout,
+                                       launch=self.launch_options, key=f"ts-explore-cell-{cell.index}-{token}",
+                                       pure=False, retries=0)
+                running[future.key] = cell
+                self._futures.append(future)
+                done.add(future)
+
         try:
-            for future in as_completed(self._futures):
-                if self._stop.is_set():
+            fill()
+            for future in done:
+                cell = running.pop(future.key)
+                self._futures.remove(future)
+                if self._stop.is_set() or future.status == "cancelled":
                     self.cancelled = True
                     break
-                if future.status == "cancelled":  # cancelled elsewhere (the dashboard, another client)
-                    self.cancelled = True
-                    continue
-                cell = by_key[future.key]
-                pending.discard(future.key)
                 self._emit(cell, self._row_of(future), False, on_row, progress)
                 future.release()
+                fill()
         except KeyboardInterrupt:
             self.cancelled = True
         finally:
-            if self._stop.is_set() or self.cancelled:
-                self.cancelled = self.cancelled or bool(pending)
-                client.cancel([f for f in self._futures if f.key in pending])
+            self.cancelled = self.cancelled or bool(queue) or bool(running)
+            if self._futures:
+                client.cancel(self._futures)
             self._futures = []
 
     def _row_of(self, future: Any) -> dict[str, Any]:

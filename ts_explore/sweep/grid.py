@@ -132,9 +132,9 @@ def expand(scenario: Any, grid: Mapping[str, Any] | Sequence[Mapping[str, Any]],
             config, refused = None, str(exc)
         shown = config if config is not None else _raw_config(base, values)
         columns = {k.name: cell_value(k, getattr(shown, k.name)) for k in kn}
-        if refused is not None:
+        if refused is not None:  # values the coercion could not convert are shown as given
             columns.update({n: v if isinstance(v, (bool, int, float, str)) or v is None else str(v)
-                            for n, v in values.items()})
+                            for n, v in values.items() if getattr(shown, n) == getattr(base, n) and v != columns[n]})
             key_source = json.dumps({"scenario": scenario.name, "refused": columns}, sort_keys=True, default=str)
             key = hashlib.sha256(key_source.encode()).hexdigest()[:24]
         else:

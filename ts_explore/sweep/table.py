@@ -39,6 +39,10 @@ def frame(rows: Sequence[dict[str, Any]], knob_names: Sequence[str], *, swept: S
 
     cols = columns(knob_names, swept, launch)
     df = pd.DataFrame([{c: r.get(c) for c in cols} for r in rows], columns=cols)
+    for name in knob_names:  # a refused cell may hold text where the others hold numbers: one type per column
+        kinds = {type(v) for v in df[name] if v is not None and v == v}
+        if len(kinds) > 1 and not kinds <= {int, float}:
+            df[name] = [None if v is None else str(v) for v in df[name]]
     df["status"] = pd.Categorical(df["status"], categories=list(STATUSES))
     df.attrs.update({"scenario": scenario, "knobs": list(swept), "launch": launch, "cancelled": cancelled,
                      "total": len(rows) if total is None else total})
@@ -55,8 +59,7 @@ def write(df: Any, path: str | Path) -> Path:
         try:
             df.to_parquet(path, index=False)
         except ImportError as exc:
-            raise ValueError(f"writing {path.name} needs pyarrow: pip install pyarrow (or write a .csv): {exc}") \
-                from None
+            raise ValueError(f"writing {path.name} needs pyarrow: pip install pyarrow (or write a .csv)") from exc
     else:
         raise ValueError(f"cannot write {path.name!r}: use a .csv or .parquet file name")
     return path
