@@ -102,6 +102,7 @@ class Sweep:
         self._stop = threading.Event()
         self._futures: list[Any] = []
         self._client: Any = None
+        self._slots_at, self._slots_n = -1.0, 1
         self.cache: ResultCache | None = None
 
     # ---------------------------------------------------------------- control
@@ -172,17 +173,21 @@ class Sweep:
         return self.frame()
 
     def _slots(self) -> int:
-        """Cells to keep in flight: one per worker thread alive now.
+        """Cells to keep in flight: one per worker thread alive now (asked at most once a second).
 
         Cells are handed to Dask as others finish, so a worker never holds a
         queued cell besides the one it runs: a cell that kills its worker takes
         no innocent cell with it (with allowed failures 0, the scheduler fails
         every cell the dead worker held).
         """
-        try:
-            return max(1, sum(self._client.nthreads().values()))
-        except Exception:  # noqa: BLE001 - the scheduler is momentarily unreachable
-            return 1
+        now = time.monotonic()
+        if now - self._slots_at >= 1.0:
+            try:
+                self._slots_n = max(1, sum(self._client.nthreads().values()))
+            except Exception:  # noqa: BLE001 - the scheduler is momentarily unreachable
+                self._slots_n = 1
+            self._slots_at = now
+        return self._slots_n
 
     def _compute(self, todo: list[Cell], on_row: RowCallback | None, progress: Progress) -> None:
         from collections import deque
@@ -191,11 +196,11 @@ class Sweep:
 
         client, token = self._client, uuid.uuid4().hex[:8]
         queue, running = deque(todo), {}
-        done = as_completed()
+        done = as_completed(with_results=True, raise_errors=False)  # results travel with the notice
+        self._slots_at, self._slots_n = -1.0, 1
 
         def fill() -> None:
-            slots = self._slots()
-            while queue and len(running) < slots and not self._stop.is_set():
+            while queue and len(running) < self._slots() and not self._stop.is_set():
                 cell = queue.popleft()
                 future = client.submit(run_cell, self._scenario_ref(), cell.config, timeout=self.timeout,
                                        launch=self.launch_options, key=f"ts-explore-cell-{cell.index}-{token}",
@@ -206,15 +211,18 @@ class Sweep:
 
         try:
             fill()
-            for future in done:
+            for future, result in done:
                 cell = running.pop(future.key)
                 self._futures.remove(future)
                 if self._stop.is_set() or future.status == "cancelled":
                     self.cancelled = True
                     break
-                self._emit(cell, self._row_of(future), False, on_row, progress)
+                if future.status == "error":
+                    result = result[1] if isinstance(result, tuple) and len(result) == 3 else result  # exc_info
+                    self._slots_at = -1.0  # a worker may have died: count the threads again
+                fill()  # the freed worker gets its next cell before this one's row is handled
+                self._emit(cell, self._row_of(result), False, on_row, progress)
                 future.release()
-                fill()
         except KeyboardInterrupt:
             self.cancelled = True
         finally:
@@ -223,16 +231,16 @@ class Sweep:
                 client.cancel(self._futures)
             self._futures = []
 
-    def _row_of(self, future: Any) -> dict[str, Any]:
+    def _row_of(self, result: Any) -> dict[str, Any]:
         """The cell's row; a failed row when the task erred (its worker died, say)."""
         from distributed import KilledWorker
 
-        try:
-            return future.result()
-        except KilledWorker as exc:
-            return {"status": FAILED, "reason": _dead_worker_reason(exc, self.timeout), "worker": _last_worker(exc)}
-        except Exception as exc:  # noqa: BLE001 - the task raised outside run_cell's own handling
-            return {"status": FAILED, "reason": f"{type(exc).__name__}: {exc}", "worker": None}
+        if isinstance(result, KilledWorker):
+            return {"status": FAILED, "reason": _dead_worker_reason(result, self.timeout),
+                    "worker": _last_worker(result)}
+        if isinstance(result, BaseException):  # the task raised outside run_cell's own handling
+            return {"status": FAILED, "reason": f"{type(result).__name__}: {result}", "worker": None}
+        return result
 
     def frame(self) -> Any:
         """The rows so far, in grid order, as a DataFrame."""

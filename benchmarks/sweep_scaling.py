@@ -1,0 +1,137 @@
+"""How well does a sweep scale with Dask workers? 1 vs 2 CPU workers (verification), 1 vs 2 GPUs (launch).
+
+CPU part (default): a verification sweep of >= 100 ``pipelined_copy`` configs
+(stages x store warps x tiles per CTA, one CTA so each proof walks its whole
+tile loop) on a local cluster with 1 worker, then with 2 workers; the ratio
+of the two sweep times is the speed-up (target >= 1.7x on 2 cores). Cluster
+start-up and the workers' imports (DSL, TS, verifier) are measured separately
+and left out of the sweep times; the results cache is off. ``--serial`` also
+times the same cells one by one in this process (no Dask), to show the
+engine's own overhead.
+
+GPU part (``--launch``): a launch sweep of >= 16 copy configs on one GPU, then
+on two GPUs of the same host (one Dask worker per GPU, each with its own
+launch worker process and watchdog; target >= 1.8x). Each worker compiles
+its cells (compilation runs in parallel across GPUs) and times them one at a
+time on its own GPU. Start-up (cluster, launch worker processes, CUDA
+contexts) is measured separately and left out.
+
+    python benchmarks/sweep_scaling.py [--serial]          # CPU: 1 vs 2 workers
+    python benchmarks/sweep_scaling.py --launch            # GPU: 1 vs 2 GPUs (needs 2 GPUs)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+CPU_GRID = {"stages": [1, 2, 3, 4, 5, 6, 7, 8], "store_warps": [1, 2, 4, 8],
+            "elements": [32 * 4096, 48 * 4096, 64 * 4096, 80 * 4096]}  # 128 cells
+CPU_BASE = {"ctas": 1, "tile": 4096}
+GPU_GRID = {"stages": [2, 3, 4, 6], "store_warps": [2, 4], "loader": ["tma", "threads"]}  # 16 cells
+GPU_BASE = {"ctas": 0}
+
+
+def _warm(client: Any, launch: bool) -> float:
+    """Import the DSL/TS/verifier on every worker (and start each launch worker with its CUDA context)."""
+    from ts_explore.sweep.cell import warm_up
+
+    start = time.perf_counter()
+    client.run(warm_up)
+    if launch:
+        client.run(_open_gpu)
+    return time.perf_counter() - start
+
+
+def _open_gpu() -> str:
+    from ts_explore.gpu import device_info
+
+    return device_info().name
+
+
+def _timed_sweep(workers: int, launch: bool, grid: dict[str, Any], base: Any, sizes: Any) -> dict[str, Any]:
+    import ts_explore
+    from ts_explore.sweep import start_cluster
+
+    t0 = time.perf_counter()
+    client = start_cluster(workers=workers, launch=launch)
+    started = time.perf_counter() - t0
+    try:
+        warm = _warm(client, launch)
+        t1 = time.perf_counter()
+        df = ts_explore.sweep("pipelined_copy", grid, base=base, client=client, launch=launch, sizes=sizes,
+                              cache=False, progress=False, timeout=600)
+        swept = time.perf_counter() - t1
+    finally:
+        cluster = client.cluster
+        client.close()
+        cluster.close()
+    return {"workers": workers, "start_s": started, "warm_s": warm, "sweep_s": swept, "df": df}
+
+
+def _serial(grid: dict[str, Any], base: Any) -> float:
+    from ts_explore import scenarios
+    from ts_explore.sweep.cell import run_cell
+    from ts_explore.sweep.grid import expand
+
+    sc = scenarios.get("pipelined_copy")
+    cells = [c for c in expand(sc, grid, base=base) if c.config is not None]
+    run_cell(sc, cells[0].config)  # imports
+    start = time.perf_counter()
+    for cell in cells:
+        run_cell(sc, cell.config)
+    return time.perf_counter() - start
+
+
+def _report(title: str, runs: list[dict[str, Any]], unit: str, serial: float | None = None) -> None:
+    one, two = runs
+    df = two["df"]
+    counts = ", ".join(f"{n} {s}" for s, n in df["status"].value_counts().items() if n)
+    print(f"# {title}")
+    print(f"cells: {len(df)} ({counts}); cores: {os.cpu_count()}")
+    print(f"{'':>4} {unit:>8} {'start-up s':>11} {'imports/warm s':>15} {'sweep s':>9} {'cells/s':>8}")
+    for r in runs:
+        print(f"{'':>4} {r['workers']:>8} {r['start_s']:>11.2f} {r['warm_s']:>15.2f} {r['sweep_s']:>9.2f} "
+              f"{len(r['df']) / r['sweep_s']:>8.2f}")
+    if serial is not None:
+        print(f"one by one in this process (no Dask): {serial:.2f} s")
+    print(f"speed-up {unit} 1 -> 2: {one['sweep_s'] / two['sweep_s']:.2f}x (sweep times only)")
+    per_worker = df["worker"].value_counts()
+    print("cells per worker (2-worker run): " + ", ".join(f"{n}" for n in per_worker.tolist()))
+
+
+def _launch_table(df: Any) -> None:
+    cols = ["stages", "store_warps", "loader", "status", "launch", "value", "unit", "ratio", "correct", "compile_s",
+            "worker"]
+    print(df[cols].to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--launch", action="store_true", help="the GPU part: 1 vs 2 GPUs")
+    parser.add_argument("--serial", action="store_true", help="also time the CPU cells one by one in-process")
+    parser.add_argument("--size", type=int, default=1 << 24, help="int32 elements per launch")
+    args = parser.parse_args()
+    from ts_explore import scenarios
+
+    sc = scenarios.get("pipelined_copy")
+    if args.launch:
+        base = sc.config(**GPU_BASE)
+        runs = [_timed_sweep(n, True, GPU_GRID, base, [args.size]) for n in (1, 2)]
+        _report(f"launch sweep, pipelined_copy, {args.size} int32 elements per launch", runs, "GPUs")
+        _launch_table(runs[1]["df"])
+        return
+    base = sc.config(**CPU_BASE)
+    serial = _serial(CPU_GRID, base) if args.serial else None
+    runs = [_timed_sweep(n, False, CPU_GRID, base, None) for n in (1, 2)]
+    _report("verification sweep, pipelined_copy, 1 CTA", runs, "workers", serial)
+
+
+if __name__ == "__main__":
+    main()
