@@ -90,10 +90,13 @@ def start_cluster(*, launch: bool = False, workers: int | None = None) -> Any:
         gpus = list(range(visible_gpus()))[: workers or None]
         try:
             from dask_cuda import LocalCUDACluster
-        except ImportError:
-            return Client(_gpu_spec_cluster(gpus, common))
-        cluster = LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(str(g) for g in gpus), threads_per_worker=1,
-                                   **common)
+
+            cluster = LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(str(g) for g in gpus), threads_per_worker=1,
+                                       **common)
+        except Exception as exc:  # noqa: BLE001 - no dask-cuda, or it cannot start here: same layout without it
+            logging.getLogger(__name__).warning("dask-cuda's LocalCUDACluster is not available (%s: %s); "
+                                                "starting one worker per GPU without it", type(exc).__name__, exc)
+            cluster = _gpu_spec_cluster(gpus, common)
         return Client(cluster)
 
 
