@@ -35,8 +35,9 @@ from . import controls as ctl
 from . import panels
 from .launch_panel import LaunchPanel
 from .stepper import Stepper
+from .sweep_tab import SweepTab
 
-TABS = ("schedule", "changes", "verdict", "deadlock", "dependencies", "launch")
+TABS = ("schedule", "changes", "verdict", "deadlock", "dependencies", "launch", "sweep")
 TAB_TITLES = {
     "schedule": "Schedule",
     "changes": "Changes",
@@ -44,6 +45,7 @@ TAB_TITLES = {
     "deadlock": "Deadlock",
     "dependencies": "Dependencies",
     "launch": "Launch",
+    "sweep": "Sweep",
 }
 RESULT_CACHE_SIZE = 64
 
@@ -165,9 +167,10 @@ class Explorer:
         }
         self.deadlock_box = widgets.VBox()
         self.launch_panel = LaunchPanel()
+        self.sweep_tab = SweepTab(self)
         children = [
             self.panes["schedule"], self.panes["changes"], self.panes["verdict"],
-            self.deadlock_box, self.panes["dependencies"], self.launch_panel.widget,
+            self.deadlock_box, self.panes["dependencies"], self.launch_panel.widget, self.sweep_tab.widget,
         ]
         self.tabs = widgets.Tab(children=children, titles=tuple(TAB_TITLES[n] for n in TABS))
         self.tabs.observe(lambda _: self._render_visible(), names="selected_index")
@@ -361,6 +364,8 @@ class Explorer:
             self.deadlock_box.children = self._deadlock_children(out)
         elif name == "launch":
             self.launch_panel.update(self.scenario, out.config, out.task_set if out.ok else None)
+        elif name == "sweep":
+            self.sweep_tab.update()
         else:
             raise ValueError(f"no tab named {name!r}; tabs: {', '.join(TABS)}")
 
