@@ -18,7 +18,7 @@ from ts_explore.sweep.cell import measure
 
 def _layout() -> tuple[str, bool, int]:
     """What a launch worker needs: its GPU, not being daemonic, and being able to start a child process."""
-    ctx = mp.get_context("spawn")
+    ctx = mp.get_context("fork")  # the daemon check is the same for every start method; fork is quick
     child = ctx.Process(target=os.getpid)
     child.start()
     child.join(60)
