@@ -272,7 +272,10 @@ def sweep(scenario: str | Scenario, grid: Mapping[str, Any] | Sequence[Mapping[s
 
     ``client=None`` starts (once per process) a local cluster: one worker
     process per core, or with ``launch=True`` one per visible GPU; a given
-    ``distributed.Client`` is used as is. ``timeout`` bounds each cell's
+    ``distributed.Client`` is used as is (start its scheduler with
+    ``distributed.scheduler.allowed-failures: 0``, as
+    :func:`~ts_explore.sweep.start_cluster` does, or a cell that kills its
+    worker is retried on other workers first). ``timeout`` bounds each cell's
     verification (and each launch step). ``cache`` keeps rows in the user's
     cache folder (False: off; a path: there) so a re-run computes only new
     cells. Ctrl-C returns the rows computed so far (``df.attrs["cancelled"]``).
