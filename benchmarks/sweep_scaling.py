@@ -2,8 +2,10 @@
 
 CPU part (default): a verification sweep of >= 100 ``pipelined_copy`` configs
 (stages x store warps x tiles per CTA, one CTA so each proof walks its whole
-tile loop) on a local cluster with 1 worker, then with 2 workers; the ratio
-of the two sweep times is the speed-up (target >= 1.7x on 2 cores). Cluster
+tile loop) on a local cluster with 1 worker and on one with 2 workers, timed in
+alternating rounds (``--repeat``, median reported, so a change in the
+machine's load hits both alike); the ratio of the medians is the speed-up
+(target >= 1.7x on 2 cores). Cluster
 start-up and the workers' imports (DSL, TS, verifier) are measured separately
 and left out of the sweep times; the results cache is off. ``--serial`` also
 times the same cells one by one in this process (no Dask), to show the
@@ -16,7 +18,7 @@ its cells (compilation runs in parallel across GPUs) and times them one at a
 time on its own GPU. Start-up (cluster, launch worker processes, CUDA
 contexts) is measured separately and left out.
 
-    python benchmarks/sweep_scaling.py [--serial]          # CPU: 1 vs 2 workers
+    python benchmarks/sweep_scaling.py [--serial] [--repeat 3]   # CPU: 1 vs 2 workers
     python benchmarks/sweep_scaling.py --launch            # GPU: 1 vs 2 GPUs (needs 2 GPUs)
 """
 
@@ -55,24 +57,39 @@ def _open_gpu() -> str:
     return device_info().name
 
 
-def _timed_sweep(workers: int, launch: bool, grid: dict[str, Any], base: Any, sizes: Any) -> dict[str, Any]:
+def _timed_sweeps(counts: tuple[int, ...], launch: bool, grid: dict[str, Any], base: Any, sizes: Any,
+                  repeat: int) -> list[dict[str, Any]]:
+    """Start one cluster per worker count, warm them, then time the sweep on each in turn, ``repeat`` rounds.
+
+    Alternating the clusters round by round spreads any change in the machine's
+    load over all of them; each count reports its median sweep time.
+    """
+    import statistics
+
     import ts_explore
     from ts_explore.sweep import start_cluster
 
-    t0 = time.perf_counter()
-    client = start_cluster(workers=workers, launch=launch)
-    started = time.perf_counter() - t0
+    runs = []
     try:
-        warm = _warm(client, launch)
-        t1 = time.perf_counter()
-        df = ts_explore.sweep("pipelined_copy", grid, base=base, client=client, launch=launch, sizes=sizes,
-                              cache=False, progress=False, timeout=600)
-        swept = time.perf_counter() - t1
+        for n in counts:
+            t0 = time.perf_counter()
+            client = start_cluster(workers=n, launch=launch)
+            runs.append({"workers": n, "client": client, "start_s": time.perf_counter() - t0, "times": []})
+            runs[-1]["warm_s"] = _warm(client, launch)
+        for _ in range(repeat):
+            for run in runs:
+                t1 = time.perf_counter()
+                run["df"] = ts_explore.sweep("pipelined_copy", grid, base=base, client=run["client"], launch=launch,
+                                             sizes=sizes, cache=False, progress=False, timeout=600)
+                run["times"].append(time.perf_counter() - t1)
     finally:
-        cluster = client.cluster
-        client.close()
-        cluster.close()
-    return {"workers": workers, "start_s": started, "warm_s": warm, "sweep_s": swept, "df": df}
+        for run in runs:
+            cluster = run["client"].cluster
+            run["client"].close()
+            cluster.close()
+    for run in runs:
+        run["sweep_s"] = statistics.median(run["times"])
+    return runs
 
 
 def _serial(grid: dict[str, Any], base: Any) -> float:
@@ -95,13 +112,20 @@ def _report(title: str, runs: list[dict[str, Any]], unit: str, serial: float | N
     counts = ", ".join(f"{n} {s}" for s, n in df["status"].value_counts().items() if n)
     print(f"# {title}")
     print(f"cells: {len(df)} ({counts}); cores: {os.cpu_count()}")
-    print(f"{'':>4} {unit:>8} {'start-up s':>11} {'imports/warm s':>15} {'sweep s':>9} {'cells/s':>8}")
+    print(f"{'':>4} {unit:>8} {'start-up s':>11} {'imports/warm s':>15} {'sweep s (median)':>17} {'cells/s':>8}  "
+          "each round")
     for r in runs:
-        print(f"{'':>4} {r['workers']:>8} {r['start_s']:>11.2f} {r['warm_s']:>15.2f} {r['sweep_s']:>9.2f} "
-              f"{len(r['df']) / r['sweep_s']:>8.2f}")
+        rounds = " ".join(f"{t:.2f}" for t in r["times"])
+        print(f"{'':>4} {r['workers']:>8} {r['start_s']:>11.2f} {r['warm_s']:>15.2f} {r['sweep_s']:>17.2f} "
+              f"{len(r['df']) / r['sweep_s']:>8.2f}  {rounds}")
     if serial is not None:
         print(f"one by one in this process (no Dask): {serial:.2f} s")
-    print(f"speed-up {unit} 1 -> 2: {one['sweep_s'] / two['sweep_s']:.2f}x (sweep times only)")
+    print(f"speed-up {unit} 1 -> 2: {one['sweep_s'] / two['sweep_s']:.2f}x (median sweep times; start-up and "
+          "imports excluded)")
+    try:
+        print(f"load average while measuring: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
+    except OSError:
+        pass
     per_worker = df["worker"].value_counts()
     print("cells per worker (2-worker run): " + ", ".join(f"{n}" for n in per_worker.tolist()))
 
@@ -117,19 +141,20 @@ def main() -> None:
     parser.add_argument("--launch", action="store_true", help="the GPU part: 1 vs 2 GPUs")
     parser.add_argument("--serial", action="store_true", help="also time the CPU cells one by one in-process")
     parser.add_argument("--size", type=int, default=1 << 24, help="int32 elements per launch")
+    parser.add_argument("--repeat", type=int, default=3, help="timed rounds per worker count (median reported)")
     args = parser.parse_args()
     from ts_explore import scenarios
 
     sc = scenarios.get("pipelined_copy")
     if args.launch:
         base = sc.config(**GPU_BASE)
-        runs = [_timed_sweep(n, True, GPU_GRID, base, [args.size]) for n in (1, 2)]
+        runs = _timed_sweeps((1, 2), True, GPU_GRID, base, [args.size], args.repeat)
         _report(f"launch sweep, pipelined_copy, {args.size} int32 elements per launch", runs, "GPUs")
         _launch_table(runs[1]["df"])
         return
     base = sc.config(**CPU_BASE)
     serial = _serial(CPU_GRID, base) if args.serial else None
-    runs = [_timed_sweep(n, False, CPU_GRID, base, None) for n in (1, 2)]
+    runs = _timed_sweeps((1, 2), False, CPU_GRID, base, None, args.repeat)
     _report("verification sweep, pipelined_copy, 1 CTA", runs, "workers", serial)
 
 

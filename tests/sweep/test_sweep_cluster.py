@@ -105,3 +105,18 @@ def test_keys_follow_the_config_not_the_spelling() -> None:
     b = expand(scenarios.get("pipelined_copy"), [{"stages": 4}])
     c = expand(scenarios.get("pipelined_copy"), {"stages": [5]})
     assert a[0].key == b[0].key != c[0].key
+
+
+def test_a_second_client_in_the_process_does_not_confuse_the_sweep(client: Any) -> None:
+    from distributed import Client
+
+    other = Client(client.scheduler.address)  # now the default client, with its own event loop
+    try:
+        result: list[Any] = []
+        worker = threading.Thread(target=lambda: result.append(
+            sweep(ss.GALLERY, {"n": [1, 2, 3]}, client=client, progress=False, cache=False)))
+        worker.start()
+        worker.join(120)
+        assert result and set(result[0]["status"]) == {"safe"}
+    finally:
+        other.close()

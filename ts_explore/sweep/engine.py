@@ -196,7 +196,8 @@ class Sweep:
 
         client, token = self._client, uuid.uuid4().hex[:8]
         queue, running = deque(todo), {}
-        done = as_completed(with_results=True, raise_errors=False)  # results travel with the notice
+        # results travel with the notice; the loop is this client's (the default client may be another one)
+        done = as_completed(loop=client.loop, with_results=True, raise_errors=False)
         self._slots_at, self._slots_n = -1.0, 1
 
         def fill() -> None:
