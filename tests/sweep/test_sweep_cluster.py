@@ -108,15 +108,18 @@ def test_keys_follow_the_config_not_the_spelling() -> None:
 
 
 def test_a_second_client_in_the_process_does_not_confuse_the_sweep(client: Any) -> None:
-    from distributed import Client
+    from distributed import Client, LocalCluster
 
-    other = Client(client.scheduler.address)  # now the default client, with its own event loop
+    cluster = LocalCluster(n_workers=0, processes=True, dashboard_address=None)
+    other = Client(cluster)  # now the default client, on its cluster's own event loop
     try:
         result: list[Any] = []
         worker = threading.Thread(target=lambda: result.append(
-            sweep(ss.GALLERY, {"n": [1, 2, 3]}, client=client, progress=False, cache=False)))
+            sweep(ss.GALLERY, {"n": [1, 2, 3, 4, 5, 6], "pattern": list(ss.PATTERNS)}, client=client, progress=False,
+                  cache=False)))
         worker.start()
-        worker.join(120)
-        assert result and set(result[0]["status"]) == {"safe"}
+        worker.join(60)  # with completions tracked on the wrong loop, the sweep hung here
+        assert result and len(result[0]) == 24 and set(result[0]["status"]) == {"safe", "refused"}
     finally:
         other.close()
+        cluster.close()
