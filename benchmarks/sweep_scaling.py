@@ -34,7 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 CPU_GRID = {"stages": [1, 2, 3, 4, 5, 6, 7, 8], "store_warps": [1, 2, 4, 8],
-            "elements": [32 * 4096, 48 * 4096, 64 * 4096, 80 * 4096]}  # 128 cells
+            "elements": [96 * 4096, 128 * 4096, 160 * 4096, 192 * 4096]}  # 128 cells, ~0.1-0.4 s each
 CPU_BASE = {"ctas": 1, "tile": 4096}
 GPU_GRID = {"stages": [2, 3, 4, 6], "store_warps": [2, 4], "loader": ["tma", "threads"]}  # 16 cells
 GPU_BASE = {"ctas": 0}
@@ -92,6 +92,29 @@ def _timed_sweeps(counts: tuple[int, ...], launch: bool, grid: dict[str, Any], b
     return runs
 
 
+def _spin(n: int) -> float:
+    start = time.perf_counter()
+    total = 0
+    for i in range(n):
+        total += i * i
+    return time.perf_counter() - start
+
+
+def machine_parallelism(n: int = 12_000_000) -> float:
+    """How many cores' worth two busy processes get right now (2.0 on an idle 2-core machine).
+
+    Other jobs on a shared machine cap what any speed-up can reach; this says
+    by how much, measured next to the sweeps.
+    """
+    import multiprocessing as mp
+
+    with mp.get_context("spawn").Pool(2) as pool:
+        pool.map(_spin, [1000, 1000])  # start both processes first
+        one = pool.map(_spin, [n])[0]
+        both = pool.map(_spin, [n, n])
+    return 2 * one / max(both)
+
+
 def _serial(grid: dict[str, Any], base: Any) -> float:
     from ts_explore import scenarios
     from ts_explore.sweep.cell import run_cell
@@ -126,6 +149,10 @@ def _report(title: str, runs: list[dict[str, Any]], unit: str, serial: float | N
         print(f"load average while measuring: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
     except OSError:
         pass
+    for r in runs:
+        busy = r["df"]["elapsed_s"].sum() / (r["workers"] * r["times"][-1])
+        print(f"{r['workers']} worker(s), last round: cells ran {r['df']['elapsed_s'].sum():.2f} s in all, workers "
+              f"busy {100 * busy:.0f}% of the sweep (the rest is Dask and messaging)")
     per_worker = df["worker"].value_counts()
     print("cells per worker (2-worker run): " + ", ".join(f"{n}" for n in per_worker.tolist()))
 
@@ -154,8 +181,12 @@ def main() -> None:
         return
     base = sc.config(**CPU_BASE)
     serial = _serial(CPU_GRID, base) if args.serial else None
+    before = machine_parallelism()
     runs = _timed_sweeps((1, 2), False, CPU_GRID, base, None, args.repeat)
+    after = machine_parallelism()
     _report("verification sweep, pipelined_copy, 1 CTA", runs, "workers", serial)
+    print(f"cores' worth two busy processes got (2.00 on an idle 2-core machine): {before:.2f} before the sweeps, "
+          f"{after:.2f} after")
 
 
 if __name__ == "__main__":
