@@ -168,21 +168,26 @@ def main() -> None:
     parser.add_argument("--launch", action="store_true", help="the GPU part: 1 vs 2 GPUs")
     parser.add_argument("--serial", action="store_true", help="also time the CPU cells one by one in-process")
     parser.add_argument("--size", type=int, default=1 << 24, help="int32 elements per launch")
-    parser.add_argument("--repeat", type=int, default=3, help="timed rounds per worker count (median reported)")
+    parser.add_argument("--repeat", type=int, help="timed rounds per worker count, median reported (default: 3 for "
+                        "the CPU part; 1 for launches, whose later rounds would hit the compile cache)")
     args = parser.parse_args()
     from ts_explore import scenarios
 
     sc = scenarios.get("pipelined_copy")
     if args.launch:
         base = sc.config(**GPU_BASE)
-        runs = _timed_sweeps((1, 2), True, GPU_GRID, base, [args.size], args.repeat)
+        runs = _timed_sweeps((1, 2), True, GPU_GRID, base, [args.size], args.repeat or 1)
         _report(f"launch sweep, pipelined_copy, {args.size} int32 elements per launch", runs, "GPUs")
+        for r in runs:
+            d = r["df"]
+            print(f"{r['workers']} GPU(s): compiling took {d['compile_s'].sum():.2f} s in all, launches (compile, "
+                  f"check, timing) {d['launch_s'].sum():.2f} s in all")
         _launch_table(runs[1]["df"])
         return
     base = sc.config(**CPU_BASE)
     serial = _serial(CPU_GRID, base) if args.serial else None
     before = machine_parallelism()
-    runs = _timed_sweeps((1, 2), False, CPU_GRID, base, None, args.repeat)
+    runs = _timed_sweeps((1, 2), False, CPU_GRID, base, None, args.repeat or 3)
     after = machine_parallelism()
     _report("verification sweep, pipelined_copy, 1 CTA", runs, "workers", serial)
     print(f"cores' worth two busy processes got (2.00 on an idle 2-core machine): {before:.2f} before the sweeps, "
