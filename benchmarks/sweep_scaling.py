@@ -161,6 +161,9 @@ def _launch_table(df: Any) -> None:
     cols = ["stages", "store_warps", "loader", "status", "launch", "value", "unit", "ratio", "correct", "compile_s",
             "worker"]
     print(df[cols].to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    for _, row in df[df["status"] != "safe"].head(3).iterrows():
+        print(f"not safe: stages={row['stages']} store_warps={row['store_warps']} loader={row['loader']}: "
+              f"{row['reason'][:300]}")
 
 
 def main() -> None:
