@@ -8,14 +8,24 @@ from typing import Any
 import pandas as pd
 
 import sweep_scenarios as ss
-from ts_explore.app.explorer import TABS, Explorer
+from ts_explore.app.explorer import Explorer
 from ts_explore.app.sweep_tab import STATUS_COLOURS, SweepTab
+
+
+def _sweep_tab(ex: Explorer) -> tuple[SweepTab, int]:
+    """The explorer's Sweep tab and its index (a built-in tab, or one registered through EXTRA_TABS)."""
+    names = getattr(ex, "tab_names", None)
+    if names is not None and "sweep" in getattr(ex, "extra_tabs", {}):
+        return ex.extra_tabs["sweep"], names.index("sweep")
+    from ts_explore.app.explorer import TABS
+
+    return ex.sweep_tab, TABS.index("sweep")
 
 
 def test_sweep_two_knobs_see_the_map_and_load_a_cell(client: Any) -> None:
     ex = Explorer("pipelined_copy", debounce_s=0, ctas=2)
-    tab = ex.sweep_tab
-    assert ex.tabs.children[TABS.index("sweep")] is tab.widget
+    tab, index = _sweep_tab(ex)
+    assert ex.tabs.children[index] is tab.widget and ex.tabs.titles[index] == "Sweep"
     tab.client = client
     tab.x.value, tab.y.value = "store_warps", "stages"
     assert tab.x_values.value == "1, 2, 4, 8, 16" and tab.y_values.value == "1, 2, 3, 4, 5, 6, 7, 8"
