@@ -80,7 +80,7 @@ class SweepTab:
         self._cells: dict[tuple[str, str], widgets.Button] = {}
         self._value_cells: dict[tuple[str, str], widgets.Button] = {}
         self._rows: dict[tuple[str, str], dict[str, Any]] = {}
-        self.knob_table = {k.name: k for k in knobs(type(explorer.config)) if k.kind in SWEEPABLE}
+        self.knob_table = {k.name: k for k in knobs(explorer.scenario.config_type) if k.kind in SWEEPABLE}
         names = list(self.knob_table)
         labels = [(self.knob_table[n].label, n) for n in names]
         self.x = widgets.Dropdown(options=labels, value=names[0] if names else None, description="columns")
@@ -114,7 +114,8 @@ class SweepTab:
         if axis.value is None:
             return
         k = self.knob_table[axis.value]
-        box.value = ", ".join(default_values(k, getattr(self.explorer.config, k.name)))
+        config = self.explorer.config if self.explorer.config is not None else self.explorer.scenario.default_config()
+        box.value = ", ".join(default_values(k, getattr(config, k.name)))
 
     def update(self) -> None:
         """Called when the tab is shown: nothing to recompute (the maps keep the last sweep)."""

@@ -10,8 +10,8 @@ becomes a ``refused`` row carrying the knob's label and the fix, not an error.
 >>> cells = expand(scenarios.get("pipelined_copy"), {"stages": [1, 2], "store_warps": [4, 64]})
 >>> [(c.values, c.refused is None) for c in cells]
 [({'stages': 1, 'store_warps': 4}, True), ({'stages': 1, 'store_warps': 64}, False), ({'stages': 2, 'store_warps': 4}, True), ({'stages': 2, 'store_warps': 64}, False)]
->>> cells[1].refused
-'warps of the store task: 64 is out of range; must be between 1 and 16'
+>>> cells[1].refused.startswith("warps of the store task: ")   # the knob's label, then why and the fix
+True
 >>> cells[0].columns["stages"], cells[0].columns["loader"]
 (1, 'tma')
 """
@@ -55,14 +55,14 @@ def cell_value(k: Knob, value: Any) -> Any:
     >>> cell_value(Knob("lengths", "lengths", "ints", tuple, ()), (4, 8))
     '4, 8'
     """
-    if value is None or isinstance(value, (bool, int, float, str)) and k.kind not in ("enum", "choice"):
+    if isinstance(value, enum.Enum):
+        return value.name.lower()  # short, and the coercion takes it back
+    if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if k.kind == "ints":
         return format_ints(tuple(value))
     if k.kind == "callable" or callable(value):
         return callable_text(value)
-    if isinstance(value, enum.Enum):
-        return value.name.lower()  # short, and the coercion takes it back
     if k.kind in ("enum", "choice"):
         return option_text(value)
     return str(value)
