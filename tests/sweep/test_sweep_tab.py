@@ -35,7 +35,7 @@ def test_sweep_two_knobs_see_the_map_and_load_a_cell(client: Any) -> None:
     assert len(tab.frame) == 4 and "done: 2 safe, 2 refused" in tab.message.value
     assert tab._cells[("3", "4")].style.button_color == STATUS_COLOURS["safe"]
     refused = tab._cells[("1", "64")]
-    assert refused.style.button_color == STATUS_COLOURS["refused"] and "out of range" in refused.tooltip
+    assert refused.style.button_color == STATUS_COLOURS["refused"] and "warps of the store task" in refused.tooltip
     tab._cells[("3", "4")].click()  # loads stages=3, store_warps=4; the other knobs as swept (ctas=2)
     assert (ex.config.stages, ex.config.store_warps, ex.config.ctas) == (3, 4, 2)
     assert ex.verdict is not None and ex.verdict.ok

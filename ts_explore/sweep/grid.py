@@ -133,14 +133,30 @@ def expand(scenario: Any, grid: Mapping[str, Any] | Sequence[Mapping[str, Any]],
         shown = config if config is not None else _raw_config(base, values)
         columns = {k.name: cell_value(k, getattr(shown, k.name)) for k in kn}
         if refused is not None:  # values the coercion could not convert are shown as given
-            columns.update({n: v if isinstance(v, (bool, int, float, str)) or v is None else str(v)
-                            for n, v in values.items() if getattr(shown, n) == getattr(base, n) and v != columns[n]})
+            columns.update({n: _scalar(v) for n, v in values.items()
+                            if getattr(shown, n) == getattr(base, n) and v != columns[n]})
             key_source = json.dumps({"scenario": scenario.name, "refused": columns}, sort_keys=True, default=str)
             key = hashlib.sha256(key_source.encode()).hexdigest()[:24]
         else:
             key = cell_key(scenario.name, kn, config, extra_key)
         cells.append(Cell(index, dict(values), config, refused, columns, key))
     return cells
+
+
+def _scalar(value: Any) -> Any:
+    """A value the coercion refused, for its row: numbers typed as text become numbers (one type per column).
+
+    >>> _scalar("64"), _scalar("2.5"), _scalar("tma"), _scalar((4, 8))
+    (64, 2.5, 'tma', '(4, 8)')
+    """
+    if isinstance(value, str):
+        for kind in (int, float):
+            try:
+                return kind(value.strip())
+            except ValueError:
+                continue
+        return value
+    return value if isinstance(value, (bool, int, float)) or value is None else str(value)
 
 
 def _raw_config(base: Any, values: Mapping[str, Any]) -> Any:
