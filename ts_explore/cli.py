@@ -227,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     la.add_argument("--force", action="store_true", help="launch even if the verifier says unsafe")
     la.set_defaults(func=cmd_launch)
     from .sweep import command as sweep_command
-    sweep_command.add_parser(sub).set_defaults(func=sweep_command.run)
+    sweep_command.add_parser(sub, load_target)
     return parser
 
 

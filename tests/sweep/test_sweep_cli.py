@@ -34,11 +34,11 @@ def test_round_trip(client: Any, tmp_path: Path, suffix: str, capsys: pytest.Cap
 
 def test_failed_cells_exit_1(client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "r.csv"
-    code = _run(client, "pipelined_copy", "--grid", "elements=1048576", "--grid", "stages=8", "--set", "ctas=1",
-                "--timeout", "0.01", "--no-cache", "-o", str(out))
+    target = f"{Path(__file__).with_name('sweep_scenarios.py')}:GALLERY"  # MODULE:ATTR of a Scenario
+    code = _run(client, target, "--grid", "mode=ok,spin", "--timeout", "1", "--no-cache", "-o", str(out))
     assert code == 1
-    assert "timed out" in capsys.readouterr().err
-    assert pd.read_csv(out)["status"].tolist() == ["failed"]
+    assert "failed: mode=spin: timed out" in capsys.readouterr().err
+    assert pd.read_csv(out)["status"].tolist() == ["safe", "failed"]
 
 
 @pytest.mark.parametrize("args, message", [

@@ -11,11 +11,19 @@ from __future__ import annotations
 import argparse
 from typing import Any, Sequence
 
-from ..cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError  # the CLI prints UsageError and exits 2
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2  # the CLI's codes
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register ``sweep`` on the ``ts-explore`` sub-command parser."""
+class UsageError(Exception):
+    """A problem with the command line or what it names (exit 2)."""
+
+
+def add_parser(sub: Any, load_target: Any = None) -> argparse.ArgumentParser:
+    """Register ``sweep`` on the ``ts-explore`` sub-command parser.
+
+    ``load_target`` is the CLI's ``MODULE:ATTR`` loader (passed in, so this
+    module does not import the CLI that imports it).
+    """
     p = sub.add_parser("sweep", help="verify (and launch) a grid of scenario configs on a Dask cluster")
     p.add_argument("scenario", help="catalog name (see `ts-explore launch --list`) or MODULE:ATTR of a Scenario")
     p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
@@ -31,6 +39,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per cell (verification, each launch step)")
     p.add_argument("--no-cache", action="store_true", help="recompute every cell (and do not store results)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=run, load_target=load_target)
     return p
 
 
@@ -54,13 +63,16 @@ def parse_grid(pairs: Sequence[str]) -> dict[str, list[str]]:
     return grid
 
 
-def _scenario(spec: str) -> Any:
+def _scenario(spec: str, load_target: Any) -> Any:
     from ..scenarios import Scenario, get
 
     if ":" in spec:
-        from ..cli import load_target
-
-        obj = load_target(spec)
+        if load_target is None:
+            raise UsageError(f"{spec}: MODULE:ATTR needs the ts-explore command line; pass a catalog name")
+        try:
+            obj = load_target(spec)
+        except Exception as exc:  # noqa: BLE001 - the CLI's own usage error: bad spec, import failure
+            raise UsageError(str(exc)) from None
         if not isinstance(obj, Scenario):
             raise UsageError(f"{spec} is a {type(obj).__name__}, not a Scenario")
         return obj
@@ -113,7 +125,7 @@ def _run(args: argparse.Namespace) -> int:
         require_packages()
     except SweepError as exc:
         raise UsageError(str(exc)) from None
-    scenario = _scenario(args.scenario)
+    scenario = _scenario(args.scenario, getattr(args, "load_target", None))
     grid = parse_grid(args.grid)
     base_values = dict(p.partition("=")[::2] for p in args.set)
     try:
