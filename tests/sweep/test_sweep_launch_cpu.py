@@ -76,3 +76,8 @@ def test_launch_columns_fit_bandwidth_and_flops_kernels() -> None:
     assert copy["reference"] == "cudaMemcpyAsync D2D" and copy["elements"] == 1 << 20
     gemm = measure(_run(10.0, 0.9, tflops=lambda: 650.0))
     assert (gemm["metric"], gemm["value"], gemm["unit"]) == ("throughput", 650.0, "TFLOP/s")
+    rated = _run(10.0, 0.8)
+    rated.rate, rated.unit, rated.label = 700.0, "TFLOP/s", "8192x8192x8192"  # a result that names its unit
+    row = measure(rated)
+    assert (row["metric"], row["value"], row["unit"], row["ratio"], row["size"]) == (
+        "throughput", 700.0, "TFLOP/s", 0.8, "8192x8192x8192")

@@ -106,21 +106,19 @@ def verify_row(scenario: Any, config: Any) -> dict[str, Any]:
 
 
 def measure(run: Any) -> dict[str, Any]:
-    """A size's headline number: FLOP/s when the kernel reports them, else bandwidth; ratio to its reference."""
-    tflops = getattr(run, "tflops", None)
-    if callable(tflops):
-        tflops = tflops()
-    if tflops is not None:
-        metric, value, unit = "throughput", float(tflops), "TFLOP/s"
-    else:
-        metric, value, unit = "bandwidth", float(run.gbps), "GB/s"
+    """A size's figure of merit (TFLOP/s for arithmetic, GB/s for copies) and its ratio to the first reference."""
+    rate, unit = getattr(run, "rate", None), getattr(run, "unit", None)
+    if callable(rate):
+        rate = rate()
+    if rate is None or not isinstance(unit, str):  # a result that reports bandwidth only
+        tflops = getattr(run, "tflops", None)
+        tflops = tflops() if callable(tflops) else tflops
+        rate, unit = (tflops, "TFLOP/s") if tflops is not None else (run.gbps, "GB/s")
     ratio = run.ratio() if callable(getattr(run, "ratio", None)) else None
-    reference = getattr(run, "reference_label", None)
-    if reference is None:
-        refs = getattr(run, "references", ())
-        reference = refs[0].label if refs else None
-    return {"metric": metric, "value": value, "unit": unit, "ratio": None if ratio is None else float(ratio),
-            "reference": reference, "elements": int(getattr(run, "elements", 0) or 0)}
+    refs = getattr(run, "references", ())
+    return {"metric": "throughput" if unit == "TFLOP/s" else "bandwidth", "value": float(rate), "unit": unit,
+            "ratio": None if ratio is None else float(ratio), "reference": refs[0].label if refs else None,
+            "elements": int(getattr(run, "elements", 0) or 0), "size": str(getattr(run, "label", "") or "")}
 
 
 def launch_row(scenario: Any, config: Any, options: dict[str, Any]) -> dict[str, Any]:
@@ -129,8 +127,9 @@ def launch_row(scenario: Any, config: Any, options: dict[str, Any]) -> dict[str,
 
     start = time.perf_counter()
     try:
-        result = launch(scenario, config, sizes=options["sizes"], reps=options["reps"], timeout=options["timeout"],
-                        force=options["force"])
+        sizes = {} if options["sizes"] is None else {"sizes": options["sizes"]}  # None: the kernel's own default
+        result = launch(scenario, config, reps=options["reps"], timeout=options["timeout"], force=options["force"],
+                        **sizes)
     except LaunchError as exc:
         refused = exc.reason in ("unverified", "bad_size", "no_kernel", "needs_sm100", "needs_newer_gpu")
         return {"launch": "refused" if refused else "failed", "launch_reason": f"[{exc.reason}] "

@@ -31,7 +31,8 @@ def add_parser(sub: Any, load_target: Any = None) -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a fixed setting for every cell")
     p.add_argument("-o", "--output", required=True, help="results file: .csv or .parquet")
     p.add_argument("--launch", action="store_true", help="also compile, run and time each safe config on a GPU")
-    p.add_argument("--size", type=int, action="append", metavar="ELEMENTS", help="launch size (repeatable)")
+    p.add_argument("--size", type=parse_size, action="append", metavar="SIZE",
+                   help="launch size: elements, or a shape MxNxK (repeatable; default: the kernel's own)")
     p.add_argument("--reps", type=int, default=20, help="timed repetitions per launch")
     p.add_argument("--force", action="store_true", help="launch configs the verifier does not prove safe")
     p.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (default: a local cluster)")
@@ -41,6 +42,21 @@ def add_parser(sub: Any, load_target: Any = None) -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=run, load_target=load_target)
     return p
+
+
+def parse_size(text: str) -> Any:
+    """``"16777216"`` -> 16777216; ``"4096x4096x4096"`` -> ``(4096, 4096, 4096)``.
+
+    >>> parse_size("1024"), parse_size("64x32x16")
+    (1024, (64, 32, 16))
+    """
+    parts = text.lower().split("x")
+    try:
+        values = tuple(int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size: give elements (16777216) or a shape "
+                                         "(4096x4096x4096)") from None
+    return values[0] if len(values) == 1 else values
 
 
 def parse_grid(pairs: Sequence[str]) -> dict[str, list[str]]:

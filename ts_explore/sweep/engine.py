@@ -28,7 +28,6 @@ from .grid import Cell, expand
 from .table import frame
 
 DEFAULT_TIMEOUT_S = 300.0
-DEFAULT_SIZES = (1 << 24,)
 
 RowCallback = Callable[[Cell, dict[str, Any]], None]
 
@@ -80,7 +79,7 @@ class Sweep:
     """One sweep: its cells, where rows go, and how to stop it (``run`` does the work)."""
 
     def __init__(self, scenario: str | Scenario, grid: Mapping[str, Any] | Sequence[Mapping[str, Any]], *,
-                 base: Any = None, launch: bool = False, sizes: Iterable[int] | None = None, reps: int = 20,
+                 base: Any = None, launch: bool = False, sizes: Iterable[Any] | None = None, reps: int = 20,
                  force: bool = False, client: Any = None, timeout: float | None = DEFAULT_TIMEOUT_S,
                  cache: bool | str = True, progress: bool = True) -> None:
         self.scenario = get(scenario)
@@ -90,7 +89,7 @@ class Sweep:
         if self.launch:
             if self.scenario.kernel is None:
                 raise SweepError(f"scenario {self.scenario.name!r} has no GPU kernel; sweep it without launch=True")
-            sizes_t = tuple(int(s) for s in (sizes or DEFAULT_SIZES))
+            sizes_t = None if sizes is None else tuple(tuple(s) if isinstance(s, list) else s for s in sizes)
             self.launch_options = {"sizes": sizes_t, "reps": int(reps), "force": bool(force),
                                    "timeout": float(timeout or DEFAULT_TIMEOUT_S)}
         elif sizes is not None:
@@ -257,7 +256,7 @@ def _last_worker(exc: BaseException) -> str | None:
 
 
 def sweep(scenario: str | Scenario, grid: Mapping[str, Any] | Sequence[Mapping[str, Any]], *,
-          launch: bool = False, sizes: Iterable[int] | None = None, client: Any = None,
+          launch: bool = False, sizes: Iterable[Any] | None = None, client: Any = None,
           timeout: float | None = DEFAULT_TIMEOUT_S, progress: bool = True, base: Any = None, reps: int = 20,
           force: bool = False, cache: bool | str = True, on_row: RowCallback | None = None) -> Any:
     """Verify (and with ``launch=True`` compile, run and time) every config of ``grid``; one DataFrame row each.
@@ -265,7 +264,8 @@ def sweep(scenario: str | Scenario, grid: Mapping[str, Any] | Sequence[Mapping[s
     ``grid`` maps knob names to values (every combination is a cell) or lists
     cells as mappings. Columns: one per knob; ``status`` (safe, unsafe,
     inconclusive, refused, failed) and ``reason``; ``states`` explored and
-    ``verify_s``; with ``launch=True`` also ``launch`` (ok, wrong, refused,
+    ``verify_s``; with ``launch=True`` (``sizes`` as ``launch`` takes them;
+    None: the kernel's default) also ``launch`` (ok, wrong, refused,
     failed, skipped), ``metric``/``value``/``unit`` (GB/s, or TFLOP/s for a
     kernel that reports FLOP/s), ``ratio`` to the ``reference``, ``correct``,
     ``compile_s``, ``gpu``; ``worker`` (the Dask worker that ran it),
@@ -285,4 +285,4 @@ def sweep(scenario: str | Scenario, grid: Mapping[str, Any] | Sequence[Mapping[s
                  timeout=timeout, cache=cache, progress=progress).run(on_row)
 
 
-__all__ = ["DEFAULT_SIZES", "DEFAULT_TIMEOUT_S", "Progress", "Sweep", "sweep"]
+__all__ = ["DEFAULT_TIMEOUT_S", "Progress", "Sweep", "sweep"]
