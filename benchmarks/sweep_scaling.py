@@ -145,6 +145,9 @@ def _report(title: str, runs: list[dict[str, Any]], unit: str, serial: float | N
         print(f"one by one in this process (no Dask): {serial:.2f} s")
     print(f"speed-up {unit} 1 -> 2: {one['sweep_s'] / two['sweep_s']:.2f}x (median sweep times; start-up and "
           "imports excluded)")
+    if len(one["times"]) > 1:
+        print("round by round (each pair timed back to back): "
+              + ", ".join(f"{a / b:.2f}x" for a, b in zip(one["times"], two["times"])))
     try:
         print(f"load average while measuring: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
     except OSError:
