@@ -17,7 +17,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install -q -e '.[test,gpu]'
+	$(BIN)/python -m pip install -q -e '.[test,gpu,sweep]'
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -32,7 +32,8 @@ def test_binder_files_name_graphviz_python_and_the_project() -> None:
     assert "graphviz" in (BINDER / "apt.txt").read_text().split()
     assert (BINDER / "runtime.txt").read_text().strip().startswith("python-3.")
     reqs = [line.strip() for line in (BINDER / "requirements.txt").read_text().splitlines()]
-    assert "-e ." in reqs, "with a binder/ folder repo2docker does not install the project by itself"
+    assert "-e .[sweep]" in reqs, ("with a binder/ folder repo2docker does not install the project by itself; the "
+                                   "sweep extra runs notebook 11")
 
 
 def _uv() -> str | None:

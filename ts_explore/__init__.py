@@ -53,6 +53,7 @@ _EXPORTS: dict[str, str] = {
     "launch": "ts_explore.gpu:launch",
     "LaunchResult": "ts_explore.gpu:LaunchResult",
     "load_trace": "ts_explore.model.timeline:load_trace",
+    "sweep": "ts_explore.sweeps:sweep",
 }
 
 __all__ = sorted([*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"])

@@ -280,6 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     la.add_argument("--reps", type=int, default=20)
     la.add_argument("--force", action="store_true", help="launch even if the verifier says unsafe")
     la.set_defaults(func=cmd_launch)
+    from .sweeps import command as sweep_command
+    sweep_command.add_parser(sub, load_target)
     return parser
 
 

@@ -50,7 +50,13 @@ TAB_TITLES = {
 }
 # More tabs after the built-in ones: (name, title, factory). ``factory(explorer)`` returns an object with a
 # ``widget`` and an ``update()`` the explorer calls when the tab is shown after a change.
-EXTRA_TABS: tuple[tuple[str, str, Callable[[Any], Any]], ...] = ()
+def _sweep_tab(explorer: Any) -> Any:
+    from .sweep_tab import SweepTab
+
+    return SweepTab(explorer)
+
+
+EXTRA_TABS: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (("sweep", "Sweep", _sweep_tab),)
 RESULT_CACHE_SIZE = 64
 STATES = ("idle", "verifying", "error")
 NOTHING_DRAWN = "Nothing to show: this configuration was not verified (the message above the tabs says why)."

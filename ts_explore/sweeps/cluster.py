@@ -1,0 +1,171 @@
+"""The Dask cluster a sweep runs on when the user gives none, configured for sweeps.
+
+Verification sweeps get one single-threaded worker process per core;
+launch sweeps one per visible GPU (``dask_cuda.LocalCUDACluster``, else a
+spec cluster that pins ``CUDA_VISIBLE_DEVICES`` per worker). Our settings:
+
+- the scheduler's ``allowed_failures`` is 0: a cell whose worker dies is
+  recorded as failed after its first death instead of killing worker after
+  worker (the default retries it three times);
+- ``worker-saturation`` 1.0: a worker holds only the cell it runs, so a death
+  takes no innocent queued cell with it;
+- launch workers are not daemonic, so they may start the launch worker
+  process that owns the GPU and its watchdog (``distributed.worker.daemon``
+  is set to False for the process: the nanny reads it again when it restarts
+  a worker);
+- no fixed ports (the scheduler and the dashboard take free ones).
+
+One cluster of each kind is started on first use and kept for the process
+(a second sweep starts at once); :func:`shutdown` closes them.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+from typing import Any
+
+_CLIENTS: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+INSTALL_HINT = "pip install 'ts-explore[sweep]' (Dask distributed, dask-cuda, pandas and pyarrow)"
+
+
+class SweepError(RuntimeError):
+    """A sweep that cannot start (missing packages, no GPU for a launch sweep, a bad grid); names the fix."""
+
+
+def require_packages() -> None:
+    """Raise :class:`SweepError` saying how to install what sweeps need when Dask or pandas is missing."""
+    missing = []
+    for module, package in (("distributed", "distributed"), ("dask", "dask"), ("pandas", "pandas")):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(package)
+    if missing:
+        raise SweepError(f"sweeps need {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not "
+                         f"installed; {INSTALL_HINT}")
+
+
+def _sweep_config(launch: bool) -> dict[str, Any]:
+    return {"distributed.scheduler.worker-saturation": 1.0,
+            "distributed.scheduler.allowed-failures": 0,
+            "distributed.worker.daemon": not launch}
+
+
+def visible_gpus() -> int:
+    """How many CUDA devices this machine shows (from the one probe, without touching CUDA here)."""
+    from ..gpu.probe import probe
+
+    found = probe()
+    if not found.ok:
+        raise SweepError(f"launch=True needs a CUDA GPU: {found.message}. Sweep without launch to verify only, or "
+                         "pass client= connected to a cluster with GPU workers")
+    return max(1, found.devices)
+
+
+def start_cluster(*, launch: bool = False, workers: int | None = None) -> Any:
+    """A new ``distributed.Client`` on a local cluster set up for sweeps (see the module docstring).
+
+    ``workers`` defaults to one per core (verification) or one per visible GPU
+    (``launch=True``; ``workers`` then takes the first N GPUs).
+    """
+    require_packages()
+    import dask
+    from distributed import Client, LocalCluster
+
+    settings = _sweep_config(launch)
+    if launch:
+        dask.config.set({"distributed.worker.daemon": False})  # kept: the nanny reads it on every restart
+    common = {"scheduler_kwargs": {"allowed_failures": 0}, "dashboard_address": ":0",
+              "silence_logs": logging.ERROR}
+    with dask.config.set(settings):
+        if not launch:
+            n = workers or os.cpu_count() or 1
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, **common)
+            return Client(cluster)
+        gpus = list(range(visible_gpus()))[: workers or None]
+        try:
+            from dask_cuda import LocalCUDACluster
+
+            cluster = LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(str(g) for g in gpus), threads_per_worker=1,
+                                       **common)
+        except Exception as exc:  # noqa: BLE001 - no dask-cuda, or it cannot start here: same layout without it
+            logging.getLogger(__name__).warning("dask-cuda's LocalCUDACluster is not available (%s: %s); "
+                                                "starting one worker per GPU without it", type(exc).__name__, exc)
+            cluster = _gpu_spec_cluster(gpus, common)
+        return Client(cluster)
+
+
+def _gpu_spec_cluster(gpus: list[int], common: dict[str, Any]) -> Any:
+    """One nanny-managed worker per GPU, each seeing only its own device (what dask-cuda does, minus extras)."""
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    scheduler = {"cls": Scheduler, "options": {"allowed_failures": 0, "dashboard_address": common["dashboard_address"]}}
+    spec = {f"gpu-{g}": {"cls": Nanny, "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": str(g)},
+                                                    "silence_logs": common["silence_logs"]}} for g in gpus}
+    return SpecCluster(workers=spec, scheduler=scheduler, silence_logs=common["silence_logs"])
+
+
+def local_client(*, launch: bool = False) -> Any:
+    """The process's sweep cluster of this kind, started on first use."""
+    kind = "gpu" if launch else "cpu"
+    with _LOCK:
+        client = _CLIENTS.get(kind)
+        if client is not None and client.status == "running":
+            return client
+        client = _CLIENTS[kind] = start_cluster(launch=launch)
+        return client
+
+
+def shutdown() -> None:
+    """Close the local clusters sweeps started (their worker processes end)."""
+    with _LOCK:
+        clients = list(_CLIENTS.values())
+        _CLIENTS.clear()
+    for client in clients:
+        cluster = getattr(client, "cluster", None)
+        try:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        except Exception:  # noqa: BLE001 - closing at exit must not raise
+            pass
+
+
+atexit.register(shutdown)
+
+
+def gpu_identity() -> dict[str, str]:
+    """The GPU this worker uses and the driver (for the results cache), read without a CUDA context."""
+    name, driver = "unknown", "unknown"
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            first = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0].strip()
+            handle = (pynvml.nvmlDeviceGetHandleByUUID(first) if first.startswith(("GPU-", "MIG-"))
+                      else pynvml.nvmlDeviceGetHandleByIndex(int(first) if first.isdigit() else 0))
+            name = _text(pynvml.nvmlDeviceGetName(handle))
+            driver = _text(pynvml.nvmlSystemGetDriverVersion())
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # noqa: BLE001 - no NVML: fall back to the probe's name
+        from ..gpu.probe import probe
+
+        found = probe()
+        if found.limits is not None:
+            name = found.limits.name
+    return {"gpu": name, "driver": driver}
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+__all__ = ["INSTALL_HINT", "SweepError", "gpu_identity", "local_client", "require_packages", "shutdown",
+           "start_cluster", "visible_gpus"]
