@@ -33,7 +33,7 @@ def test_launch_sweep_one_worker_per_gpu(gpu_sweeps: None) -> None:
     assert len(df) == 8 and set(df["status"]) == {"safe"}, df[["status", "reason"]]
     assert set(df["launch"]) == {"ok"} and df["correct"].all()
     assert set(df["unit"]) == {"GB/s"} and (df["value"] > 10).all() and (df["ratio"] > 0).all()
-    assert (df["compile_s"] >= 0).all() and (df["elements"] == SMALL).all()
+    assert (df["compile_s"] >= 0).all() and (df["launched_elements"] == SMALL).all()
     assert df["worker"].nunique() == min(probe().devices, 8)  # one worker per GPU, all of them used
 
 

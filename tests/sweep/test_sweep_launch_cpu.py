@@ -73,7 +73,7 @@ def _run(gbps: float, ratio: float | None, tflops: Any = None) -> Any:
 def test_launch_columns_fit_bandwidth_and_flops_kernels() -> None:
     copy = measure(_run(3000.0, 0.75))
     assert (copy["metric"], copy["value"], copy["unit"], copy["ratio"]) == ("bandwidth", 3000.0, "GB/s", 0.75)
-    assert copy["reference"] == "cudaMemcpyAsync D2D" and copy["elements"] == 1 << 20
+    assert copy["reference"] == "cudaMemcpyAsync D2D" and copy["launched_elements"] == 1 << 20
     gemm = measure(_run(10.0, 0.9, tflops=lambda: 650.0))
     assert (gemm["metric"], gemm["value"], gemm["unit"]) == ("throughput", 650.0, "TFLOP/s")
     rated = _run(10.0, 0.8)

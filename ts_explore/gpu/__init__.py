@@ -125,7 +125,8 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
 def _refuse_unless_proven(gate: GateReport, force: bool, timeout: float) -> None:
     if gate.ok or force:
         return
-    failing = gate.problem or "; ".join(p.describe() for p in gate.refused_by)
+    failing = gate.problem or "; ".join(f"{p.describe()}: {p.summary.splitlines()[0] if p.summary else p.status}"
+                                        for p in gate.refused_by)
     raise LaunchError("unverified", f"not every instance of this launch is proven safe ({failing}); fix the "
                       f"schedule, or pass force=True to launch it anyway (a hang is killed after {timeout:g} s)")
 

@@ -118,7 +118,7 @@ def measure(run: Any) -> dict[str, Any]:
     refs = getattr(run, "references", ())
     return {"metric": "throughput" if unit == "TFLOP/s" else "bandwidth", "value": float(rate), "unit": unit,
             "ratio": None if ratio is None else float(ratio), "reference": refs[0].label if refs else None,
-            "elements": int(getattr(run, "elements", 0) or 0), "size": str(getattr(run, "label", "") or "")}
+            "launched_elements": int(getattr(run, "elements", 0) or 0), "size": str(getattr(run, "label", "") or "")}
 
 
 def launch_row(scenario: Any, config: Any, options: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 Columns: every knob (swept ones first), then ``status``, ``reason``,
 ``states``, ``verify_s``; for launch sweeps ``launch``, ``launch_reason``,
 ``metric``, ``value``, ``unit``, ``ratio``, ``reference``, ``correct``,
-``compile_s``, ``first_compile_s``, ``elements``, ``size``, ``gpu``, ``launch_s``; then
+``compile_s``, ``first_compile_s``, ``launched_elements`` (a knob may be called ``elements``), ``size``, ``gpu``, ``launch_s``; then
 ``worker``, ``elapsed_s``, ``cached``, ``key``. ``value`` with ``unit`` holds
 GB/s for a copy and TFLOP/s for a kernel that reports FLOP/s, so one table
 (and one heatmap) serves both.
@@ -18,7 +18,7 @@ from .cell import STATUSES
 
 RESULT_COLUMNS = ("status", "reason", "states", "verify_s")
 LAUNCH_COLUMNS = ("launch", "launch_reason", "metric", "value", "unit", "ratio", "reference", "correct",
-                  "compile_s", "first_compile_s", "elements", "size", "gpu", "launch_s")
+                  "compile_s", "first_compile_s", "launched_elements", "size", "gpu", "launch_s")
 TRAILING_COLUMNS = ("worker", "elapsed_s", "cached", "key")
 
 
