@@ -25,6 +25,7 @@ import importlib.util
 import json
 import os
 import sys
+import signal
 import threading
 import time
 from pathlib import Path
@@ -172,18 +173,38 @@ def _drawable(spec: str, settings: Sequence[str]) -> Any:
     return value
 
 
+class _SearchProgress:
+    """Prints our checker's progress (states, states/s, elapsed) to stderr, at most every ``every`` seconds.
+
+    It is called from the search itself, so it reports even while the search
+    keeps the interpreter busy.
+    """
+
+    def __init__(self, every: float = 2.0) -> None:
+        self.every, self._next = every, time.perf_counter() + every
+        self.stream = sys.stderr  # verify redirects sys.stderr while TaskManager runs: keep the terminal's
+
+    def __call__(self, states: int, per_s: float, elapsed: float) -> None:
+        now = time.perf_counter()
+        if now >= self._next:
+            self._next = now + self.every
+            print(f"  ... searching: {states:,} states, {per_s:,.0f} states/s, {elapsed:.1f} s in this run",
+                  file=self.stream, flush=True)
+
+
 class _Progress:
     """Prints elapsed time to stderr while a long check runs."""
 
     def __init__(self, what: str, every: float = 2.0) -> None:
         self.what, self.every = what, every
+        self.stream = sys.stderr  # the terminal's, not what a redirect installs meanwhile
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         start = time.perf_counter()
         while not self._stop.wait(self.every):
-            print(f"  ... still {self.what} ({time.perf_counter() - start:.0f} s)", file=sys.stderr, flush=True)
+            print(f"  ... still {self.what} ({time.perf_counter() - start:.0f} s)", file=self.stream, flush=True)
 
     def __enter__(self) -> "_Progress":
         self.start = time.perf_counter()
@@ -215,11 +236,38 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from .reader.verify import verify
 
     kwargs = _verify_kwargs(args.target, args.set)
-    with _Progress(f"verifying {len(kwargs.get('tasks') or [])} task(s)"):
+    if args.max_states is not None and args.max_states < 1:
+        raise UsageError(f"--max-states takes a positive number of states, got {args.max_states}")
+    cancel = threading.Event()
+    searched = _SearchProgress()
+    done: dict[str, Any] = {}
+
+    def run() -> None:
         try:
-            verdict = verify(**kwargs)
-        except TypeError as exc:
-            raise UsageError(str(exc)) from None
+            done["verdict"] = verify(**kwargs, checker=args.checker, max_states=args.max_states, progress=searched,
+                                     cancel=cancel)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+            done["error"] = exc
+
+    def interrupted(_signum: int, _frame: Any) -> None:  # Ctrl-C stops our search; the verdict says what is left
+        cancel.set()
+
+    with _Progress(f"verifying {len(kwargs.get('tasks') or [])} task(s)"):
+        previous = signal.signal(signal.SIGINT, interrupted)
+        try:
+            worker = threading.Thread(target=run, name="ts-explore-verify", daemon=True)
+            worker.start()
+            while worker.is_alive():
+                worker.join(0.2)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+    if cancel.is_set():
+        print("interrupted: the search stopped; what it did not reach is not proven", file=sys.stderr)
+    if isinstance(done.get("error"), TypeError):
+        raise UsageError(str(done["error"]))
+    if "error" in done:
+        raise done["error"]
+    verdict = done["verdict"]
     if args.json:
         emit(json.dumps(verdict.to_dict(), indent=2, sort_keys=True))
     else:
@@ -270,6 +318,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("target", help="MODULE:ATTR: a scenario or a zero-argument callable returning (tasks, graph)")
     v.add_argument("--json", action="store_true", help="print the verdict as JSON")
     v.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="scenario setting")
+    v.add_argument("--checker", choices=("auto", "reduced", "unreduced", "ts"), default="auto",
+                   help="the exhaustive search: ts-explore's own (auto, reduced, unreduced) or TS's BFS (ts)")
+    v.add_argument("--max-states", type=int, default=None, metavar="N",
+                   help="cap each search run of our checker at N states (a capped run is INCONCLUSIVE)")
     v.set_defaults(func=cmd_verify)
     la = sub.add_parser("launch", help="compile and run a catalog scenario on the GPU")
     la.add_argument("scenario", nargs="?", help="catalog name (see `ts-explore launch --list`)")

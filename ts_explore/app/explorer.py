@@ -36,6 +36,7 @@ from ..scenarios.knobs import knobs
 from . import controls as ctl
 from . import panels
 from .launch_panel import LaunchPanel
+from .proof import FOREGROUND_STATES, BackgroundProof, needs_background_proof
 from .deadlock_tab import deadlock_children
 from .outcome import Outcome, compute
 
@@ -69,7 +70,10 @@ class Explorer(traitlets.HasTraits):
     name; ``overrides`` set initial values (unknown names raise a ValueError
     listing the valid ones; enum values may be given by name, ``queue="clc"``).
     ``debounce_s`` coalesces changes that arrive within that many seconds (0:
-    update synchronously, as tests do).
+    update synchronously, as tests do). Each update searches at most
+    ``foreground_states`` states per run; when that cap stops a proof with
+    nothing found, it goes on in the background (progress and a Cancel button
+    under the status; ``wait_for_proof()`` blocks until it is done).
 
     ``config``, ``verdict`` and ``state`` are traitlets: ``ex.observe(fn,
     names="verdict")`` calls ``fn`` after every update. ``verdict`` is None
@@ -83,8 +87,9 @@ class Explorer(traitlets.HasTraits):
     state = traitlets.Enum(STATES, default_value="idle", help="idle, verifying or error")
 
     def __init__(self, scenario: Scenario | str, *, build_context: BuildContext | None = None,
-                 debounce_s: float = 0.15, **overrides: Any) -> None:
+                 debounce_s: float = 0.15, foreground_states: int = FOREGROUND_STATES, **overrides: Any) -> None:
         super().__init__()
+        self.foreground_states = foreground_states  # search cap of each update's quick pass
         self.scenario = get(scenario) if isinstance(scenario, str) else scenario
         if not isinstance(self.scenario, Scenario):
             raise TypeError(f"Explorer takes a Scenario or a catalog name; got {type(scenario).__name__}")
@@ -164,6 +169,7 @@ class Explorer(traitlets.HasTraits):
         self.back_button.on_click(lambda _: self.reset())
         self.status = widgets.HTML()
         self.message = widgets.HTML()
+        self.proof = BackgroundProof(self._proof_done)
         self.panes: dict[str, widgets.HTML] = {
             name: widgets.HTML() for name in ("schedule", "changes", "verdict", "dependencies")
         }
@@ -182,7 +188,8 @@ class Explorer(traitlets.HasTraits):
                                     layout=widgets.Layout(min_width="440px"))
         self.widget = widgets.VBox([
             self.header,
-            widgets.HBox([controls_box, widgets.VBox([self.status, self.message], layout=widgets.Layout(
+            widgets.HBox([controls_box, widgets.VBox([self.status, self.proof.widget, self.message],
+                                                     layout=widgets.Layout(
                 flex="1 1 auto", min_width="0"))]),
             self.tabs,
         ])
@@ -303,11 +310,11 @@ class Explorer(traitlets.HasTraits):
         try:
             cached = self._cache.get(config)
         except TypeError:  # an unhashable config: no caching
-            return compute(self.scenario, config, self.build_context)
+            return compute(self.scenario, config, self.build_context, max_states=self.foreground_states)
         if cached is not None:
             self._cache.move_to_end(config)
             return cached
-        outcome = compute(self.scenario, config, self.build_context)
+        outcome = compute(self.scenario, config, self.build_context, max_states=self.foreground_states)
         self._cache[config] = outcome
         while len(self._cache) > RESULT_CACHE_SIZE:
             self._cache.popitem(last=False)
@@ -352,6 +359,26 @@ class Explorer(traitlets.HasTraits):
         self._show_status(outcome, elapsed)
         self._stale = set(self.tab_names)
         self._render_visible()
+        if needs_background_proof(outcome):  # the quick pass hit its cap: prove it in the background
+            self.proof.start(self.scenario, outcome.config, self.build_context)
+            with self.hold_trait_notifications():
+                self.verdict = None
+                self.state = "verifying"
+        else:
+            self.proof.cancel()
+
+    def _proof_done(self, config: Any, outcome: Outcome) -> None:
+        """A background proof finished: keep its outcome and show it if its config is still the current one."""
+        try:
+            self._cache[config] = outcome
+        except TypeError:  # an unhashable config is never cached
+            pass
+        if config == self._outcome.config:
+            self._show(outcome, outcome.seconds)
+
+    def wait_for_proof(self, timeout: float | None = None) -> bool:
+        """Block until a background proof finishes (True) or ``timeout`` seconds pass (False)."""
+        return self.proof.join(timeout)
 
     def _show_status(self, outcome: Outcome, elapsed: float) -> None:
         adjusted = "".join(panels.note_html(a, panels.WARN_COLOUR) for a in self._adjusted)

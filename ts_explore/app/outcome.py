@@ -48,13 +48,18 @@ class Outcome:
         return schedule_graph(self.task_set, highlight=self.verdict.highlight_keys(), captions=self.captions)
 
 
-def _verify(built: Built) -> Verdict:
+def _verify(built: Built, **search: Any) -> Verdict:
     """Verify a freshly built task set; the one place the explorer asks for a Verdict."""
-    return verify(**built.verify_kwargs())
+    return verify(**built.verify_kwargs(), **search)
 
 
-def compute(scenario: Scenario, config: Any, build_context: BuildContext) -> Outcome:
-    """Check, build, verify and draw ``config`` of ``scenario``; never raises for the user's mistakes."""
+def compute(scenario: Scenario, config: Any, build_context: BuildContext, *, max_states: int | None = None,
+            progress: Any = None, cancel: Any = None) -> Outcome:
+    """Check, build, verify and draw ``config`` of ``scenario``; never raises for the user's mistakes.
+
+    ``max_states``, ``progress`` and ``cancel`` go to our checker (the quick
+    pass of an update caps its search; a background proof reports and stops).
+    """
     start = time.perf_counter()
     refused = refusal(scenario, config)
     if refused is not None:
@@ -66,7 +71,7 @@ def compute(scenario: Scenario, config: Any, build_context: BuildContext) -> Out
     except Exception as exc:  # noqa: BLE001 - a grammar error is data
         return Outcome(config, problem=problem_from_exception(exc))
     try:
-        verdict = _verify(built)
+        verdict = _verify(built, max_states=max_states, progress=progress, cancel=cancel)
     except Exception as exc:  # noqa: BLE001 - misuse of verify itself
         return Outcome(config, error=f"verification could not run: {type(exc).__name__}: {exc}",
                        hint="The scenario built tasks TaskManager cannot take; check the scenario's build().")

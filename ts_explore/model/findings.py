@@ -172,6 +172,7 @@ class ExhaustiveRun:
     persistent: bool = False  # a WorkQueue is present: the lanes repeat ``num_tiles`` work tiles
     seconds: float = 0.0  # search time of this run
     engine: str = "TS exhaustive_checker"  # the search that produced it (``model.scope.TS_ENGINE`` or ours)
+    cancelled: bool = False  # our checker was stopped by the caller (``hit_state_limit`` is then True too)
 
     @property
     def safe(self) -> bool:

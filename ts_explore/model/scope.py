@@ -64,6 +64,7 @@ class RunScope:
     seconds: float = 0.0
     engine: str = TS_ENGINE
     run_by: str = "TaskManager"  # TaskManager ran it, or ts-explore ran a variant TaskManager skipped
+    cancelled: bool = False  # stopped by the caller (our checker's ``cancel``): not a proof either
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,9 @@ class Scope:
                 out.append(f"task {t.task} has {t.bounds}, not Python ints: TS searched a stand-in length of "
                            f"{t.iterations} iteration(s)")
         for r in self.runs:
-            if r.capped:
+            if r.cancelled:
+                out.append(f"the search ({r.label}) was cancelled after {r.states} states")
+            elif r.capped:
                 out.append(f"the search ({r.label}) stopped at its state cap after {r.states} states")
         if self.missing:
             out.append("needed search run(s) did not run: " + ", ".join(self.missing))

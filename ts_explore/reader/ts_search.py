@@ -397,6 +397,7 @@ def convert_run(
         hit_state_limit=bool(res.hit_state_limit), deadlocks=tuple(deadlocks), races=races,
         pdl_violations=pdl, lanes=lanes, credit_model=model, run_by=record.run_by,
         persistent=persistent, seconds=record.seconds, engine=record.engine,
+        cancelled=bool(getattr(res, "cancelled", False)),
     )
 
 
