@@ -52,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     # GPU
     "launch": "ts_explore.gpu:launch",
     "LaunchResult": "ts_explore.gpu:LaunchResult",
+    "launch_plan": "ts_explore.gpu.plan:launch_plan",
     "load_trace": "ts_explore.model.timeline:load_trace",
     "sweep": "ts_explore.sweeps:sweep",
 }
