@@ -96,12 +96,19 @@ class Recording:
 def record(schedule_fn: Callable[..., Any], *resources: Any) -> Recording:
     """Call a schedule function with resources; return the Schedule, the Problem, or both.
 
+    >>> from cutlass.experimental.task_scheduling import domain_loop
     >>> from ts_explore.seed_examples.resources import GmemSink, GmemSource
     >>> def copy(src, dst):
-    ...     dst.set_item(data=src.get_item())
+    ...     with domain_loop(0, 4, 1):
+    ...         dst.set_item(data=src.get_item())
     >>> rec = record(copy, GmemSource(name="src"), GmemSink(name="dst"))
     >>> rec.ok, rec.error
     (True, None)
+    >>> def unlooped(src, dst):  # records, but Task() would refuse it: a Problem, with the tree still drawn
+    ...     dst.set_item(data=src.get_item())
+    >>> later = record(unlooped, GmemSource(name="src"), GmemSink(name="dst"))
+    >>> later.ok, later.error.rule, later.schedule is not None
+    (False, 'no-domain-loop', True)
     >>> record(copy, GmemSource(name="src")).ok   # a missing resource is a Problem, not an exception
     False
     """
