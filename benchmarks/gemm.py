@@ -43,18 +43,9 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
 
 def time_ms(fn: Callable[[], Any], reps: int, warmup: int) -> list[float]:
     """Per-launch times (ms) from CUDA events; all launches queued before the first sync."""
-    import torch
+    from ts_explore.gpu.timing import time_torch
 
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-    for start, end in events:
-        start.record()
-        fn()
-        end.record()
-    torch.cuda.synchronize()
-    return [s.elapsed_time(e) for s, e in events]
+    return list(time_torch(fn, reps, warmup, "", 0).times_ms)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -104,7 +104,7 @@ def _credit_order(
     return order
 
 
-def _participants(tasks: list[Any]) -> tuple[dict[int, int], dict[int, int]]:
+def participants(tasks: list[Any]) -> tuple[dict[int, int], dict[int, int]]:
     """Producer and consumer task counts per pipelined resource (TS's ``_num_producers/_num_consumers``)."""
     producers: dict[int, int] = {}
     consumers: dict[int, int] = {}
@@ -244,7 +244,7 @@ def search_problem(
     domain_rids = ts_tm._domain_interleaved_resource_ids(tasks)
     credit_keys = ts_tm._precompute_stage_credit_keys(tasks, schedules, domain_rids)
     initial_cons = ec._build_initial_cons_credits(resources, domain_rids)
-    producers, consumers = _participants(tasks)
+    producers, consumers = participants(tasks)
     order = _credit_order(resources, initial_cons, credit_keys, producers, consumers, schedules)
     key_index = {key: i for i, key in enumerate(order)}
     infos = ec._precompute_schedule_steps(

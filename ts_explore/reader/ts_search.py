@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from cutlass.experimental.task_scheduling import task_manager as ts_tm
-from cutlass.experimental.task_scheduling.enums import ScheduleStage, guard_fires
+from cutlass.experimental.task_scheduling.enums import guard_fires
 from cutlass.experimental.task_scheduling.resources import PipelineGroup, WorkQueue
 
 from ..analysis.cycles import wait_for
@@ -40,6 +40,7 @@ from ..model.verdict import (
     Race,
 )
 from .schedule import family_of
+from .search_input import participants
 from .ts_text import parse_path_op
 
 NameOf = Callable[[Any], str]
@@ -238,18 +239,7 @@ def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
         for (rid, slot), n in ec._build_initial_cons_credits(resources, domain_rids).items()
         if rid in by_id
     )
-    producers: dict[int, int] = {}
-    consumers: dict[int, int] = {}
-    for task in tasks:
-        for side, counts, stage in (
-            (task.dst_resources, producers, ScheduleStage.ProducerCommit),
-            (task.src_resources, consumers, ScheduleStage.ConsumerWait),
-        ):
-            for res in side:
-                if isinstance(res, WorkQueue) or res.pipeline_config is None:
-                    continue
-                if not ts_tm._count_independent_interleave_lane(counts, id(res), task, res, stage):
-                    counts[id(res)] = counts.get(id(res), 0) + 1
+    producers, consumers = participants(tasks)
     approximate = any(isinstance(r, PipelineGroup) or getattr(r, "pipeline_group", None) for r in resources)
     return CreditModel(
         pools=pools,

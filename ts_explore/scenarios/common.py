@@ -54,6 +54,33 @@ def tensor(ctx: BuildContext, key: str) -> Any:
     return ctx.tensors.get(key) if ctx.on_gpu else None
 
 
+def clc_scheduler_task(wq: Any, warp: int) -> Any:
+    """CLC dynamic persistence: a one-warp task that fetches the next work tile for every task (sm_100+).
+
+    Its work-tile loop holds an empty domain loop (TS needs one in every task),
+    then the CLC fetch and the queue's own consumer steps.
+    """
+    from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
+    from cutlass.experimental.task_scheduling.task import Task
+
+    @schedule
+    def scheduler(wq: Any) -> None:
+        with work_tile_loop(wq):
+            with domain_loop(0, 0, 1):
+                pass
+            wq.try_acquire()
+            wq.acquire()
+            wq.fetch_work_tile()
+            wq.commit()
+            wq.try_wait()
+            wq.wait()
+            wq.get_and_advance_work_tile()
+            wq.release()
+
+    return Task(name="scheduler", src_resources=[wq], dst_resources=[wq], warp_idx=warp, num_warps=1,
+                schedule=scheduler(wq))
+
+
 def require(condition: bool, cause: str, fix: str, knob: str | None = None) -> None:
     """Raise a ConfigError (a ValueError, ``'<cause>; <fix>'``) when ``condition`` is false.
 
@@ -115,6 +142,7 @@ def is_power_of_two(n: int) -> bool:
 
 
 __all__ = [
+    "clc_scheduler_task",
     "SMEM_PER_CTA_BYTES",
     "SkipRule",
     "Viewpoint",

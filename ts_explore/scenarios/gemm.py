@@ -26,7 +26,7 @@ from ..kernels.gemm_resources import GlobalOperands, OutputTile, SmemOperands
 from ..model import QueueKind
 from .base import BuildContext, Built, Scenario, knob, register
 from ..model.plan import DeviceLimits
-from .common import require, runtime, tensor, viewpoint
+from .common import clc_scheduler_task, require, runtime, tensor, viewpoint
 
 LOAD_REGISTERS, MMA_REGISTERS = 40, 232  # setmaxnreg per warpgroup: 40 x 128 + 232 x 256 <= 64 K
 CLC_MMA_REGISTERS = 168  # a 13th (scheduler) warp drops the default to 128 per thread: warpgroups must average <= 128
@@ -213,31 +213,11 @@ def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
     tasks = [load_task, mma_task]
     graph: dict[Any, list[Any]] = {smem: [src, *extra], out: [smem, *extra]}
     if clc:
-        tasks.append(_scheduler_task(wq, LOAD_WARPS + 4 * cfg.consumer_wgs))
+        tasks.append(clc_scheduler_task(wq, LOAD_WARPS + 4 * cfg.consumer_wgs))
         graph[wq] = [wq]
     return Built(tasks=tasks, resource_dependency_graph=graph, task_manager_kwargs={"smem_allocator": allocator},
                  notes=() if ctx.on_gpu else _notes(cfg, geo, where), not_modelled=(SCOPE_NOTE,),
                  rules=(AsyncReadRule(async_reads(cfg)),))
-
-
-def _scheduler_task(wq: WorkQueue, warp: int) -> Task:
-    """CLC: one warp fetches the next tile for everybody (sm_100+ only)."""
-    @schedule
-    def scheduler(wq: WorkQueue) -> None:
-        with work_tile_loop(wq):
-            with domain_loop(0, 0, 1):
-                pass
-            wq.try_acquire()
-            wq.acquire()
-            wq.fetch_work_tile()
-            wq.commit()
-            wq.try_wait()
-            wq.wait()
-            wq.get_and_advance_work_tile()
-            wq.release()
-
-    return Task(name="scheduler", src_resources=[wq], dst_resources=[wq], warp_idx=warp, num_warps=1,
-                schedule=scheduler(wq))
 
 
 def _notes(cfg: HopperGemm, geo: Geometry, where: Any) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from ..kernels.persistent import SkippingQueue, TileRows
 from ..model.plan import DeviceLimits
 from ..model import QueueKind
 from .base import BuildContext, Built, Scenario, knob, register
-from .common import SkipRule, compact, ordinal, is_power_of_two, require, runtime, skip_tile, tensor, viewpoint
+from .common import clc_scheduler_task, SkipRule, compact, ordinal, is_power_of_two, require, runtime, skip_tile, tensor, viewpoint
 from .knobs import LAMBDA_EXAMPLE, callable_text
 
 
@@ -222,22 +222,7 @@ def build(cfg: PersistentCopy, ctx: BuildContext) -> Built:
         graph.update({src: [pdl_wait], pdl_wait: [], pdl_launch: []})
     tasks = [copy]
     if cfg.queue is QueueKind.CLC:
-        @schedule
-        def scheduler(wq: SkippingQueue) -> None:
-            with work_tile_loop(wq):
-                with domain_loop(0, 0, 1):
-                    pass
-                wq.try_acquire()
-                wq.acquire()
-                wq.fetch_work_tile()
-                wq.commit()
-                wq.try_wait()
-                wq.wait()
-                wq.get_and_advance_work_tile()
-                wq.release()
-
-        tasks.append(Task(name="scheduler", src_resources=[wq], dst_resources=[wq], warp_idx=cfg.warps,
-                          num_warps=1, schedule=scheduler(wq)))
+        tasks.append(clc_scheduler_task(wq, cfg.warps))
         graph[wq] = [wq]
     captions = {} if ctx.on_gpu or skip_if is None else {"skippable": skip_caption(cfg, _tiles_of(cfg, where))}
     return Built(tasks=tasks, resource_dependency_graph=graph, notes=_notes(cfg, where, ctx), captions=captions)
