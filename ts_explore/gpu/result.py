@@ -136,7 +136,7 @@ class LaunchResult:
             size = r.shape or f"{r.elements:>12,d} elements"
             lines.append(f"  {size}, {r.grid} CTAs: {r.kernel.median_ms:.4f} ms, {r.rate:.0f} {r.unit}"
                          + (f" (refs: {refs})" if refs else "") + f" - {state}")
-        if self.device.peak_gbps:
+        if self.device.peak_gbps and any(r.unit == "GB/s" for r in self.runs):
             lines.append(f"  device peak (clock x bus width): {self.device.peak_gbps:.0f} GB/s")
         for r in self.runs:
             if r.traced_ms is not None:
