@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 CPU_GRID = {"stages": [1, 2, 3, 4, 5, 6, 7, 8], "store_warps": [1, 2, 4, 8],
             "elements": [96 * 4096, 128 * 4096, 160 * 4096, 192 * 4096]}  # 128 cells, ~0.1-0.4 s each
 CPU_BASE = {"ctas": 1, "tile": 4096}
-GPU_GRID = {"stages": [1, 2, 3, 4, 5, 6, 7, 8], "store_warps": [2, 4], "loader": ["tma", "threads"]}  # 32 cells
+GPU_GRID = {"stages": [1, 2, 3, 4, 5, 6, 7, 8], "store_warps": [1, 2, 4, 8], "loader": ["tma", "threads"]}  # 64 cells
 GPU_BASE = {"ctas": 0}
 
 

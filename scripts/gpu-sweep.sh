@@ -3,7 +3,7 @@
 #   source .gpu/b/env.sh && source .gpu/c/env-sweep.sh
 # (.gpu/b: the DSL wheels, see the shared GPU notes; .gpu/c: scripts/stage-sweep-wheels.sh).
 # Writes under $OUT (default ./gpu-out):
-#   sweep_scaling.gpu.txt     launch sweep of 32 copy configs, 1 vs 2 GPUs (benchmarks/sweep_scaling.py --launch)
+#   sweep_scaling.gpu.txt     launch sweep of 64 copy configs, 1 vs 2 GPUs (benchmarks/sweep_scaling.py --launch)
 #   sweep_scaling.cpu.txt     the verification sweep, 1 vs 2 workers, on that host's idle cores
 #   sweep_gpu_tests.txt       pytest -m gpu tests/sweep
 set -uo pipefail
