@@ -99,3 +99,25 @@ def test_untraced_and_traced_builds_take_different_arguments() -> None:
     args = [gmem_ptr(16), gmem_ptr(32), 4096, 1, default_stream()]
     assert len(plain.generate_execution_args(*args)[0]) + 2 == len(
         traced.generate_execution_args(*args, cutlass.Int64(64), cutlass.Int64(128))[0])
+
+
+@pytest.mark.parametrize("progress", [False, True])
+def test_tracing_some_ctas_leaves_the_rest_on_the_plain_schedule(progress: bool) -> None:
+    """CTAs that record nothing run an uninstrumented copy of the schedule, over the same shared memory.
+
+    Tracing CTAs 0-1 emits the schedule twice (recording / plain); a kernel
+    that also writes progress (every CTA) emits it once. Shared memory must
+    not grow with the second copy, or tracing would change the occupancy it measures.
+    """
+    from ts_explore.kernels.build import resources
+
+    sc = get("pipelined_copy")
+    cfg = sc.config()
+    module = importlib.import_module(sc.kernel)
+    spec = TraceSpec(stages="work", ctas=2, progress=progress)
+    assert spec.splits is not progress
+    plain = resources(module.compile(sc, cfg, arch="sm_90a"))
+    traced = resources(module.compile(sc, cfg, arch="sm_90a", trace=spec))
+    assert plain is not None and traced is not None
+    assert traced.static_smem_bytes == plain.static_smem_bytes
+    assert emitted("pipelined_copy", cfg, spec) == emitted("pipelined_copy", cfg, TraceSpec(stages="all"))

@@ -50,21 +50,15 @@ def run_built(built: Built, on_built: BuiltHook | None = None, recorder: Any = N
 
     ``recorder`` (a :class:`~ts_explore.kernels.trace.Recorder`, from
     :func:`~ts_explore.kernels.trace.recorder_for`) instruments every step.
+    When it records only some CTAs (:attr:`~ts_explore.kernels.trace.Recorder.split`),
+    the schedule is emitted twice behind one branch on the CTA index, over
+    the same shared memory and barriers: instrumented for the recording CTAs,
+    plain for the rest.
     """
     if on_built is not None:
         on_built(built)
-    if recorder is not None:
-        from ..reader import capture_task_set
-        from .trace_hook import instrument, step_ids
-
-        captured = capture_task_set(built.tasks, built.resource_dependency_graph)
-        instrument(built.tasks, step_ids(built.tasks, built.resource_dependency_graph, captured), recorder)
     tm = quiet_task_manager(built)
     tm.setup_resources_and_tasks()
-    if recorder is not None:
-        from .trace_hook import start_counters
-
-        start_counters(tm.tasks)
     uses_barriers = any(
         getattr(r, "pipeline_config", None) is not None for r in tm.resources
     )
@@ -73,7 +67,74 @@ def run_built(built: Built, on_built: BuiltHook | None = None, recorder: Any = N
         # every warp (and to the bulk-copy engine) before any task runs.
         cute.arch.mbarrier_init_fence()
         cute.arch.sync_threads()
-    tm.run()
+    if recorder is None:
+        tm.run()
+        return
+    from ..reader import capture_task_set
+    from .trace import split_by_cta
+    from .trace_hook import instrument, start_counters, step_ids, uninstrument
+
+    captured = capture_task_set(built.tasks, built.resource_dependency_graph)
+    ids = step_ids(built.tasks, built.resource_dependency_graph, captured)
+
+    # Running the schedule leaves staged values on TS's objects; the plain copy must start from the
+    # state setup left, not from values that exist only inside the recording branch.
+    state = _python_state(tm)
+
+    def traced() -> None:
+        instrument(tm.tasks, ids, recorder)
+        start_counters(tm.tasks)
+        tm.run()
+        uninstrument(tm.tasks)
+        _restore(state)
+
+    if recorder.split:
+        split_by_cta(recorder.spec.ctas, traced, tm.run)
+    else:
+        traced()
+
+
+_OURS = ("cutlass.experimental.task_scheduling", "ts_explore")
+
+
+def _python_state(root: Any) -> list[tuple[Any, Any]]:
+    """Shallow copies of every TS or ts-explore object (and plain container) reachable from ``root``.
+
+    Only the Python-level bindings are copied: the staged values they hold
+    stay as they are, which is what lets a second emission of the schedule
+    start from exactly the bindings the first one started from.
+    """
+    saved: list[tuple[Any, Any]] = []
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, dict):
+            saved.append((obj, dict(obj)))
+            todo.extend(obj.values())
+        elif isinstance(obj, list):
+            saved.append((obj, list(obj)))
+            todo.extend(obj)
+        elif isinstance(obj, tuple):
+            todo.extend(obj)
+        elif hasattr(obj, "__dict__") and not isinstance(obj, type) and type(obj).__module__.startswith(_OURS):
+            saved.append((obj, dict(vars(obj))))
+            todo.extend(vars(obj).values())
+    return saved
+
+
+def _restore(saved: list[tuple[Any, Any]]) -> None:
+    """Put back the bindings :func:`_python_state` copied."""
+    for obj, copy in saved:
+        target = obj if isinstance(obj, (dict, list)) else vars(obj)
+        target.clear()
+        if isinstance(obj, list):
+            obj.extend(copy)
+        else:
+            target.update(copy)
 
 
 def thread_vectors(base: Any, threads: int, vector: int, count: int) -> Any:

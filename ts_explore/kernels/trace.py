@@ -35,12 +35,26 @@ ENTERED, LEFT = 1, 2
 
 
 class Recorder:
-    """Trace-time holder of what the kernel writes to (DSL pointers) and what it records (the spec)."""
+    """Trace-time holder of what the kernel writes to (DSL pointers) and what it records (the spec).
+
+    When only some CTAs record events and no progress is written (:attr:`split`,
+    see :attr:`~ts_explore.model.timeline.TraceSpec.splits`), the kernel is
+    emitted twice behind one branch on the CTA index: the recording CTAs run
+    the instrumented schedule, every other CTA the plain one, so CTAs that
+    record nothing pay nothing per step.
+    """
 
     def __init__(self, spec: Any, events: Any, progress: Any) -> None:
         self.spec = spec
         self.events = _gmem(events) if spec.events else None
         self.progress = _gmem(progress) if spec.progress else None
+        # Inside the recording branch of a split kernel every CTA records; otherwise check the CTA per step.
+        self.cta_limit = 0 if self.split else spec.ctas
+
+    @property
+    def split(self) -> bool:
+        """Whether the kernel runs a plain copy of the schedule in the CTAs that record nothing."""
+        return bool(self.spec.splits)
 
     def records_event(self, stage: Any) -> bool:
         return self.events is not None and self.spec.records(stage)
@@ -50,8 +64,19 @@ class Recorder:
 
         return self.progress is not None and stage in BLOCKING_STAGES
 
-    def event(self, n: Any, uid: int, iteration: Any, tile: Any, start: Any, end: Any, cycles: Any) -> None:
-        write_event(self.events, self.spec.capacity, self.spec.ctas, n, uid, iteration, tile, start, end, cycles)
+    def recording(self) -> Any:
+        """Whether this thread writes events: lane 0 of each warp, in the CTAs the spec traces (a DSL value)."""
+        return is_recording(self.cta_limit)
+
+    def stamp(self, recording: Any) -> tuple[Any, Any]:
+        """The global timer and SM clock, read only where ``recording`` (zeros elsewhere)."""
+        return stamp(recording)
+
+    def finish(self, recording: Any, n: Any, uid: int, loop: bool, offset: Any, first: Any, step: Any, tile: Any,
+               start: Any, c0: Any) -> Any:
+        """After a step: where ``recording``, its end, iteration and event; returns the next event number."""
+        return finish_event(self.events, self.spec.capacity, recording, n, uid, loop, offset, first, step, tile,
+                            start, c0)
 
     def mark(self, uid: int, iteration: Any, tile: Any, state: int) -> None:
         write_progress(self.progress, uid, iteration, tile, state)
@@ -88,25 +113,76 @@ def warp_slot(words_per_warp: cutlass.Constexpr[int]) -> cutlass.Int32:
 
 
 @cute.jit
-def write_event(events: cutlass.Int64, capacity: cutlass.Constexpr[int], ctas: cutlass.Constexpr[int],
-                n: cutlass.Int32, uid: cutlass.Constexpr[int], iteration: cutlass.Int32, tile: cutlass.Int32,
-                start: cutlass.Int64, end: cutlass.Int64, cycles: cutlass.Int32) -> None:
-    """Lane 0 of the warp stores event ``n`` (or, past the capacity, the warp's event count)."""
+def split_by_cta(ctas: cutlass.Constexpr[int], traced: cutlass.Constexpr, plain: cutlass.Constexpr) -> None:
+    """Run ``traced()`` in CTAs ``0 .. ctas-1`` and ``plain()`` in every other CTA (one uniform branch)."""
+    if linear_cta() < ctas:
+        traced()
+    else:
+        plain()
+
+
+@cute.jit
+def is_recording(ctas: cutlass.Constexpr[int]) -> cutlass.Boolean:
+    """Lane 0 of every warp, in the first ``ctas`` CTAs (all CTAs when ``ctas`` is 0)."""
     recording = cute.arch.lane_idx() == 0
     if cutlass.const_expr(ctas > 0):
         recording = recording & (linear_cta() < ctas)
+    return recording
+
+
+@cute.jit
+def stamp(recording: cutlass.Boolean) -> tuple:
+    """``(global timer, SM clock)`` where ``recording``, else zeros.
+
+    Threads that record nothing skip both reads: a timer read costs far more
+    than a compare, and in a step that moves a few bytes it would otherwise be
+    what the untraced CTAs pay for the traced ones.
+    """
+    start = cutlass.Int64(0)
+    cycles = cutlass.Int32(0)
     if recording:
+        start = cute.arch.globaltimer()
+        cycles = cute.arch.clock()
+    return start, cycles
+
+
+@cute.jit
+def finish_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recording: cutlass.Boolean,
+                 n: cutlass.Int32, uid: cutlass.Constexpr[int], loop: cutlass.Constexpr[bool],
+                 offset: cutlass.Int32, first: cutlass.Int32, step: cutlass.Int32, tile: cutlass.Int32,
+                 start: cutlass.Int64, c0: cutlass.Int32) -> cutlass.Int32:
+    """Where ``recording``: read the end time, work out the iteration, store event ``n``; return ``n`` + 1.
+
+    Everything but the compare sits behind ``recording``: the iteration
+    (a division by the loop's step) and the stores cost the threads that
+    record nothing no instructions.
+    """
+    following = n
+    if recording:
+        end = cute.arch.globaltimer()
+        cycles = cute.arch.clock() - c0
+        iteration = cutlass.Int32(-1)
+        if cutlass.const_expr(loop):
+            iteration = (offset - first) // step
         base = warp_slot((capacity + 1) * EVENT_WORDS)
         if n < capacity:
-            slot = events + (base + (n + 1) * EVENT_WORDS)
-            cute.arch.store(slot, cutlass.Int32(uid + 1))
-            cute.arch.store(slot + 1, cutlass.Int32(iteration))
-            cute.arch.store(slot + 2, cutlass.Int32(tile))
-            cute.arch.store(slot + 3, cutlass.Int32(cycles))
-            cute.arch.store(slot + 4, cutlass.Int64(start))
-            cute.arch.store(slot + 6, cutlass.Int64(end))
+            # One event is 32 aligned bytes: two 128-bit stores instead of six scalar ones.
+            record = cute.make_rmem_tensor((EVENT_WORDS,), cutlass.Int32)
+            record[0] = cutlass.Int32(uid + 1)
+            record[1] = iteration
+            record[2] = tile
+            record[3] = cycles
+            record[4] = cutlass.Int32(start & 0xFFFFFFFF)
+            record[5] = cutlass.Int32(start >> 32)
+            record[6] = cutlass.Int32(end & 0xFFFFFFFF)
+            record[7] = cutlass.Int32(end >> 32)
+            slots = cute.make_tensor(events, cute.make_layout((EVENT_WORDS, (base // EVENT_WORDS) + capacity + 1),
+                                                              stride=(1, EVENT_WORDS)))
+            cute.autovec_copy(record, slots[(None, base // EVENT_WORDS + n + 1)])
         else:
             cute.arch.store(events + base, cutlass.Int32(n + 1))
+        following = n + 1
+    return following
 
 
 @cute.jit
@@ -122,5 +198,5 @@ def write_progress(progress: cute.Pointer, uid: cutlass.Constexpr[int], iteratio
         cute.arch.store(slot + 3, cutlass.Int32(state), sem="relaxed", scope="sys")
 
 
-__all__ = ["ENTERED", "EVENT_WORDS", "LEFT", "PROGRESS_WORDS", "Recorder", "address", "linear_cta", "recorder_for", "write_event",
-           "write_progress"]
+__all__ = ["ENTERED", "EVENT_WORDS", "LEFT", "PROGRESS_WORDS", "Recorder", "address", "is_recording", "linear_cta",
+           "recorder_for", "split_by_cta", "stamp", "finish_event", "write_progress"]

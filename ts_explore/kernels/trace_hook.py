@@ -21,7 +21,6 @@ import functools
 from typing import Any, Iterator, Iterable, Mapping
 
 import cutlass
-import cutlass.cute as cute
 from cutlass.experimental.task_scheduling.enums import ScheduleStage, ScheduleStageType
 
 from ..model import Section, Stage, TaskSet
@@ -71,6 +70,18 @@ def instrument(tasks: list[Any], ids: dict[tuple[int, Any], int], recorder: Reco
         setattr(task, HOOK, functools.partial(_traced_step, task, original, ids, recorder, seen))
 
 
+def uninstrument(tasks: list[Any]) -> None:
+    """Take the recorder and its event counter off ``tasks`` again (their steps run TS's own hook).
+
+    The counter must go too: TS threads a task's staged attributes through
+    its loops, and one created in the recording branch does not exist in the other.
+    """
+    for task in tasks:
+        for name in (HOOK, COUNTER):
+            if name in vars(task):
+                delattr(task, name)
+
+
 def start_counters(tasks: list[Any]) -> None:
     """Give each task its event counter (before any dynamic control flow, so TS threads it like its own state)."""
     for task in tasks:
@@ -90,22 +101,34 @@ def _traced_step(task: Any, original: Any, ids: dict[tuple[int, Any], int], reco
         original(resource, stage_info, schedule_stage, work_method, routing_slot)
         return
     assert uid is not None
-    iteration = cutlass.Int32(-1)
-    if routing_slot[2] == ScheduleStageType.Loop:
-        iteration = cutlass.Int32((stage_info.loop_offset - task.domain_start) // task.step)
-    tile = cutlass.Int32(0) if stage_info.work_tile is None else cutlass.Int32(stage_info.work_tile.tile_idx[0])
+    loop = routing_slot[2] == ScheduleStageType.Loop
     if mark:
-        recorder.mark(uid, iteration, tile, ENTERED)
+        recorder.mark(uid, _iteration(task, stage_info, loop), _tile(stage_info), ENTERED)
     if event:
-        start, c0 = cute.arch.globaltimer(), cute.arch.clock()
+        recording = recorder.recording()
+        start, c0 = recorder.stamp(recording)
     original(resource, stage_info, schedule_stage, work_method, routing_slot)
     if event:
-        end, c1 = cute.arch.globaltimer(), cute.arch.clock()
-        n = getattr(task, COUNTER)
-        recorder.event(n, uid, iteration, tile, start, end, c1 - c0)
-        setattr(task, COUNTER, n + 1)
+        zero = cutlass.Int32(0)
+        offset, first, step = (stage_info.loop_offset, task.domain_start, task.step) if loop else (zero, zero, 1)
+        n = recorder.finish(recording, getattr(task, COUNTER), uid, loop, offset, first, step, _tile(stage_info),
+                            start, c0)
+        setattr(task, COUNTER, n)
     if mark:
-        recorder.mark(uid, iteration, tile, LEFT)
+        recorder.mark(uid, _iteration(task, stage_info, loop), _tile(stage_info), LEFT)
 
 
-__all__ = ["COUNTER", "HOOK", "HOOK_ARGS", "collect_emitted", "instrument", "start_counters", "step_ids"]
+def _iteration(task: Any, stage_info: Any, loop: bool) -> Any:
+    """The step's loop iteration (-1 outside the loop), as a DSL value."""
+    if not loop:
+        return cutlass.Int32(-1)
+    return cutlass.Int32((stage_info.loop_offset - task.domain_start) // task.step)
+
+
+def _tile(stage_info: Any) -> Any:
+    """The work tile the step runs on (0 without a work-tile loop)."""
+    return cutlass.Int32(0) if stage_info.work_tile is None else cutlass.Int32(stage_info.work_tile.tile_idx[0])
+
+
+__all__ = ["COUNTER", "HOOK", "HOOK_ARGS", "collect_emitted", "instrument", "start_counters", "step_ids",
+           "uninstrument"]

@@ -68,6 +68,19 @@ class TraceSpec:
         """Whether any step is recorded (False: progress only)."""
         return self.stages != "none"
 
+    @property
+    def splits(self) -> bool:
+        """Whether the CTAs that record nothing run an uninstrumented copy of the schedule.
+
+        True when only some CTAs record events and no progress is written
+        (progress comes from every CTA): the kernel then branches once on the
+        CTA index, so tracing CTAs 0-1 costs the other CTAs nothing per step.
+
+        >>> TraceSpec(stages="work", ctas=2).splits, TraceSpec(ctas=0).splits, TraceSpec(progress=True).splits
+        (True, False, False)
+        """
+        return self.events and self.ctas > 0 and not self.progress
+
 
 @dataclass(frozen=True)
 class TaskWarps:
