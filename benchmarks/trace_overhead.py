@@ -2,11 +2,12 @@
 
     python benchmarks/trace_overhead.py [--mib 256] [--reps 30]
 
-Each cell is one launch with ``time_trace=True``: the worker times the plain
-build and the instrumented build of the same config back to back (CUDA
-events, warm-up then ``reps``), so each ratio compares two medians taken in
-the same process minutes apart at most. Columns: tracing only the
-producer/consumer work steps of CTAs 0-1 (what ``trace="work"`` does), the
+Each cell is one launch with ``time_trace=True``: the worker launches the
+plain build and the instrumented build of the same config in turn, one of
+each per round (CUDA events, warm-up then ``reps`` rounds), so each ratio
+compares two medians taken over the same seconds. Columns: tracing only the
+producer/consumer work steps of CTAs 0-1 (what ``trace="work"`` does; the
+other CTAs run an uninstrumented copy of the schedule), the
 work steps of every CTA, every step of every CTA (full tracing), and only
 the progress writes a hang diagnosis reads (every CTA, system-scope stores to
 host memory). The exit status is 1 when the work-step column exceeds 1.05x

@@ -27,12 +27,18 @@ class SizeRun:
     timeline: Timeline | None = None  # the instrumented first run's per-warp trace (launch(..., trace=...))
     traced_ms: float | None = None  # how long that instrumented run took (CUDA events)
     traced_timing: Timing | None = None  # the instrumented build timed like the plain one (launch(time_trace=True))
+    traced_baseline: Timing | None = None  # the plain build, launched in turn with the instrumented one
 
     def overhead(self) -> float | None:
-        """Instrumented over plain median time (``launch(..., time_trace=True)``), e.g. 1.03."""
+        """Instrumented over plain median time (``launch(..., time_trace=True)``), e.g. 1.03.
+
+        The plain time is the one taken in alternation with the instrumented
+        build (same rounds), falling back to the plain build's own timing.
+        """
         if self.traced_timing is None:
             return None
-        return self.traced_timing.median_ms / self.kernel.median_ms
+        plain = self.traced_baseline or self.kernel
+        return self.traced_timing.median_ms / plain.median_ms
 
     @property
     def ok(self) -> bool:

@@ -18,7 +18,7 @@ from .errors import LaunchError
 from ..kernels.host import DeviceProblem, HostProblem
 from .reference import Mismatch, compare
 from .result import MEMCPY, SizeRun
-from .timing import Timing, time_events, time_torch, time_torch_copy
+from .timing import Timing, time_alternating, time_events, time_torch, time_torch_copy
 from .trace_run import HangError, Layout, TraceBuffers, decode_events, decode_progress, watch
 
 
@@ -163,19 +163,20 @@ class Runner:
                     refs.append(torch_ref)
             return SizeRun(problem.elements, problem.bytes_moved, problem.grid, timing, tuple(refs), mismatches,
                            checked=bool(m.get("check", True)), timeline=timeline, traced_ms=traced_ms,
-                           traced_timing=traced_timing)
+                           traced_timing=traced_timing[1] if traced_timing else None,
+                           traced_baseline=traced_timing[0] if traced_timing else None)
         finally:
             if not self.broken:
                 buffers.free()
 
     def first_run(self, run: Any, args: list[Any], traced: Compiled | None, plan: Any, m: dict[str, Any],
-                  info: DeviceInfo | None, bytes_moved: int = 0) -> tuple[Any, float | None, Timing | None]:
+                  info: DeviceInfo | None, bytes_moved: int = 0) -> tuple[Any, float | None, Any]:
         """Run once, watched: the instrumented build when there is one (its timeline, time, and timing reps).
 
         A kernel still running after ``kernel_timeout`` s is read (each warp's
         progress, if instrumented) and reported as a :class:`HangError`; the
         worker restarts, since its context is stuck. ``time_trace`` also times
-        the instrumented build like the plain one (for overhead tables).
+        the instrumented build and the plain one in alternation (for overhead tables).
         """
         timeout = float(m.get("kernel_timeout", 180.0))
         if traced is None:
@@ -204,8 +205,8 @@ class Runner:
                                          kernel_ns=int(ms * 1e6))
             timing = None
             if m.get("time_trace"):
-                timing = time_events(traced_run, self.stream, m["reps"], m["warmup"], f"traced ({spec.stages})",
-                                     bytes_moved)
+                timing = time_alternating((run, traced_run), self.stream, m["reps"], m["warmup"],
+                                          ("plain, alternating", f"traced ({spec.stages})"), bytes_moved)
             return timeline, ms, timing
         finally:
             if not self.broken:

@@ -91,6 +91,34 @@ def time_events(run: Callable[[], None], stream: object, reps: int, warmup: int,
     return Timing(label, times, bytes_moved, flops)
 
 
+def time_alternating(runs: tuple[Callable[[], None], ...], stream: object, reps: int, warmup: int,
+                     labels: tuple[str, ...], bytes_moved: int) -> tuple[Timing, ...]:
+    """Time several launchers of the same work in turn, one launch each per round, with CUDA events.
+
+    Alternating keeps slow drifts (clocks, temperature) out of the ratio of
+    their medians, which is what an overhead table compares.
+    """
+    from cuda.bindings import driver as cu
+
+    for _ in range(warmup):
+        for run in runs:
+            run()
+    check(cu.cuStreamSynchronize(stream))
+    events = [[(check(cu.cuEventCreate(0)), check(cu.cuEventCreate(0))) for _ in runs] for _ in range(reps)]
+    for round_ in events:
+        for run, (start, stop) in zip(runs, round_):
+            check(cu.cuEventRecord(start, stream))
+            run()
+            check(cu.cuEventRecord(stop, stream))
+    check(cu.cuStreamSynchronize(stream))
+    times = [tuple(float(check(cu.cuEventElapsedTime(*round_[i]))) for round_ in events) for i in range(len(runs))]
+    for round_ in events:
+        for start, stop in round_:
+            check(cu.cuEventDestroy(start))
+            check(cu.cuEventDestroy(stop))
+    return tuple(Timing(label, t, bytes_moved) for label, t in zip(labels, times))
+
+
 def time_torch(run: Callable[[], None], reps: int, warmup: int, label: str, bytes_moved: int,
                flops: int = 0) -> Timing:
     """Time ``run`` (work enqueued on torch's current stream) with torch's CUDA events."""
