@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The GPU run of the timeline work: tests, example traces, the overhead table, the executed notebook.
 #
-# Run on the GPU machine from the main checkout's root, right after installing part A of the staged wheels
-# (as the GPU notes describe), with .gpu/b and this worktree (.wt/timelines) present, in two steps of at
-# most 10 minutes each:
-#   WORKTREE=.wt/timelines bash .wt/timelines/scripts/gpu-timelines.sh tests
-#   WORKTREE=.wt/timelines bash .wt/timelines/scripts/gpu-timelines.sh artefacts
+# Run on the GPU machine from the project root, right after installing part A of the staged wheels (as the
+# GPU notes describe), with .gpu/b present, in two steps of at most 10 minutes each (or side by side, one per
+# GPU, on a machine with two):
+#   bash scripts/gpu-timelines.sh tests
+#   bash scripts/gpu-timelines.sh artefacts
 # Everything lands in $OUT (at most 8 files): tests.txt; examples.txt, <scenario>.h200.trace.json (2),
 # hang_diagnoses.h200.txt, trace_overhead.h200.txt, 10_timelines.h200.ipynb.
 set -uo pipefail
 source .gpu/b/env.sh || exit 3
-cd "${WORKTREE:-.}" || exit 3
+cd "$(dirname "$0")/.." || exit 3
 export PYTHONPATH=$PWD:${PYTHONPATH:-}
 OUT=${OUT:?set OUT to the folder that collects the results}
 mkdir -p "$OUT"
@@ -31,7 +31,7 @@ case "${1:-}" in
     tail -5 "$OUT/examples.txt"; cat "$OUT/trace_overhead.h200.txt"; ls -la "$OUT"
     ;;
   *)
-    echo "usage: WORKTREE=.wt/timelines bash .wt/timelines/scripts/gpu-timelines.sh tests|artefacts" >&2
+    echo "usage: bash scripts/gpu-timelines.sh tests|artefacts" >&2
     exit 2
     ;;
 esac
