@@ -19,7 +19,7 @@ from ts_explore.gpu import trace_run
 from ts_explore.gpu.plan import plans_for
 from ts_explore.gpu.trace_run import Layout, compare, decode_events, decode_progress, schedule_for, trace_spec
 from ts_explore.kernels.contract import BuildContext
-from ts_explore.kernels.trace import ENTERED, EVENT_WORDS, HEADER_SLOTS, LEFT, PROGRESS_WORDS
+from ts_explore.kernels.trace import ENTERED, EVENT_WORDS, LEFT, PROGRESS_WORDS
 from ts_explore.model import QueueKind, Section, Stage
 from ts_explore.model import hang
 from ts_explore.model import timeline as model
@@ -36,25 +36,17 @@ def _int64_words(value: int) -> np.ndarray:
     return np.array([value], dtype=np.int64).view(np.int32)
 
 
-def synthetic_run(name: str, size: int, spec: TraceSpec, seed: int = 0, truth: list[tuple[int, ...]] | None = None,
-                  **overrides: Any) -> tuple[Any, ...]:
-    """What an instrumented kernel would write if every warp ran exactly its schedule (random durations).
-
-    Like the kernel, each warp stamps its steps with its SM's cycle counter
-    (a base and a rate of its own) and writes the two anchors that map them
-    onto the global timer; ``truth`` collects ``(cta, warp, event, start_ns,
-    end_ns)`` on that timer.
-    """
+def synthetic_run(name: str, size: int, spec: TraceSpec, seed: int = 0, **overrides: Any) -> tuple[Any, ...]:
+    """What an instrumented kernel would write if every warp ran exactly its schedule (random durations)."""
     rng = random.Random(seed)
     sc = get(name)
     cfg = sc.config(**overrides)
     plan = plans_for(sc, cfg, (size,), H200)[0]
     layout = Layout.of(spec, plan.ctas, plan.threads)
-    raw = np.zeros((layout.traced_ctas, layout.warps, HEADER_SLOTS + layout.capacity, EVENT_WORDS), dtype=np.int32)
+    raw = np.zeros((layout.traced_ctas, layout.warps, layout.capacity + 1, EVENT_WORDS), dtype=np.int32)
     task_set = None
     stages = model.WORK_STAGES if spec.stages == "work" else None
     for cta in range(layout.traced_ctas):
-        base, per_ns = rng.randrange(1 << 40), rng.choice((1.41, 1.755, 1.98))  # this SM's counter and clock
         for warp in range(layout.warps):
             found = schedule_for(sc, cfg, plan, cta, warp)
             if found is None:
@@ -68,25 +60,17 @@ def synthetic_run(name: str, size: int, spec: TraceSpec, seed: int = 0, truth: l
                 from ts_explore.kernels.varlen import segment_lengths
 
                 tiles = [(t, False) for t in range(cta, len(segment_lengths(cfg, size)), plan.ctas)]
-            t0 = t = 1_700_000_000_000_000_000 + 10_000 + rng.randrange(100)  # global timer, ns
-
-            def cycles(ns: int) -> int:
-                return base + round((ns - t0) * per_ns)
-
+            t = 10_000 + rng.randrange(100)
             for n, e in enumerate(expected_steps(tree, trips, tiles=tiles, stages=stages)):
                 if n >= layout.capacity:  # as the kernel does: past the capacity only the count is kept
                     raw[cta, warp, 0, 0] = n + 1
                     continue
-                rec = raw[cta, warp, HEADER_SLOTS + n]
+                rec = raw[cta, warp, n + 1]
                 length = rng.randrange(5, 400)
                 rec[:4] = (e.step + 1, -1 if e.iteration is None else e.iteration, cta if e.tile is None else e.tile,
-                           cycles(t + length) - cycles(t))
-                rec[4:6], rec[6:8] = _int64_words(cycles(t)), _int64_words(cycles(t + length))
-                if truth is not None:
-                    truth.append((cta, warp, n, t, t + length))
+                           2 * length)
+                rec[4:6], rec[6:8] = _int64_words(t), _int64_words(t + length)
                 t += length + rng.randrange(0, 30)
-            raw[cta, warp, 0, 4:8] = np.array([t0, cycles(t0)], dtype=np.int64).view(np.int32)
-            raw[cta, warp, 1, 4:8] = np.array([t + 50, cycles(t + 50)], dtype=np.int64).view(np.int32)
     built = sc.build(cfg, BuildContext.for_instance(plan.instances[0].view))
     task_set = capture_task_set(built.tasks, built.resource_dependency_graph)
     return sc, cfg, plan, raw, task_set
@@ -121,42 +105,10 @@ def test_a_run_that_follows_the_schedule_decodes_and_checks_clean(name: str, siz
         assert {e.stage for e in timeline.events} <= model.WORK_STAGES
 
 
-def test_cycle_stamps_land_on_the_global_timer_through_each_warps_anchors() -> None:
-    """Warps on SMs with different counters and clocks decode onto one nanosecond axis (within rounding)."""
-    spec = TraceSpec(ctas=3)
-    truth: list[tuple[int, ...]] = []
-    sc, cfg, plan, raw, task_set = synthetic_run("pipelined_copy", 1 << 18, spec, seed=11, truth=truth)
-    timeline = decode_events(raw, task_set, scenario=sc.name, spec=spec)
-    origin = min(start for *_, start, _ in truth)
-    assert timeline.origin_ns == origin
-    decoded = {(e.cta, e.warp, i): (e.start_ns, e.end_ns)
-               for cta in range(3) for warp in range(plan.threads // 32)
-               for i, e in enumerate(timeline.lane(cta, warp))}
-    assert len(decoded) == len(truth)
-    for cta, warp, n, start, end in truth:
-        got = decoded[(cta, warp, n)]
-        assert abs(got[0] - (start - origin)) <= 1 and abs(got[1] - (end - origin)) <= 1, (cta, warp, n)
-
-
-def test_a_warp_without_its_end_anchor_borrows_the_others_clock() -> None:
-    """A warp whose end anchor is missing is timed at the median rate of the warps that have both."""
-    spec = TraceSpec(ctas=1)  # one CTA: every warp's counter runs at the same rate
-    truth: list[tuple[int, ...]] = []
-    sc, cfg, plan, raw, task_set = synthetic_run("pipelined_copy", 1 << 18, spec, seed=4, truth=truth)
-    raw[0, 4, 1, 4:8] = 0  # the first load warp never wrote its end anchor
-    timeline = decode_events(raw, task_set, scenario=sc.name, spec=spec)
-    origin = min(start for *_, start, _ in truth)
-    lane = timeline.lane(0, 4)
-    expected = [(start - origin, end - origin) for cta, warp, _, start, end in truth if (cta, warp) == (0, 4)]
-    assert lane and len(lane) == len(expected)
-    assert all(abs(e.start_ns - a) <= 1 and abs(e.end_ns - b) <= 1 for e, (a, b) in zip(lane, expected))
-
-
 def test_a_wrong_step_is_named_with_its_place() -> None:
     spec = TraceSpec()
     sc, cfg, plan, raw, task_set = synthetic_run("pipelined_copy", 1 << 18, spec)
-    h = HEADER_SLOTS
-    raw[0, 4, 3 + h, 0], raw[0, 4, 4 + h, 0] = raw[0, 4, 4 + h, 0], raw[0, 4, 3 + h, 0]  # swap two load steps
+    raw[0, 4, 3 + 1, 0], raw[0, 4, 4 + 1, 0] = raw[0, 4, 4 + 1, 0], raw[0, 4, 3 + 1, 0]  # swap two load steps
     alignment = compare(sc, cfg, plan, decode_events(raw, task_set, scenario=sc.name, spec=spec), cta=0)
     (bad,) = [lane for lane in alignment.lanes if not lane.ok]
     assert (bad.task, bad.warp, bad.mismatch) == ("load", 4, 3)
@@ -166,8 +118,8 @@ def test_a_wrong_step_is_named_with_its_place() -> None:
 def test_a_missing_iteration_is_caught() -> None:
     spec = TraceSpec()
     sc, cfg, plan, raw, task_set = synthetic_run("pipelined_copy", 1 << 18, spec)
-    used = int((raw[1, 0, HEADER_SLOTS:, 0] != 0).sum())
-    raw[1, 0, HEADER_SLOTS + used - 5:HEADER_SLOTS + used] = 0  # store warp 0 of CTA 1 lost its last iteration
+    used = int((raw[1, 0, 1:, 0] != 0).sum())
+    raw[1, 0, used - 4:used + 1] = 0  # store warp 0 of CTA 1 lost its last iteration
     alignment = compare(sc, cfg, plan, decode_events(raw, task_set, scenario=sc.name, spec=spec), cta=1)
     assert not alignment.ok and "nothing" in alignment.summary()
 

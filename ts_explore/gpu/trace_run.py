@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..kernels.trace import ENTERED as ENTERED_CODE
-from ..kernels.trace import EVENT_WORDS, HEADER_SLOTS, LEFT as LEFT_CODE, PROGRESS_WORDS
+from ..kernels.trace import EVENT_WORDS, LEFT as LEFT_CODE, PROGRESS_WORDS
 from ..model import Section, TaskSet
 from ..model.hang import ENTERED, LEFT, WarpProgress
 from ..model.timeline import TaskWarps, Timeline, TimelineEvent, TraceSpec
@@ -52,7 +52,7 @@ class Layout:
 
     @property
     def event_words(self) -> int:
-        return self.traced_ctas * self.warps * (HEADER_SLOTS + self.capacity) * EVENT_WORDS
+        return self.traced_ctas * self.warps * (self.capacity + 1) * EVENT_WORDS
 
     @property
     def progress_words(self) -> int:
@@ -95,7 +95,7 @@ class TraceBuffers:
             ctypes.memset(self.host, 0, 4 * self.layout.progress_words)
 
     def read_events(self) -> np.ndarray:
-        """``(traced_ctas, warps, HEADER_SLOTS + capacity, EVENT_WORDS)`` int32 (a warp's header slots first)."""
+        """``(traced_ctas, warps, capacity + 1, EVENT_WORDS)`` int32 (slot 0 of a warp is its header)."""
         from cuda.bindings import driver as cu
 
         from .device import check
@@ -104,7 +104,7 @@ class TraceBuffers:
         out = np.zeros(lay.event_words, dtype=np.int32)
         if self.events:
             check(cu.cuMemcpyDtoH(out.ctypes.data, self.events, out.nbytes))
-        return out.reshape(lay.traced_ctas, lay.warps, HEADER_SLOTS + lay.capacity, EVENT_WORDS)
+        return out.reshape(lay.traced_ctas, lay.warps, lay.capacity + 1, EVENT_WORDS)
 
     def read_progress(self) -> np.ndarray:
         """``(grid, warps, PROGRESS_WORDS)`` int32, copied from host-mapped memory now (the kernel may run on)."""
@@ -158,66 +158,40 @@ def _task_at(task_set: TaskSet, warp: int) -> Any:
 MAX_EVENTS = 200_000  # a timeline keeps at most this many events (whole warps, CTA by CTA)
 
 
-def _anchor(block: np.ndarray, slot: int) -> tuple[int, int] | None:
-    """``(global timer ns, cycle counter)`` a warp wrote into header slot ``slot``, or None if never written."""
-    ns, cycles = (int(v) for v in block[slot, 4:8].copy().view(np.int64))
-    return (ns, cycles) if ns or cycles else None
-
-
-def _rate(block: np.ndarray) -> float | None:
-    """Nanoseconds per cycle of the warp's SM between its two anchors (None without both)."""
-    a, b = _anchor(block, 0), _anchor(block, 1)
-    if a is None or b is None or b[1] <= a[1] or b[0] < a[0]:
-        return None
-    return (b[0] - a[0]) / (b[1] - a[1])
-
-
 def decode_events(raw: np.ndarray, task_set: TaskSet, *, scenario: str, spec: TraceSpec, device: str = "",
                   config: str = "", kernel_ns: int | None = None, max_events: int = MAX_EVENTS) -> Timeline:
     """Turn the event buffer into a :class:`Timeline` (times relative to the earliest start).
 
-    Each warp's cycle stamps become global-timer nanoseconds through its two
-    anchors (a warp that lacks its end anchor uses the median rate of the
-    others). Warps past ``max_events`` (tracing every CTA of a large launch)
-    are counted in ``Timeline.undecoded`` instead of kept.
+    Warps past ``max_events`` (tracing every CTA of a large launch) are
+    counted in ``Timeline.undecoded`` instead of kept.
     """
     ctas, warps, slots, _ = raw.shape
-    capacity = slots - HEADER_SLOTS
     steps = {(t.name, s.uid): s for t in task_set.tasks for s in t.schedule.steps()}
-    rows: list[tuple[int, int, np.ndarray, np.ndarray]] = []
+    rows: list[tuple[int, int, np.ndarray]] = []
     lost: list[tuple[int, int, int]] = []
     kept = undecoded = 0
     for cta in range(ctas):
         for warp in range(warps):
             block = raw[cta, warp]
-            used = block[HEADER_SLOTS:, 0] != 0
-            if block[0, 0] > capacity:
-                lost.append((cta, warp, int(block[0, 0]) - capacity))
+            used = block[1:, 0] != 0
+            if block[0, 0] > slots - 1:
+                lost.append((cta, warp, int(block[0, 0]) - (slots - 1)))
             count = int(used.sum())
             if count and kept + count > max_events:
                 undecoded += count
             elif count:
-                rows.append((cta, warp, block, block[HEADER_SLOTS:][used]))
+                rows.append((cta, warp, block[1:][used]))
                 kept += count
     if not rows:
         return Timeline(scenario, (), task_warps(task_set), spec, device, config, kernel_ns, 0, tuple(lost),
                         undecoded)
-    rates = [r for r in (_rate(block) for _, _, block, _ in rows) if r is not None]
-    fallback = float(np.median(rates)) if rates else 1.0
-    stamped: list[tuple[int, int, np.ndarray, np.ndarray]] = []
-    for cta, warp, block, rec in rows:
-        cycles = rec[:, 4:8].copy().view(np.int64)  # (events, 2): start, end
-        anchor = _anchor(block, 0) or (0, int(cycles.min()))
-        rate = _rate(block) or fallback
-        ns = anchor[0] + np.rint((cycles - anchor[1]) * rate).astype(np.int64)
-        stamped.append((cta, warp, rec, ns))
-    origin = min(int(ns.min()) for *_, ns in stamped)
+    origin = min(int(r[:, 4:6].copy().view(np.int64).min()) for _, _, r in rows)
     events: list[TimelineEvent] = []
-    for cta, warp, rec, ns in stamped:
+    for cta, warp, rec in rows:
         task = _task_at(task_set, warp)
         if task is None:
             continue
-        times = ns - origin
+        times = rec[:, 4:8].copy().view(np.int64) - origin
         for (uid1, iteration, tile, cycles), (start, end) in zip(rec[:, :4].tolist(), times.tolist()):
             step = steps.get((task.name, uid1 - 1))
             if step is None:

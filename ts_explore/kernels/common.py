@@ -84,11 +84,7 @@ def run_built(built: Built, on_built: BuiltHook | None = None, recorder: Any = N
     def traced() -> None:
         instrument(tm.tasks, ids, recorder)
         start_counters(tm.tasks)
-        if recorder.events is not None:
-            recorder.anchor(0)
         tm.run()
-        if recorder.events is not None:
-            recorder.anchor(1)
         uninstrument(tm.tasks)
         _restore(state)
 

@@ -4,26 +4,17 @@ Why our own timer writes and not IKET: IKET ranges carry only a
 ``<resource>_<stage>`` name (no step id, no iteration), need an injection
 library set up when the process starts (a worker of its own) and dump their
 data only after the kernel finished, so they can say nothing about a hang.
-Stamping each step ourselves carries the step id, the loop iteration and the
-work tile, needs nothing at process start, and the same hook writes the
-progress a hung kernel is diagnosed from.
-
-Steps are stamped with the SM's 64-bit cycle counter (one instruction to
-read), not ``%globaltimer`` (a 64-bit read the compiler must assemble from
-two halves, slow enough to show in a step that moves a few kilobytes). Each
-recording warp also writes two anchors, the global timer beside the cycle
-counter when it starts and when it ends its schedule, and the host maps every
-cycle stamp of that warp onto the global timer's nanoseconds through them.
+Writing ``%globaltimer`` around each step ourselves carries the step id, the
+loop iteration and the work tile, needs nothing at process start, and the same
+hook writes the progress a hung kernel is diagnosed from.
 
 Layouts, in int32 words (decoded by :mod:`ts_explore.gpu.trace_run`):
 
-``events``: ``[cta][warp][HEADER_SLOTS + capacity][EVENT_WORDS]``. Slot 0
-of a warp is its header: word 0 holds how many events the warp produced
-(written only once the capacity ran out), words 4-7 the start anchor
-(global timer ns, cycle counter; two int64); slot 1 words 4-7 the end
-anchor. Slot ``HEADER_SLOTS + n`` is event ``n``: step uid + 1 (0: empty),
-iteration (-1 outside the loop), tile, cycles between start and end, then
-the cycle counter at the start and at the end (two int64).
+``events``: ``[cta][warp][capacity + 1][EVENT_WORDS]``. Slot 0 of a warp is
+its header (word 0: how many events the warp produced, written only once
+the capacity ran out); slot ``1 + n`` is event ``n``: step uid + 1 (0: empty),
+iteration (-1 outside the loop), tile, SM cycles between start and end,
+then start and end of the global timer (two int64, ns).
 
 ``progress``: ``[cta][warp][PROGRESS_WORDS]``: step uid + 1, iteration,
 tile, state (1 entered, 2 left), then the global timer (int64) of the write.
@@ -39,7 +30,6 @@ import cutlass
 import cutlass.cute as cute
 
 EVENT_WORDS = 8
-HEADER_SLOTS = 2  # per warp, before its events: the lost count and the two clock anchors
 PROGRESS_WORDS = 8
 ENTERED, LEFT = 1, 2
 
@@ -78,19 +68,15 @@ class Recorder:
         """Whether this thread writes events: lane 0 of each warp, in the CTAs the spec traces (a DSL value)."""
         return is_recording(self.cta_limit)
 
-    def stamp(self, recording: Any) -> Any:
-        """The SM cycle counter, read only where ``recording`` (zero elsewhere)."""
+    def stamp(self, recording: Any) -> tuple[Any, Any]:
+        """The global timer and SM clock, read only where ``recording`` (zeros elsewhere)."""
         return stamp(recording)
 
-    def anchor(self, which: int) -> None:
-        """Where this warp records: the global timer beside the cycle counter (0 start, 1 end of its schedule)."""
-        write_anchor(self.events, self.spec.capacity, self.recording(), which)
-
     def finish(self, recording: Any, n: Any, uid: int, loop: bool, offset: Any, first: Any, step: Any, tile: Any,
-               start: Any) -> Any:
+               start: Any, c0: Any) -> Any:
         """After a step: where ``recording``, its end, iteration and event; returns the next event number."""
         return finish_event(self.events, self.spec.capacity, recording, n, uid, loop, offset, first, step, tile,
-                            start)
+                            start, c0)
 
     def mark(self, uid: int, iteration: Any, tile: Any, state: int) -> None:
         write_progress(self.progress, uid, iteration, tile, state)
@@ -120,10 +106,10 @@ def linear_cta() -> cutlass.Int32:
 
 
 @cute.jit
-def warp_slot(per_warp: cutlass.Constexpr[int]) -> cutlass.Int32:
-    """First unit of this warp's region: ``(cta * warps + warp) * per_warp`` (words, or slots of events)."""
+def warp_slot(words_per_warp: cutlass.Constexpr[int]) -> cutlass.Int32:
+    """First word of this warp's region: ``(cta * warps + warp) * words_per_warp``."""
     warps = cute.arch.block_dim()[0] // 32
-    return (linear_cta() * warps + cute.arch.warp_idx()) * per_warp
+    return (linear_cta() * warps + cute.arch.warp_idx()) * words_per_warp
 
 
 @cute.jit
@@ -145,49 +131,27 @@ def is_recording(ctas: cutlass.Constexpr[int]) -> cutlass.Boolean:
 
 
 @cute.jit
-def stamp(recording: cutlass.Boolean) -> cutlass.Int64:
-    """The SM's 64-bit cycle counter where ``recording``, else 0."""
-    now = cutlass.Int64(0)
+def stamp(recording: cutlass.Boolean) -> tuple:
+    """``(global timer, SM clock)`` where ``recording``, else zeros.
+
+    Threads that record nothing skip both reads: a timer read costs far more
+    than a compare, and in a step that moves a few bytes it would otherwise be
+    what the untraced CTAs pay for the traced ones.
+    """
+    start = cutlass.Int64(0)
+    cycles = cutlass.Int32(0)
     if recording:
-        now = cute.arch.clock64()
-    return now
-
-
-@cute.jit
-def _words(record: Any, at: cutlass.Constexpr[int], value: cutlass.Int64) -> None:
-    """``value`` as two int32 words (low first) at ``record[at]``."""
-    record[at] = cutlass.Int32(value & 0xFFFFFFFF)
-    record[at + 1] = cutlass.Int32(value >> 32)
-
-
-@cute.jit
-def _store_slot(events: cute.Pointer, slot: cutlass.Int32, record: Any) -> None:
-    """One 32-byte slot (``slot`` counts slots from the buffer start) as two 128-bit stores."""
-    slots = cute.make_tensor(events, cute.make_layout((EVENT_WORDS, slot + 1), stride=(1, EVENT_WORDS)))
-    cute.autovec_copy(record, slots[(None, slot)])
-
-
-@cute.jit
-def write_anchor(events: cute.Pointer, capacity: cutlass.Constexpr[int], recording: cutlass.Boolean,
-                 which: cutlass.Constexpr[int]) -> None:
-    """Where ``recording``: words 4-7 of header slot ``which`` get (global timer, cycle counter), read together."""
-    if recording:
-        first = warp_slot(HEADER_SLOTS + capacity) + which
-        record = cute.make_rmem_tensor((4,), cutlass.Int32)
-        ns = cute.arch.globaltimer()
-        cycles = cute.arch.clock64()
-        _words(record, 0, ns)
-        _words(record, 2, cycles)
-        tail = cute.make_tensor(events + (first * EVENT_WORDS + 4), cute.make_layout(4))
-        cute.autovec_copy(record, tail)
+        start = cute.arch.globaltimer()
+        cycles = cute.arch.clock()
+    return start, cycles
 
 
 @cute.jit
 def finish_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recording: cutlass.Boolean,
                  n: cutlass.Int32, uid: cutlass.Constexpr[int], loop: cutlass.Constexpr[bool],
                  offset: cutlass.Int32, first: cutlass.Int32, step: cutlass.Int32, tile: cutlass.Int32,
-                 start: cutlass.Int64) -> cutlass.Int32:
-    """Where ``recording``: read the end, work out the iteration, store event ``n``; return ``n`` + 1.
+                 start: cutlass.Int64, c0: cutlass.Int32) -> cutlass.Int32:
+    """Where ``recording``: read the end time, work out the iteration, store event ``n``; return ``n`` + 1.
 
     Everything but the compare sits behind ``recording``: the iteration
     (a division by the loop's step) and the stores cost the threads that
@@ -195,22 +159,28 @@ def finish_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recordi
     """
     following = n
     if recording:
-        end = cute.arch.clock64()
+        end = cute.arch.globaltimer()
+        cycles = cute.arch.clock() - c0
         iteration = cutlass.Int32(-1)
         if cutlass.const_expr(loop):
             iteration = (offset - first) // step
-        base = warp_slot(HEADER_SLOTS + capacity)
+        base = warp_slot((capacity + 1) * EVENT_WORDS)
         if n < capacity:
+            # One event is 32 aligned bytes: two 128-bit stores instead of six scalar ones.
             record = cute.make_rmem_tensor((EVENT_WORDS,), cutlass.Int32)
             record[0] = cutlass.Int32(uid + 1)
             record[1] = iteration
             record[2] = tile
-            record[3] = cutlass.Int32((end - start) & 0x7FFFFFFF)
-            _words(record, 4, start)
-            _words(record, 6, end)
-            _store_slot(events, base + HEADER_SLOTS + n, record)
+            record[3] = cycles
+            record[4] = cutlass.Int32(start & 0xFFFFFFFF)
+            record[5] = cutlass.Int32(start >> 32)
+            record[6] = cutlass.Int32(end & 0xFFFFFFFF)
+            record[7] = cutlass.Int32(end >> 32)
+            slots = cute.make_tensor(events, cute.make_layout((EVENT_WORDS, (base // EVENT_WORDS) + capacity + 1),
+                                                              stride=(1, EVENT_WORDS)))
+            cute.autovec_copy(record, slots[(None, base // EVENT_WORDS + n + 1)])
         else:
-            cute.arch.store(events + base * EVENT_WORDS, cutlass.Int32(n + 1))
+            cute.arch.store(events + base, cutlass.Int32(n + 1))
         following = n + 1
     return following
 
@@ -228,5 +198,5 @@ def write_progress(progress: cute.Pointer, uid: cutlass.Constexpr[int], iteratio
         cute.arch.store(slot + 3, cutlass.Int32(state), sem="relaxed", scope="sys")
 
 
-__all__ = ["ENTERED", "EVENT_WORDS", "HEADER_SLOTS", "LEFT", "PROGRESS_WORDS", "Recorder", "address", "finish_event",
-           "is_recording", "linear_cta", "recorder_for", "split_by_cta", "stamp", "write_anchor", "write_progress"]
+__all__ = ["ENTERED", "EVENT_WORDS", "LEFT", "PROGRESS_WORDS", "Recorder", "address", "is_recording", "linear_cta",
+           "recorder_for", "split_by_cta", "stamp", "finish_event", "write_progress"]

@@ -106,13 +106,13 @@ def _traced_step(task: Any, original: Any, ids: dict[tuple[int, Any], int], reco
         recorder.mark(uid, _iteration(task, stage_info, loop), _tile(stage_info), ENTERED)
     if event:
         recording = recorder.recording()
-        start = recorder.stamp(recording)
+        start, c0 = recorder.stamp(recording)
     original(resource, stage_info, schedule_stage, work_method, routing_slot)
     if event:
         zero = cutlass.Int32(0)
         offset, first, step = (stage_info.loop_offset, task.domain_start, task.step) if loop else (zero, zero, 1)
         n = recorder.finish(recording, getattr(task, COUNTER), uid, loop, offset, first, step, _tile(stage_info),
-                            start)
+                            start, c0)
         setattr(task, COUNTER, n)
     if mark:
         recorder.mark(uid, _iteration(task, stage_info, loop), _tile(stage_info), LEFT)
