@@ -60,7 +60,7 @@ def synthetic_run(name: str, size: int, spec: TraceSpec, seed: int = 0, **overri
                 from ts_explore.kernels.varlen import segment_lengths
 
                 tiles = [(t, False) for t in range(cta, len(segment_lengths(cfg, size)), plan.ctas)]
-            t = 10_000 + rng.randrange(100)
+            t = 2**32 - 3_000 + rng.randrange(100)  # the timer's low word wraps during the run
             for n, e in enumerate(expected_steps(tree, trips, tiles=tiles, stages=stages)):
                 if n >= layout.capacity:  # as the kernel does: past the capacity only the count is kept
                     raw[cta, warp, 0, 0] = n + 1
@@ -69,7 +69,7 @@ def synthetic_run(name: str, size: int, spec: TraceSpec, seed: int = 0, **overri
                 length = rng.randrange(5, 400)
                 rec[:4] = (e.step + 1, -1 if e.iteration is None else e.iteration, cta if e.tile is None else e.tile,
                            2 * length)
-                rec[4:6], rec[6:8] = _int64_words(t), _int64_words(t + length)
+                rec[4:6] = np.array([t, t + length], dtype=np.int64).astype(np.uint32).view(np.int32)  # low words
                 t += length + rng.randrange(0, 30)
     built = sc.build(cfg, BuildContext.for_instance(plan.instances[0].view))
     task_set = capture_task_set(built.tasks, built.resource_dependency_graph)
@@ -103,6 +103,19 @@ def test_a_run_that_follows_the_schedule_decodes_and_checks_clean(name: str, siz
     assert len(alignment.lanes) == len(timeline.warps())
     if stages == "work":
         assert {e.stage for e in timeline.events} <= model.WORK_STAGES
+
+
+def test_stamps_past_the_timers_32_bit_wrap_stay_in_order() -> None:
+    """The kernel keeps the global timer's low word; a run that crosses 2**32 ns decodes without a jump."""
+    spec = TraceSpec()
+    sc, cfg, plan, raw, task_set = synthetic_run("pipelined_copy", 1 << 18, spec, seed=2)
+    low = raw[0, 0, 1:, 4].astype(np.int64) & 0xFFFFFFFF
+    used = raw[0, 0, 1:, 0] != 0
+    assert low[used].max() > 2**32 - 4_000 and low[used].min() < 4_000, "the synthetic run must cross the wrap"
+    lane = decode_events(raw, task_set, scenario=sc.name, spec=spec).lane(0, 0)
+    starts = [e.start_ns for e in lane]
+    assert starts == sorted(starts) and starts[-1] - starts[0] < 100_000
+    assert all(0 <= e.end_ns - e.start_ns < 400 for e in lane)
 
 
 def test_a_wrong_step_is_named_with_its_place() -> None:

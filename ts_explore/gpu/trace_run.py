@@ -158,6 +158,16 @@ def _task_at(task_set: TaskSet, warp: int) -> Any:
 MAX_EVENTS = 200_000  # a timeline keeps at most this many events (whole warps, CTA by CTA)
 
 
+def _unwrap(low: np.ndarray, ref: int) -> np.ndarray:
+    """Signed nanoseconds from ``ref`` of 32-bit global-timer words (any stamp within 2**31 ns of it).
+
+    >>> _unwrap(np.array([[2**32 - 10, 5]], dtype=np.uint32).view(np.int32), 2**32 - 20).tolist()
+    [[10, 25]]
+    """
+    words = low.astype(np.int64) & 0xFFFFFFFF
+    return (words - ref + 2**31) % 2**32 - 2**31
+
+
 def decode_events(raw: np.ndarray, task_set: TaskSet, *, scenario: str, spec: TraceSpec, device: str = "",
                   config: str = "", kernel_ns: int | None = None, max_events: int = MAX_EVENTS) -> Timeline:
     """Turn the event buffer into a :class:`Timeline` (times relative to the earliest start).
@@ -185,13 +195,17 @@ def decode_events(raw: np.ndarray, task_set: TaskSet, *, scenario: str, spec: Tr
     if not rows:
         return Timeline(scenario, (), task_warps(task_set), spec, device, config, kernel_ns, 0, tuple(lost),
                         undecoded)
-    origin = min(int(r[:, 4:6].copy().view(np.int64).min()) for _, _, r in rows)
+    # The kernel stores the global timer's low 32 bits: unwrap every stamp around the first one.
+    ref = int(rows[0][2][0, 4]) & 0xFFFFFFFF
+    stamped = [(cta, warp, rec, _unwrap(rec[:, 4:6], ref)) for cta, warp, rec in rows]
+    first = min(int(t.min()) for *_, t in stamped)
+    origin = (ref + first) & 0xFFFFFFFF
     events: list[TimelineEvent] = []
-    for cta, warp, rec in rows:
+    for cta, warp, rec, stamps in stamped:
         task = _task_at(task_set, warp)
         if task is None:
             continue
-        times = rec[:, 4:8].copy().view(np.int64) - origin
+        times = stamps - first
         for (uid1, iteration, tile, cycles), (start, end) in zip(rec[:, :4].tolist(), times.tolist()):
             step = steps.get((task.name, uid1 - 1))
             if step is None:

@@ -14,7 +14,8 @@ Layouts, in int32 words (decoded by :mod:`ts_explore.gpu.trace_run`):
 its header (word 0: how many events the warp produced, written only once
 the capacity ran out); slot ``1 + n`` is event ``n``: step uid + 1 (0: empty),
 iteration (-1 outside the loop), tile, SM cycles between start and end,
-then start and end of the global timer (two int64, ns).
+then the low 32 bits of the global timer (ns) at the start and at the end,
+then two unused words.
 
 ``progress``: ``[cta][warp][PROGRESS_WORDS]``: step uid + 1, iteration,
 tile, state (1 entered, 2 left), then the global timer (int64) of the write.
@@ -69,7 +70,7 @@ class Recorder:
         return is_recording(self.cta_limit)
 
     def stamp(self, recording: Any) -> tuple[Any, Any]:
-        """The global timer and SM clock, read only where ``recording`` (zeros elsewhere)."""
+        """The global timer's low word and the SM clock, read only where ``recording`` (zeros elsewhere)."""
         return stamp(recording)
 
     def finish(self, recording: Any, n: Any, uid: int, loop: bool, offset: Any, first: Any, step: Any, tile: Any,
@@ -132,16 +133,18 @@ def is_recording(ctas: cutlass.Constexpr[int]) -> cutlass.Boolean:
 
 @cute.jit
 def stamp(recording: cutlass.Boolean) -> tuple:
-    """``(global timer, SM clock)`` where ``recording``, else zeros.
+    """``(global timer's low 32 bits, SM clock)`` where ``recording``, else zeros.
 
     Threads that record nothing skip both reads: a timer read costs far more
     than a compare, and in a step that moves a few bytes it would otherwise be
-    what the untraced CTAs pay for the traced ones.
+    what the untraced CTAs pay for the traced ones. Only the timer's low word
+    is read: one 32-bit read instead of the hi/lo/hi sequence a 64-bit read
+    needs; the host unwraps it (a launch lasts far less than 2**32 ns).
     """
-    start = cutlass.Int64(0)
+    start = cutlass.Int32(0)
     cycles = cutlass.Int32(0)
     if recording:
-        start = cute.arch.globaltimer()
+        start = cute.arch.globaltimer_lo()
         cycles = cute.arch.clock()
     return start, cycles
 
@@ -150,7 +153,7 @@ def stamp(recording: cutlass.Boolean) -> tuple:
 def finish_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recording: cutlass.Boolean,
                  n: cutlass.Int32, uid: cutlass.Constexpr[int], loop: cutlass.Constexpr[bool],
                  offset: cutlass.Int32, first: cutlass.Int32, step: cutlass.Int32, tile: cutlass.Int32,
-                 start: cutlass.Int64, c0: cutlass.Int32) -> cutlass.Int32:
+                 start: cutlass.Int32, c0: cutlass.Int32) -> cutlass.Int32:
     """Where ``recording``: read the end time, work out the iteration, store event ``n``; return ``n`` + 1.
 
     Everything but the compare sits behind ``recording``: the iteration
@@ -159,7 +162,7 @@ def finish_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recordi
     """
     following = n
     if recording:
-        end = cute.arch.globaltimer()
+        end = cute.arch.globaltimer_lo()
         cycles = cute.arch.clock() - c0
         iteration = cutlass.Int32(-1)
         if cutlass.const_expr(loop):
@@ -172,10 +175,10 @@ def finish_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recordi
             record[1] = iteration
             record[2] = tile
             record[3] = cycles
-            record[4] = cutlass.Int32(start & 0xFFFFFFFF)
-            record[5] = cutlass.Int32(start >> 32)
-            record[6] = cutlass.Int32(end & 0xFFFFFFFF)
-            record[7] = cutlass.Int32(end >> 32)
+            record[4] = start
+            record[5] = end
+            record[6] = cutlass.Int32(0)
+            record[7] = cutlass.Int32(0)
             slots = cute.make_tensor(events, cute.make_layout((EVENT_WORDS, (base // EVENT_WORDS) + capacity + 1),
                                                               stride=(1, EVENT_WORDS)))
             cute.autovec_copy(record, slots[(None, base // EVENT_WORDS + n + 1)])

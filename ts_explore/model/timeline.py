@@ -135,7 +135,7 @@ class Timeline:
     device: str = ""
     config: str = ""  # the config in words
     kernel_ns: int | None = None  # CUDA-event time of the traced launch
-    origin_ns: int = 0  # global-timer value of time 0 (the earliest event)
+    origin_ns: int = 0  # low 32 bits of the global timer (ns) at time 0 (the earliest event)
     lost: tuple[tuple[int, int, int], ...] = ()  # (cta, warp, events not kept) where the capacity ran out
     undecoded: int = 0  # events recorded but not kept (a timeline keeps the first CTAs' up to a limit)
 
