@@ -41,34 +41,39 @@ def _bulk(tile: int, stages: int, in_flight: int, cache: CacheHint = FAST) -> di
                 ctas=0)
 
 
+def _tiles(tile: int, warps: int, per_thread: int, cache: CacheHint = FAST) -> dict[str, Any]:
+    return dict(queue=QueueKind.NONE, overlaunch=0, tile=tile, warps=warps, per_thread=per_thread, vector=4,
+                cache=cache)
+
+
 # (label, scenario, overrides). CTAs 0 = as many as fit on the GPU at once.
 CONFIGS: list[tuple[str, str, dict[str, Any]]] = [
     ("grid-stride 128-bit x4, fill", "grid_stride_copy", _grid(4, 8, 0)),
     ("grid-stride 128-bit x8, 264 CTAs", "grid_stride_copy", _grid(8, 8, 264)),
     ("grid-stride x8, 264 CTAs, streaming", "grid_stride_copy", _grid(8, 8, 264, STREAM)),
     ("grid-stride x8, 264 CTAs, L2 evict-first", "grid_stride_copy", _grid(8, 8, 264, EVICT)),
-    ("grid-stride x8, 264 CTAs, ld.nc", "grid_stride_copy", _grid(8, 8, 264, NC)),
     ("grid-stride x8, 528 CTAs, streaming", "grid_stride_copy", _grid(8, 8, 528, STREAM)),
-    ("grid-stride x4, fill, streaming", "grid_stride_copy", _grid(4, 8, 0, STREAM)),
-    ("grid-stride x4, fill, L2 evict-first", "grid_stride_copy", _grid(4, 8, 0, EVICT)),
-    ("grid-stride x2, fill, streaming", "grid_stride_copy", _grid(2, 8, 0, STREAM)),
     ("grid-stride x8, 4 warps, fill, evict-first", "grid_stride_copy", _grid(8, 4, 0, EVICT)),
-    ("grid-stride x4, unroll 2, fill, ld.nc", "grid_stride_copy", _grid(4, 8, 0, NC, unroll=2)),
     ("grid-stride x8, unroll 2, 264 CTAs, ld.nc", "grid_stride_copy", _grid(8, 8, 264, NC, unroll=2)),
     ("pipelined TMA load, threads store 4x16 KiB", "pipelined_copy", dict(tile=4096, stages=4, ctas=0)),
     ("pipelined bulk both ways 4x16 KiB, 1 store", "pipelined_copy", _bulk(4096, 4, 1)),
     ("pipelined bulk both ways 4x16 KiB, 2 stores", "pipelined_copy", _bulk(4096, 4, 2)),
-    ("pipelined bulk 4x16 KiB, 2 stores, evict-first", "pipelined_copy", _bulk(4096, 4, 2, EVICT)),
-    ("pipelined bulk 6x8 KiB, 2 stores", "pipelined_copy", _bulk(2048, 6, 2)),
-    ("pipelined bulk 8x4 KiB, 2 stores", "pipelined_copy", _bulk(1024, 8, 2)),
     ("pipelined bulk 3x32 KiB, 2 stores", "pipelined_copy", _bulk(8192, 3, 2)),
-    ("pipelined bulk 6x16 KiB, 2 stores", "pipelined_copy", _bulk(4096, 6, 2)),
     ("pipelined bulk 3x64 KiB, 2 stores", "pipelined_copy", _bulk(16384, 3, 2)),
-    ("pipelined bulk 6x32 KiB, 2 stores", "pipelined_copy", _bulk(8192, 6, 2)),
     ("persistent static x4, streaming", "persistent_copy",
      dict(queue=QueueKind.STATIC, overlaunch=0, tile=32768, per_thread=4, warps=8, ctas=0, cache=STREAM)),
     ("one CTA per tile x4, streaming", "persistent_copy",
      dict(queue=QueueKind.NONE, overlaunch=0, tile=32768, per_thread=4, warps=8, cache=STREAM)),
+    # Many short-lived CTAs, each moving one small contiguous tile: the grid itself sweeps memory in order.
+    ("one CTA per 512-int32 tile, 4 warps x1", "persistent_copy", _tiles(512, 4, 1)),
+    ("one CTA per 1024-int32 tile, 4 warps x2", "persistent_copy", _tiles(1024, 4, 2)),
+    ("one CTA per 1024-int32 tile, 8 warps x1", "persistent_copy", _tiles(1024, 8, 1)),
+    ("one CTA per 2048-int32 tile, 4 warps x4", "persistent_copy", _tiles(2048, 4, 4)),
+    ("one CTA per 2048-int32 tile, 4 warps x1, 4 rows", "persistent_copy", _tiles(2048, 4, 1)),
+    ("one CTA per 4096-int32 tile, 8 warps x4", "persistent_copy", _tiles(4096, 8, 4)),
+    ("one CTA per 1024-int32 tile, 4 warps x2, ld.nc", "persistent_copy", _tiles(1024, 4, 2, NC)),
+    ("grid-stride x1, 4 warps, fill", "grid_stride_copy", _grid(1, 4, 0)),
+    ("grid-stride x2, 4 warps, 8192 CTAs", "grid_stride_copy", _grid(2, 4, 8192)),
 ]
 
 
