@@ -51,9 +51,6 @@ class Recorder:
         self.progress = _gmem(progress) if spec.progress else None
         # Inside the recording branch of a split kernel every CTA records; otherwise check the CTA per step.
         self.cta_limit = 0 if self.split else spec.ctas
-        # Where every warp of the CTA records, the whole warp reads the timers and does the bookkeeping
-        # (no divergent branch for the warp to reconverge from); only lane 0 stores.
-        self.whole_warp = self.cta_limit == 0
 
     @property
     def split(self) -> bool:
@@ -73,14 +70,14 @@ class Recorder:
         return is_recording(self.cta_limit)
 
     def stamp(self, recording: Any) -> tuple[Any, Any]:
-        """The global timer's low word and the SM clock (where ``recording``, unless the whole warp records)."""
-        return stamp(recording, self.whole_warp)
+        """The global timer's low word and the SM clock, read only where ``recording`` (zeros elsewhere)."""
+        return stamp(recording)
 
     def finish(self, recording: Any, n: Any, uid: int, loop: bool, offset: Any, first: Any, step: Any, tile: Any,
                start: Any, c0: Any) -> Any:
         """After a step: where ``recording``, its end, iteration and event; returns the next event number."""
-        return finish_event(self.events, self.spec.capacity, recording, self.whole_warp, n, uid, loop, offset,
-                            first, step, tile, start, c0)
+        return finish_event(self.events, self.spec.capacity, recording, n, uid, loop, offset, first, step, tile,
+                            start, c0)
 
     def mark(self, uid: int, iteration: Any, tile: Any, state: int) -> None:
         write_progress(self.progress, uid, iteration, tile, state)
@@ -135,80 +132,60 @@ def is_recording(ctas: cutlass.Constexpr[int]) -> cutlass.Boolean:
 
 
 @cute.jit
-def stamp(recording: cutlass.Boolean, whole_warp: cutlass.Constexpr[bool]) -> tuple:
-    """``(global timer's low 32 bits, SM clock)``: read by every lane when ``whole_warp``, else where ``recording``.
+def stamp(recording: cutlass.Boolean) -> tuple:
+    """``(global timer's low 32 bits, SM clock)`` where ``recording``, else zeros.
 
-    Where only some CTAs record, threads that record nothing skip both reads:
-    a timer read costs far more than a compare, and in a step that moves a few
-    bytes it would otherwise be what the untraced CTAs pay for the traced ones.
-    Only the timer's low word is read: one 32-bit read instead of the hi/lo/hi
-    sequence a 64-bit read needs; the host unwraps it (a launch lasts far less
-    than 2**32 ns).
+    Threads that record nothing skip both reads: a timer read costs far more
+    than a compare, and in a step that moves a few bytes it would otherwise be
+    what the untraced CTAs pay for the traced ones. Only the timer's low word
+    is read: one 32-bit read instead of the hi/lo/hi sequence a 64-bit read
+    needs; the host unwraps it (a launch lasts far less than 2**32 ns).
     """
     start = cutlass.Int32(0)
     cycles = cutlass.Int32(0)
-    if cutlass.const_expr(whole_warp):
+    if recording:
         start = cute.arch.globaltimer_lo()
         cycles = cute.arch.clock()
-    else:
-        if recording:
-            start = cute.arch.globaltimer_lo()
-            cycles = cute.arch.clock()
     return start, cycles
 
 
 @cute.jit
 def finish_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recording: cutlass.Boolean,
-                 whole_warp: cutlass.Constexpr[bool], n: cutlass.Int32, uid: cutlass.Constexpr[int],
-                 loop: cutlass.Constexpr[bool], offset: cutlass.Int32, first: cutlass.Int32, step: cutlass.Int32,
-                 tile: cutlass.Int32, start: cutlass.Int32, c0: cutlass.Int32) -> cutlass.Int32:
-    """Read the end time, work out the iteration, store event ``n`` where ``recording``; return the next ``n``.
+                 n: cutlass.Int32, uid: cutlass.Constexpr[int], loop: cutlass.Constexpr[bool],
+                 offset: cutlass.Int32, first: cutlass.Int32, step: cutlass.Int32, tile: cutlass.Int32,
+                 start: cutlass.Int32, c0: cutlass.Int32) -> cutlass.Int32:
+    """Where ``recording``: read the end time, work out the iteration, store event ``n``; return ``n`` + 1.
 
-    With ``whole_warp`` every lane does the reads and the arithmetic (as
-    cheap for 32 lanes as for one, and no divergent branch) and only the
-    stores wait on ``recording``; otherwise everything but the compare sits
-    behind ``recording``, so threads of CTAs that record nothing pay no
-    division and no stores.
+    Everything but the compare sits behind ``recording``: the iteration
+    (a division by the loop's step) and the stores cost the threads that
+    record nothing no instructions.
     """
     following = n
-    if cutlass.const_expr(whole_warp):
-        _event(events, capacity, recording, n, uid, loop, offset, first, step, tile, start, c0)
-        following = n + 1
-    else:
-        if recording:
-            _event(events, capacity, recording, n, uid, loop, offset, first, step, tile, start, c0)
-            following = n + 1
-    return following
-
-
-@cute.jit
-def _event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recording: cutlass.Boolean,
-           n: cutlass.Int32, uid: cutlass.Constexpr[int], loop: cutlass.Constexpr[bool], offset: cutlass.Int32,
-           first: cutlass.Int32, step: cutlass.Int32, tile: cutlass.Int32, start: cutlass.Int32,
-           c0: cutlass.Int32) -> None:
-    """The end stamp, the iteration and the event record; lane ``recording`` stores it (two 128-bit stores)."""
-    end = cute.arch.globaltimer_lo()
-    cycles = cute.arch.clock() - c0
-    iteration = cutlass.Int32(-1)
-    if cutlass.const_expr(loop):
-        iteration = (offset - first) // step
-    base = warp_slot((capacity + 1) * EVENT_WORDS)
-    record = cute.make_rmem_tensor((EVENT_WORDS,), cutlass.Int32)
-    record[0] = cutlass.Int32(uid + 1)
-    record[1] = iteration
-    record[2] = tile
-    record[3] = cycles
-    record[4] = start
-    record[5] = end
-    record[6] = cutlass.Int32(0)
-    record[7] = cutlass.Int32(0)
     if recording:
+        end = cute.arch.globaltimer_lo()
+        cycles = cute.arch.clock() - c0
+        iteration = cutlass.Int32(-1)
+        if cutlass.const_expr(loop):
+            iteration = (offset - first) // step
+        base = warp_slot((capacity + 1) * EVENT_WORDS)
         if n < capacity:
+            # One event is 32 aligned bytes: two 128-bit stores instead of six scalar ones.
+            record = cute.make_rmem_tensor((EVENT_WORDS,), cutlass.Int32)
+            record[0] = cutlass.Int32(uid + 1)
+            record[1] = iteration
+            record[2] = tile
+            record[3] = cycles
+            record[4] = start
+            record[5] = end
+            record[6] = cutlass.Int32(0)
+            record[7] = cutlass.Int32(0)
             slots = cute.make_tensor(events, cute.make_layout((EVENT_WORDS, (base // EVENT_WORDS) + capacity + 1),
                                                               stride=(1, EVENT_WORDS)))
             cute.autovec_copy(record, slots[(None, base // EVENT_WORDS + n + 1)])
         else:
             cute.arch.store(events + base, cutlass.Int32(n + 1))
+        following = n + 1
+    return following
 
 
 @cute.jit
