@@ -147,8 +147,9 @@ class Runner:
             run = _fast_call(fn, args)
 
             reset()
-            timeline, traced_ms, traced_timing = self.guarded(
+            timeline, traced_ms, paired = self.guarded(
                 lambda: self.first_run(run, args, traced, plan, m, info, problem.bytes_moved))
+            baseline, traced_timing = paired or (None, None)
             mismatches = ()
             if m.get("check", True):
                 mismatches = tuple(compare(name, problem.expected[name], buffers.download(name),
@@ -163,15 +164,17 @@ class Runner:
                     refs.append(torch_ref)
             return SizeRun(problem.elements, problem.bytes_moved, problem.grid, timing, tuple(refs), mismatches,
                            checked=bool(m.get("check", True)), timeline=timeline, traced_ms=traced_ms,
-                           traced_timing=traced_timing[1] if traced_timing else None,
-                           traced_baseline=traced_timing[0] if traced_timing else None)
+                           traced_timing=traced_timing, traced_baseline=baseline)
         finally:
             if not self.broken:
                 buffers.free()
 
     def first_run(self, run: Any, args: list[Any], traced: Compiled | None, plan: Any, m: dict[str, Any],
-                  info: DeviceInfo | None, bytes_moved: int = 0) -> tuple[Any, float | None, Any]:
+                  info: DeviceInfo | None, bytes_moved: int = 0
+                  ) -> tuple[Any, float | None, tuple[Timing, ...] | None]:
         """Run once, watched: the instrumented build when there is one (its timeline, time, and timing reps).
+
+        The timing reps (``time_trace``) are ``(plain, instrumented)``, taken in alternation.
 
         A kernel still running after ``kernel_timeout`` s is read (each warp's
         progress, if instrumented) and reported as a :class:`HangError`; the

@@ -73,27 +73,12 @@ class Timing:
 def time_events(run: Callable[[], None], stream: object, reps: int, warmup: int, label: str,
                 bytes_moved: int, flops: int = 0) -> Timing:
     """Time ``run`` (which enqueues work on ``stream``) with CUDA events."""
-    from cuda.bindings import driver as cu
-
-    for _ in range(warmup):
-        run()
-    check(cu.cuStreamSynchronize(stream))
-    events = [(check(cu.cuEventCreate(0)), check(cu.cuEventCreate(0))) for _ in range(reps)]
-    for start, stop in events:
-        check(cu.cuEventRecord(start, stream))
-        run()
-        check(cu.cuEventRecord(stop, stream))
-    check(cu.cuStreamSynchronize(stream))
-    times = tuple(float(check(cu.cuEventElapsedTime(start, stop))) for start, stop in events)
-    for start, stop in events:
-        check(cu.cuEventDestroy(start))
-        check(cu.cuEventDestroy(stop))
-    return Timing(label, times, bytes_moved, flops)
+    return time_alternating((run,), stream, reps, warmup, (label,), bytes_moved, flops)[0]
 
 
 def time_alternating(runs: tuple[Callable[[], None], ...], stream: object, reps: int, warmup: int,
-                     labels: tuple[str, ...], bytes_moved: int) -> tuple[Timing, ...]:
-    """Time several launchers of the same work in turn, one launch each per round, with CUDA events.
+                     labels: tuple[str, ...], bytes_moved: int, flops: int = 0) -> tuple[Timing, ...]:
+    """Time launchers of the same work in turn, one launch each per round, with CUDA events.
 
     Alternating keeps slow drifts (clocks, temperature) out of the ratio of
     their medians, which is what an overhead table compares.
@@ -116,7 +101,7 @@ def time_alternating(runs: tuple[Callable[[], None], ...], stream: object, reps:
         for start, stop in round_:
             check(cu.cuEventDestroy(start))
             check(cu.cuEventDestroy(stop))
-    return tuple(Timing(label, t, bytes_moved) for label, t in zip(labels, times))
+    return tuple(Timing(label, t, bytes_moved, flops) for label, t in zip(labels, times))
 
 
 def time_torch(run: Callable[[], None], reps: int, warmup: int, label: str, bytes_moved: int,

@@ -50,7 +50,7 @@ def run_built(built: Built, on_built: BuiltHook | None = None, recorder: Any = N
 
     ``recorder`` (a :class:`~ts_explore.kernels.trace.Recorder`, from
     :func:`~ts_explore.kernels.trace.recorder_for`) instruments every step.
-    When it records only some CTAs (:attr:`~ts_explore.kernels.trace.Recorder.split`),
+    When it records only some CTAs (:attr:`~ts_explore.model.timeline.TraceSpec.splits`),
     the schedule is emitted twice behind one branch on the CTA index, over
     the same shared memory and barriers: instrumented for the recording CTAs,
     plain for the rest.
@@ -88,7 +88,7 @@ def run_built(built: Built, on_built: BuiltHook | None = None, recorder: Any = N
         uninstrument(tm.tasks)
         _restore(state)
 
-    if recorder.split:
+    if recorder.spec.splits:
         split_by_cta(recorder.spec.ctas, traced, tm.run)
     else:
         traced()

@@ -38,8 +38,8 @@ ENTERED, LEFT = 1, 2
 class Recorder:
     """Trace-time holder of what the kernel writes to (DSL pointers) and what it records (the spec).
 
-    When only some CTAs record events and no progress is written (:attr:`split`,
-    see :attr:`~ts_explore.model.timeline.TraceSpec.splits`), the kernel is
+    When only some CTAs record events and no progress is written
+    (:attr:`~ts_explore.model.timeline.TraceSpec.splits`), the kernel is
     emitted twice behind one branch on the CTA index: the recording CTAs run
     the instrumented schedule, every other CTA the plain one, so CTAs that
     record nothing pay nothing per step.
@@ -50,12 +50,7 @@ class Recorder:
         self.events = _gmem(events) if spec.events else None
         self.progress = _gmem(progress) if spec.progress else None
         # Inside the recording branch of a split kernel every CTA records; otherwise check the CTA per step.
-        self.cta_limit = 0 if self.split else spec.ctas
-
-    @property
-    def split(self) -> bool:
-        """Whether the kernel runs a plain copy of the schedule in the CTAs that record nothing."""
-        return bool(self.spec.splits)
+        self.cta_limit = 0 if spec.splits else spec.ctas
 
     def records_event(self, stage: Any) -> bool:
         return self.events is not None and self.spec.records(stage)

@@ -83,7 +83,7 @@ def uninstrument(tasks: list[Any]) -> None:
 
 
 def start_counters(tasks: list[Any]) -> None:
-    """Give each task its event counter (before any dynamic control flow, so TS threads it like its own state)."""
+    """Give each task its event counter before its schedule runs, so TS threads it like its own state."""
     for task in tasks:
         setattr(task, COUNTER, cutlass.Int32(0))
 
