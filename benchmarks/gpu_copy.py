@@ -24,6 +24,7 @@ import sys
 from typing import Any
 
 from ts_explore.gpu import MEMCPY, TORCH, LaunchError, launch
+from ts_explore.gpu.errors import NO_GPU
 from ts_explore.kernels.access import CacheHint
 from ts_explore.kernels.pipelined import Storer
 from ts_explore.model import QueueKind
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             result = launch(name, sizes=sizes, reps=args.reps, warmup=5, timeout=90, **overrides)
         except LaunchError as exc:
             print(f"{label}: {exc}", file=sys.stderr, flush=True)
-            if exc.reason in ("no_device", "no_driver", "no_cuda_python"):
+            if exc.reason in NO_GPU:
                 return 2
             continue
         device = result.device

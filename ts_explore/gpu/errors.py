@@ -7,7 +7,7 @@ class LaunchError(RuntimeError):
     """A launch that was refused or did not complete; ``reason`` is a stable slug.
 
     Reasons: ``no_kernel``, ``bad_config``, ``unverified``, ``no_cuda_python``,
-    ``no_device``, ``needs_sm100``, ``bad_size``, ``unpicklable``,
+    ``no_driver``, ``no_device``, ``needs_sm100``, ``bad_size``, ``unpicklable``,
     ``compile_failed``, ``launch_failed``, ``timeout``, ``worker_died``. The message names the cause
     and the fix; the notebook (and the launcher) stay usable afterwards.
     """
@@ -20,4 +20,9 @@ class LaunchError(RuntimeError):
         return f"[{self.reason}] {self.args[0]}"
 
 
-__all__ = ["LaunchError"]
+# Reasons that mean this machine cannot launch at all (no CUDA Python, driver or device): a script
+# that measures kernels stops at the first one instead of filling a table with nothing.
+NO_GPU = frozenset({"no_cuda_python", "no_driver", "no_device"})
+
+
+__all__ = ["LaunchError", "NO_GPU"]
