@@ -67,8 +67,11 @@ def synthetic_run(name: str, size: int, spec: TraceSpec, seed: int = 0, **overri
                     continue
                 rec = raw[cta, warp, n + 1]
                 length = rng.randrange(5, 400)
-                rec[:4] = (e.step + 1, -1 if e.iteration is None else e.iteration, cta if e.tile is None else e.tile,
-                           2 * length)
+                # As the kernel stores it: the loop offset, first offset and step (zeros outside the loop).
+                first, stride = (cta, plan.ctas) if e.iteration is not None else (0, 0)
+                offset = first + stride * e.iteration if e.iteration is not None else 0
+                rec[:4] = (e.step + 1, offset, cta if e.tile is None else e.tile, 2 * length)
+                rec[6:8] = (first, stride)
                 rec[4:6] = np.array([t, t + length], dtype=np.int64).astype(np.uint32).view(np.int32)  # low words
                 t += length + rng.randrange(0, 30)
     built = sc.build(cfg, BuildContext.for_instance(plan.instances[0].view))

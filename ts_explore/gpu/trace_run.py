@@ -168,6 +168,15 @@ def _unwrap(low: np.ndarray, ref: int) -> np.ndarray:
     return (words - ref + 2**31) % 2**32 - 2**31
 
 
+def loop_iteration(offset: int, first: int, step: int) -> int | None:
+    """The iteration of a loop step from the offset, first offset and step the kernel stored (None: no step).
+
+    >>> loop_iteration(37, 5, 16), loop_iteration(5, 5, 16), loop_iteration(3, 0, 0)
+    (2, 0, None)
+    """
+    return (offset - first) // step if step else None
+
+
 def decode_events(raw: np.ndarray, task_set: TaskSet, *, scenario: str, spec: TraceSpec, device: str = "",
                   config: str = "", kernel_ns: int | None = None, max_events: int = MAX_EVENTS) -> Timeline:
     """Turn the event buffer into a :class:`Timeline` (times relative to the earliest start).
@@ -206,13 +215,14 @@ def decode_events(raw: np.ndarray, task_set: TaskSet, *, scenario: str, spec: Tr
         if task is None:
             continue
         times = stamps - first
-        for (uid1, iteration, tile, cycles), (start, end) in zip(rec[:, :4].tolist(), times.tolist()):
+        for (uid1, offset, tile, cycles), (first_offset, stride), (start, end) in zip(
+                rec[:, :4].tolist(), rec[:, 6:8].tolist(), times.tolist()):
             step = steps.get((task.name, uid1 - 1))
             if step is None:
                 continue
+            iteration = loop_iteration(offset, first_offset, stride) if step.section is Section.LOOP else None
             events.append(TimelineEvent(task.name, cta, warp, step.uid, step.title, step.stage, step.family,
-                                        step.section, iteration if step.section is Section.LOOP else None, tile,
-                                        int(start), int(end), cycles & 0xFFFFFFFF))
+                                        step.section, iteration, tile, int(start), int(end), cycles & 0xFFFFFFFF))
     return Timeline(scenario, tuple(events), task_warps(task_set), spec, device, config, kernel_ns, origin,
                     tuple(lost), undecoded)
 
@@ -396,4 +406,4 @@ def predicted_order(scenario: Any, config: Any, plan: Any, timeline: Timeline, c
 
 
 __all__ = ["HangError", "Layout", "TraceBuffers", "compare", "decode_events", "decode_progress", "hang_report",
-           "predicted_order", "schedule_for", "task_warps", "trace_spec", "watch"]
+           "loop_iteration", "predicted_order", "schedule_for", "task_warps", "trace_spec", "watch"]

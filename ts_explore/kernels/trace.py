@@ -13,9 +13,11 @@ Layouts, in int32 words (decoded by :mod:`ts_explore.gpu.trace_run`):
 ``events``: ``[cta][warp][capacity + 1][EVENT_WORDS]``. Slot 0 of a warp is
 its header (word 0: how many events the warp produced, written only once
 the capacity ran out); slot ``1 + n`` is event ``n``: step uid + 1 (0: empty),
-iteration (-1 outside the loop), tile, SM cycles between start and end,
-then the low 32 bits of the global timer (ns) at the start and at the end,
-then two unused words.
+the loop offset, tile, SM cycles between start and end, the low 32 bits of
+the global timer (ns) at the start and at the end, then the loop's first
+offset and its step (both 0 outside the loop). The host works out the
+iteration, ``(offset - first) // step``: a division in the kernel sat on the
+critical path of every recorded step.
 
 ``progress``: ``[cta][warp][PROGRESS_WORDS]``: step uid + 1, iteration,
 tile, state (1 entered, 2 left), then the global timer (int64) of the write.
@@ -149,31 +151,35 @@ def finish_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recordi
                  n: cutlass.Int32, uid: cutlass.Constexpr[int], loop: cutlass.Constexpr[bool],
                  offset: cutlass.Int32, first: cutlass.Int32, step: cutlass.Int32, tile: cutlass.Int32,
                  start: cutlass.Int32, c0: cutlass.Int32) -> cutlass.Int32:
-    """Where ``recording``: read the end time, work out the iteration, store event ``n``; return ``n`` + 1.
+    """Where ``recording``: read the end time and store event ``n``; return ``n`` + 1.
 
-    Everything but the compare sits behind ``recording``: the iteration
-    (a division by the loop's step) and the stores cost the threads that
-    record nothing no instructions.
+    Everything but the compare sits behind ``recording``, so the threads that
+    record nothing pay no instructions. The event carries the loop offset,
+    first offset and step as they are (``loop`` False: zeros); the host
+    divides. What remains between the step's end and the next step is one
+    timer read, a clock read and two stores.
     """
     following = n
     if recording:
         end = cute.arch.globaltimer_lo()
         cycles = cute.arch.clock() - c0
-        iteration = cutlass.Int32(-1)
-        if cutlass.const_expr(loop):
-            iteration = (offset - first) // step
         base = warp_slot((capacity + 1) * EVENT_WORDS)
         if n < capacity:
-            # One event is 32 aligned bytes: two 128-bit stores instead of six scalar ones.
+            # One event is 32 aligned bytes: two 128-bit stores instead of eight scalar ones.
             record = cute.make_rmem_tensor((EVENT_WORDS,), cutlass.Int32)
             record[0] = cutlass.Int32(uid + 1)
-            record[1] = iteration
             record[2] = tile
             record[3] = cycles
             record[4] = start
             record[5] = end
-            record[6] = cutlass.Int32(0)
-            record[7] = cutlass.Int32(0)
+            if cutlass.const_expr(loop):
+                record[1] = cutlass.Int32(offset)
+                record[6] = cutlass.Int32(first)
+                record[7] = cutlass.Int32(step)
+            else:
+                record[1] = cutlass.Int32(0)
+                record[6] = cutlass.Int32(0)
+                record[7] = cutlass.Int32(0)
             slots = cute.make_tensor(events, cute.make_layout((EVENT_WORDS, (base // EVENT_WORDS) + capacity + 1),
                                                               stride=(1, EVENT_WORDS)))
             cute.autovec_copy(record, slots[(None, base // EVENT_WORDS + n + 1)])
