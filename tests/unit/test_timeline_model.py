@@ -62,17 +62,14 @@ def synthetic_run(name: str, size: int, spec: TraceSpec, seed: int = 0, **overri
                 tiles = [(t, False) for t in range(cta, len(segment_lengths(cfg, size)), plan.ctas)]
             t = 2**32 - 3_000 + rng.randrange(100)  # the timer's low word wraps during the run
             for n, e in enumerate(expected_steps(tree, trips, tiles=tiles, stages=stages)):
-                if n >= layout.capacity:  # as the kernel does: past the capacity only the count is kept
-                    raw[cta, warp, 0, 0] = n + 1
-                    continue
-                rec = raw[cta, warp, n + 1]
+                # As the kernel writes it: events past the capacity all land in the last slot.
+                rec = raw[cta, warp, min(n, layout.capacity)]
                 length = rng.randrange(5, 400)
-                # As the kernel stores it: the loop offset, first offset and step (zeros outside the loop).
+                # The loop offset, first offset and step (zeros outside the loop); the host divides.
                 first, stride = (cta, plan.ctas) if e.iteration is not None else (0, 0)
                 offset = first + stride * e.iteration if e.iteration is not None else 0
-                rec[:4] = (e.step + 1, offset, cta if e.tile is None else e.tile, 2 * length)
-                rec[6:8] = (first, stride)
-                rec[4:6] = np.array([t, t + length], dtype=np.int64).astype(np.uint32).view(np.int32)  # low words
+                low = np.array([t, t + length], dtype=np.int64).astype(np.uint32).view(np.int32)  # timer low words
+                rec[:] = (e.step + 1, low[0], offset, cta if e.tile is None else e.tile, low[1], first, stride, n + 1)
                 t += length + rng.randrange(0, 30)
     built = sc.build(cfg, BuildContext.for_instance(plan.instances[0].view))
     task_set = capture_task_set(built.tasks, built.resource_dependency_graph)
@@ -112,8 +109,8 @@ def test_stamps_past_the_timers_32_bit_wrap_stay_in_order() -> None:
     """The kernel keeps the global timer's low word; a run that crosses 2**32 ns decodes without a jump."""
     spec = TraceSpec()
     sc, cfg, plan, raw, task_set = synthetic_run("pipelined_copy", 1 << 18, spec, seed=2)
-    low = raw[0, 0, 1:, 4].astype(np.int64) & 0xFFFFFFFF
-    used = raw[0, 0, 1:, 0] != 0
+    low = raw[0, 0, :-1, 1].astype(np.int64) & 0xFFFFFFFF
+    used = raw[0, 0, :-1, 0] != 0
     assert low[used].max() > 2**32 - 4_000 and low[used].min() < 4_000, "the synthetic run must cross the wrap"
     lane = decode_events(raw, task_set, scenario=sc.name, spec=spec).lane(0, 0)
     starts = [e.start_ns for e in lane]
@@ -124,7 +121,7 @@ def test_stamps_past_the_timers_32_bit_wrap_stay_in_order() -> None:
 def test_a_wrong_step_is_named_with_its_place() -> None:
     spec = TraceSpec()
     sc, cfg, plan, raw, task_set = synthetic_run("pipelined_copy", 1 << 18, spec)
-    raw[0, 4, 3 + 1, 0], raw[0, 4, 4 + 1, 0] = raw[0, 4, 4 + 1, 0], raw[0, 4, 3 + 1, 0]  # swap two load steps
+    raw[0, 4, 3, 0], raw[0, 4, 4, 0] = raw[0, 4, 4, 0], raw[0, 4, 3, 0]  # swap two load steps
     alignment = compare(sc, cfg, plan, decode_events(raw, task_set, scenario=sc.name, spec=spec), cta=0)
     (bad,) = [lane for lane in alignment.lanes if not lane.ok]
     assert (bad.task, bad.warp, bad.mismatch) == ("load", 4, 3)
@@ -134,8 +131,8 @@ def test_a_wrong_step_is_named_with_its_place() -> None:
 def test_a_missing_iteration_is_caught() -> None:
     spec = TraceSpec()
     sc, cfg, plan, raw, task_set = synthetic_run("pipelined_copy", 1 << 18, spec)
-    used = int((raw[1, 0, 1:, 0] != 0).sum())
-    raw[1, 0, used - 4:used + 1] = 0  # store warp 0 of CTA 1 lost its last iteration
+    used = int((raw[1, 0, :-1, 0] != 0).sum())
+    raw[1, 0, used - 4:used] = 0  # store warp 0 of CTA 1 lost its last iteration
     alignment = compare(sc, cfg, plan, decode_events(raw, task_set, scenario=sc.name, spec=spec), cta=1)
     assert not alignment.ok and "nothing" in alignment.summary()
 
@@ -154,7 +151,7 @@ def test_capacity_overflow_is_counted_not_hidden() -> None:
     spec = TraceSpec(capacity=8)
     sc, cfg, plan, raw, task_set = synthetic_run("pipelined_copy", 1 << 18, spec)
     timeline = decode_events(raw, task_set, scenario=sc.name, spec=spec)
-    produced = int(raw[0, 0, 0, 0])
+    produced = int(raw[0, 0, 8, 7])  # the overflow slot keeps n + 1 of the warp's last event
     assert produced > 8 and (0, 0, produced - 8) in timeline.lost
     assert "events lost (capacity 8 per warp)" in timeline.summary()
     assert len(timeline.lane(0, 0)) == 8
@@ -315,3 +312,13 @@ def test_the_committed_pipelined_trace_has_both_tasks() -> None:
     hang = (RESULTS / "hang_diagnoses.h200.txt").read_text()
     assert "predicted: load blocked in smem.acquire, iteration 4 · measured: warp 4 stopped in smem.acquire, " \
            "iteration 4" in hang
+
+
+def test_an_event_that_began_but_never_ended_is_not_decoded() -> None:
+    """The kernel writes an event in two halves; a slot with only the first half is no step that ran."""
+    spec = TraceSpec()
+    sc, cfg, plan, raw, task_set = synthetic_run("pipelined_copy", 1 << 18, spec, seed=4)
+    whole = len(decode_events(raw, task_set, scenario=sc.name, spec=spec).lane(0, 4))
+    raw[0, 4, 2, 4:] = 0  # event 2 of load warp 4: no end time, no sequence number
+    lane = decode_events(raw, task_set, scenario=sc.name, spec=spec).lane(0, 4)
+    assert len(lane) == whole - 1

@@ -95,7 +95,7 @@ class TraceBuffers:
             ctypes.memset(self.host, 0, 4 * self.layout.progress_words)
 
     def read_events(self) -> np.ndarray:
-        """``(traced_ctas, warps, capacity + 1, EVENT_WORDS)`` int32 (slot 0 of a warp is its header)."""
+        """``(traced_ctas, warps, capacity + 1, EVENT_WORDS)`` int32 (a warp's last slot takes its overflow)."""
         from cuda.bindings import driver as cu
 
         from .device import check
@@ -158,6 +158,10 @@ def _task_at(task_set: TaskSet, warp: int) -> Any:
 MAX_EVENTS = 200_000  # a timeline keeps at most this many events (whole warps, CTA by CTA)
 
 
+# Words of one event, as the kernel writes them (see :mod:`ts_explore.kernels.trace`).
+UID, START, OFFSET, TILE, END, FIRST, STEP, SEQ = range(EVENT_WORDS)
+
+
 def _unwrap(low: np.ndarray, ref: int) -> np.ndarray:
     """Signed nanoseconds from ``ref`` of 32-bit global-timer words (any stamp within 2**31 ns of it).
 
@@ -185,6 +189,7 @@ def decode_events(raw: np.ndarray, task_set: TaskSet, *, scenario: str, spec: Tr
     counted in ``Timeline.undecoded`` instead of kept.
     """
     ctas, warps, slots, _ = raw.shape
+    capacity = slots - 1  # the last slot of a warp takes every event past the capacity
     steps = {(t.name, s.uid): s for t in task_set.tasks for s in t.schedule.steps()}
     rows: list[tuple[int, int, np.ndarray]] = []
     lost: list[tuple[int, int, int]] = []
@@ -192,21 +197,23 @@ def decode_events(raw: np.ndarray, task_set: TaskSet, *, scenario: str, spec: Tr
     for cta in range(ctas):
         for warp in range(warps):
             block = raw[cta, warp]
-            used = block[1:, 0] != 0
-            if block[0, 0] > slots - 1:
-                lost.append((cta, warp, int(block[0, 0]) - (slots - 1)))
-            count = int(used.sum())
+            produced = int(block[capacity, SEQ])  # n + 1 of the last event past the capacity (0: none)
+            if produced > capacity:
+                lost.append((cta, warp, produced - capacity))
+            done = block[:capacity]
+            done = done[(done[:, UID] != 0) & (done[:, SEQ] != 0)]  # begun and ended
+            count = len(done)
             if count and kept + count > max_events:
                 undecoded += count
             elif count:
-                rows.append((cta, warp, block[1:][used]))
+                rows.append((cta, warp, done))
                 kept += count
     if not rows:
         return Timeline(scenario, (), task_warps(task_set), spec, device, config, kernel_ns, 0, tuple(lost),
                         undecoded)
     # The kernel stores the global timer's low 32 bits: unwrap every stamp around the first one.
-    ref = int(rows[0][2][0, 4]) & 0xFFFFFFFF
-    stamped = [(cta, warp, rec, _unwrap(rec[:, 4:6], ref)) for cta, warp, rec in rows]
+    ref = int(rows[0][2][0, START]) & 0xFFFFFFFF
+    stamped = [(cta, warp, rec, _unwrap(rec[:, [START, END]], ref)) for cta, warp, rec in rows]
     first = min(int(t.min()) for *_, t in stamped)
     origin = (ref + first) & 0xFFFFFFFF
     events: list[TimelineEvent] = []
@@ -215,14 +222,14 @@ def decode_events(raw: np.ndarray, task_set: TaskSet, *, scenario: str, spec: Tr
         if task is None:
             continue
         times = stamps - first
-        for (uid1, offset, tile, cycles), (first_offset, stride), (start, end) in zip(
-                rec[:, :4].tolist(), rec[:, 6:8].tolist(), times.tolist()):
+        for (uid1, offset, tile, first_offset, stride), (start, end) in zip(
+                rec[:, [UID, OFFSET, TILE, FIRST, STEP]].tolist(), times.tolist()):
             step = steps.get((task.name, uid1 - 1))
             if step is None:
                 continue
             iteration = loop_iteration(offset, first_offset, stride) if step.section is Section.LOOP else None
             events.append(TimelineEvent(task.name, cta, warp, step.uid, step.title, step.stage, step.family,
-                                        step.section, iteration, tile, int(start), int(end), cycles & 0xFFFFFFFF))
+                                        step.section, iteration, tile, int(start), int(end)))
     return Timeline(scenario, tuple(events), task_warps(task_set), spec, device, config, kernel_ns, origin,
                     tuple(lost), undecoded)
 

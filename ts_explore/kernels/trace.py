@@ -10,14 +10,15 @@ hook writes the progress a hung kernel is diagnosed from.
 
 Layouts, in int32 words (decoded by :mod:`ts_explore.gpu.trace_run`):
 
-``events``: ``[cta][warp][capacity + 1][EVENT_WORDS]``. Slot 0 of a warp is
-its header (word 0: how many events the warp produced, written only once
-the capacity ran out); slot ``1 + n`` is event ``n``: step uid + 1 (0: empty),
-the loop offset, tile, SM cycles between start and end, the low 32 bits of
-the global timer (ns) at the start and at the end, then the loop's first
-offset and its step (both 0 outside the loop). The host works out the
-iteration, ``(offset - first) // step``: a division in the kernel sat on the
-critical path of every recorded step.
+``events``: ``[cta][warp][capacity + 1][EVENT_WORDS]``. Slot ``n`` of a warp
+is its event ``n``; events past the capacity all land in the last slot, so
+only the count survives them. An event is written in two halves, so that
+nothing the instrumentation needs is held in registers across the step:
+before the step, words 0-3: step uid + 1 (0: empty), the low 32 bits of the
+global timer (ns) at the start, the loop offset, the tile; after it,
+words 4-7: the timer's low word at the end, the loop's first offset and step
+(these three 0 outside the loop), and ``n + 1`` (0: the step never ended).
+The host works out the iteration, ``(offset - first) // step``.
 
 ``progress``: ``[cta][warp][PROGRESS_WORDS]``: step uid + 1, iteration,
 tile, state (1 entered, 2 left), then the global timer (int64) of the write.
@@ -66,15 +67,13 @@ class Recorder:
         """Whether this thread writes events: lane 0 of each warp, in the CTAs the spec traces (a DSL value)."""
         return is_recording(self.cta_limit)
 
-    def stamp(self, recording: Any) -> tuple[Any, Any]:
-        """The global timer's low word and the SM clock, read only where ``recording`` (zeros elsewhere)."""
-        return stamp(recording)
+    def begin(self, recording: Any, n: Any, uid: int, offset: Any, tile: Any) -> None:
+        """Before a step: where ``recording``, the first half of event ``n`` (its step, start time, offset, tile)."""
+        begin_event(self.events, self.spec.capacity, recording, n, uid, offset, tile)
 
-    def finish(self, recording: Any, n: Any, uid: int, loop: bool, offset: Any, first: Any, step: Any, tile: Any,
-               start: Any, c0: Any) -> Any:
-        """After a step: where ``recording``, its end, iteration and event; returns the next event number."""
-        return finish_event(self.events, self.spec.capacity, recording, n, uid, loop, offset, first, step, tile,
-                            start, c0)
+    def end(self, recording: Any, n: Any, loop: bool, first: Any, step: Any) -> Any:
+        """After a step: where ``recording``, the second half of event ``n``; returns ``n + 1``."""
+        return end_event(self.events, self.spec.capacity, recording, n, loop, first, step)
 
     def mark(self, uid: int, iteration: Any, tile: Any, state: int) -> None:
         write_progress(self.progress, uid, iteration, tile, state)
@@ -129,64 +128,53 @@ def is_recording(ctas: cutlass.Constexpr[int]) -> cutlass.Boolean:
 
 
 @cute.jit
-def stamp(recording: cutlass.Boolean) -> tuple:
-    """``(global timer's low 32 bits, SM clock)`` where ``recording``, else zeros.
-
-    Threads that record nothing skip both reads: a timer read costs far more
-    than a compare, and in a step that moves a few bytes it would otherwise be
-    what the untraced CTAs pay for the traced ones. Only the timer's low word
-    is read: one 32-bit read instead of the hi/lo/hi sequence a 64-bit read
-    needs; the host unwraps it (a launch lasts far less than 2**32 ns).
-    """
-    start = cutlass.Int32(0)
-    cycles = cutlass.Int32(0)
-    if recording:
-        start = cute.arch.globaltimer_lo()
-        cycles = cute.arch.clock()
-    return start, cycles
+def event_slot(events: cute.Pointer, capacity: cutlass.Constexpr[int], n: cutlass.Int32) -> cute.Tensor:
+    """Event ``n``'s eight words in this warp's region (events past the capacity share the last slot)."""
+    first = warp_slot((capacity + 1) * EVENT_WORDS) // EVENT_WORDS
+    slots = cute.make_tensor(events, cute.make_layout((EVENT_WORDS, first + capacity + 1), stride=(1, EVENT_WORDS)))
+    return slots[(None, first + cutlass.min(n, cutlass.Int32(capacity)))]
 
 
 @cute.jit
-def finish_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recording: cutlass.Boolean,
-                 n: cutlass.Int32, uid: cutlass.Constexpr[int], loop: cutlass.Constexpr[bool],
-                 offset: cutlass.Int32, first: cutlass.Int32, step: cutlass.Int32, tile: cutlass.Int32,
-                 start: cutlass.Int32, c0: cutlass.Int32) -> cutlass.Int32:
-    """Where ``recording``: read the end time and store event ``n``; return ``n`` + 1.
+def begin_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recording: cutlass.Boolean,
+                n: cutlass.Int32, uid: cutlass.Constexpr[int], offset: cutlass.Int32, tile: cutlass.Int32) -> None:
+    """Where ``recording``: read the global timer and store words 0-3 of event ``n`` (one 128-bit store).
 
-    Everything but the compare sits behind ``recording``, so the threads that
-    record nothing pay no instructions. The event carries the loop offset,
-    first offset and step as they are (``loop`` False: zeros); the host
-    divides. What remains between the step's end and the next step is one
-    timer read, a clock read and two stores.
+    Storing the start right away, rather than keeping it for the end, leaves
+    no instrumentation value live across the step: the instrumented build
+    then needs no more registers than the step itself, which keeps the
+    compiler's code for the step (and for CTAs that record nothing, in a
+    split kernel) what it is without tracing.
     """
-    following = n
     if recording:
-        end = cute.arch.globaltimer_lo()
-        cycles = cute.arch.clock() - c0
-        base = warp_slot((capacity + 1) * EVENT_WORDS)
-        if n < capacity:
-            # One event is 32 aligned bytes: two 128-bit stores instead of eight scalar ones.
-            record = cute.make_rmem_tensor((EVENT_WORDS,), cutlass.Int32)
-            record[0] = cutlass.Int32(uid + 1)
-            record[2] = tile
-            record[3] = cycles
-            record[4] = start
-            record[5] = end
-            if cutlass.const_expr(loop):
-                record[1] = cutlass.Int32(offset)
-                record[6] = cutlass.Int32(first)
-                record[7] = cutlass.Int32(step)
-            else:
-                record[1] = cutlass.Int32(0)
-                record[6] = cutlass.Int32(0)
-                record[7] = cutlass.Int32(0)
-            slots = cute.make_tensor(events, cute.make_layout((EVENT_WORDS, (base // EVENT_WORDS) + capacity + 1),
-                                                              stride=(1, EVENT_WORDS)))
-            cute.autovec_copy(record, slots[(None, base // EVENT_WORDS + n + 1)])
+        half = cute.make_rmem_tensor((EVENT_WORDS // 2,), cutlass.Int32)
+        half[0] = cutlass.Int32(uid + 1)
+        half[1] = cute.arch.globaltimer_lo()
+        half[2] = offset
+        half[3] = tile
+        slot = event_slot(events, capacity, n)
+        cute.autovec_copy(half, cute.make_tensor(slot.iterator, cute.make_layout(EVENT_WORDS // 2)))
+
+
+@cute.jit
+def end_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recording: cutlass.Boolean,
+              n: cutlass.Int32, loop: cutlass.Constexpr[bool], first: cutlass.Int32,
+              step: cutlass.Int32) -> cutlass.Int32:
+    """Where ``recording``: read the global timer and store words 4-7 of event ``n``; return ``n + 1``."""
+    if recording:
+        half = cute.make_rmem_tensor((EVENT_WORDS // 2,), cutlass.Int32)
+        half[0] = cute.arch.globaltimer_lo()
+        if cutlass.const_expr(loop):
+            half[1] = first
+            half[2] = step
         else:
-            cute.arch.store(events + base, cutlass.Int32(n + 1))
-        following = n + 1
-    return following
+            half[1] = cutlass.Int32(0)
+            half[2] = cutlass.Int32(0)
+        half[3] = n + 1
+        slot = event_slot(events, capacity, n)
+        cute.autovec_copy(half, cute.make_tensor(slot.iterator + EVENT_WORDS // 2,
+                                                 cute.make_layout(EVENT_WORDS // 2)))
+    return n + 1
 
 
 @cute.jit
@@ -202,5 +190,5 @@ def write_progress(progress: cute.Pointer, uid: cutlass.Constexpr[int], iteratio
         cute.arch.store(slot + 3, cutlass.Int32(state), sem="relaxed", scope="sys")
 
 
-__all__ = ["ENTERED", "EVENT_WORDS", "LEFT", "PROGRESS_WORDS", "Recorder", "address", "is_recording", "linear_cta",
-           "recorder_for", "split_by_cta", "stamp", "finish_event", "write_progress"]
+__all__ = ["ENTERED", "EVENT_WORDS", "LEFT", "PROGRESS_WORDS", "Recorder", "address", "begin_event", "end_event",
+           "event_slot", "is_recording", "linear_cta", "recorder_for", "split_by_cta", "write_progress"]

@@ -106,13 +106,12 @@ def _traced_step(task: Any, original: Any, ids: dict[tuple[int, Any], int], reco
         recorder.mark(uid, _iteration(task, stage_info, loop), _tile(stage_info), ENTERED)
     if event:
         recording = recorder.recording()
-        start, c0 = recorder.stamp(recording)
+        zero = cutlass.Int32(0)
+        offset, first, step = (stage_info.loop_offset, task.domain_start, task.step) if loop else (zero, zero, zero)
+        recorder.begin(recording, getattr(task, COUNTER), uid, cutlass.Int32(offset), _tile(stage_info))
     original(resource, stage_info, schedule_stage, work_method, routing_slot)
     if event:
-        zero = cutlass.Int32(0)
-        offset, first, step = (stage_info.loop_offset, task.domain_start, task.step) if loop else (zero, zero, 1)
-        n = recorder.finish(recording, getattr(task, COUNTER), uid, loop, offset, first, step, _tile(stage_info),
-                            start, c0)
+        n = recorder.end(recording, getattr(task, COUNTER), loop, cutlass.Int32(first), cutlass.Int32(step))
         setattr(task, COUNTER, n)
     if mark:
         recorder.mark(uid, _iteration(task, stage_info, loop), _tile(stage_info), LEFT)

@@ -107,7 +107,6 @@ class TimelineEvent:
     tile: int  # work tile (the CTA index for non-persistent tasks)
     start_ns: int  # relative to the timeline's origin
     end_ns: int
-    cycles: int | None = None  # SM clock cycles between start and end (finer than the global timer)
 
     @property
     def duration_ns(self) -> int:
@@ -252,8 +251,6 @@ def _chrome_event(e: TimelineEvent) -> dict[str, Any]:
     args: dict[str, Any] = {"task": e.task, "step": e.step, "stage": e.stage.value, "family": e.family.value,
                             "section": e.section.value, "iteration": e.iteration, "tile": e.tile,
                             "start_ns": e.start_ns, "end_ns": e.end_ns}
-    if e.cycles is not None:
-        args["cycles"] = e.cycles
     return {"name": e.label, "cat": e.family.value, "ph": "X", "ts": e.start_ns / 1e3,
             "dur": max(0, e.duration_ns) / 1e3, "pid": e.cta, "tid": e.warp, "args": args}
 
@@ -267,7 +264,7 @@ def _from_chrome_event(e: dict[str, Any]) -> TimelineEvent:
                          step=int(a["step"]), label=str(e["name"]), stage=Stage(a["stage"]),
                          family=Family(a["family"]), section=Section(a["section"]),
                          iteration=None if iteration is None else int(iteration), tile=int(a.get("tile", 0)),
-                         start_ns=start, end_ns=end, cycles=None if a.get("cycles") is None else int(a["cycles"]))
+                         start_ns=start, end_ns=end)
 
 
 def _tasks_from_events(events: Iterable[TimelineEvent]) -> tuple[TaskWarps, ...]:
