@@ -15,9 +15,10 @@ is its event ``n``; events past the capacity all land in the last slot, so
 only the count survives them. An event is written in two halves, so that
 nothing the instrumentation needs is held in registers across the step:
 before the step, words 0-3: step uid + 1 (0: empty), the low 32 bits of the
-global timer (ns) at the start, the loop offset, the tile; after it,
-words 4-7: the timer's low word at the end, the loop's first offset and step
-(these three 0 outside the loop), and ``n + 1`` (0: the step never ended).
+global timer (ns) at the start, the loop offset (0 outside the loop), the
+tile; after it, words 4-7: the timer's low word at the end, the loop's first
+offset and step (both 0 outside the loop), and ``n + 1`` (0: the step never
+ended).
 The host works out the iteration, ``(offset - first) // step``.
 
 ``progress``: ``[cta][warp][PROGRESS_WORDS]``: step uid + 1, iteration,
