@@ -19,6 +19,7 @@ from ts_explore.seed_examples import resources as R
 from ts_explore.seed_examples.seed import OversubscribedQueue
 from ts_explore.model import QueueKind
 from ts_explore.scenarios import BuildContext, Built, Scenario, knob
+from ts_explore.scenarios.common import clc_scheduler_task
 
 
 class Unroll(enum.Enum):
@@ -119,18 +120,7 @@ def build(cfg: CopyConfig, ctx: BuildContext) -> Built:
     if cfg.queue is QueueKind.STATIC:
         graph = {smem: [src, wq], dst: [smem]}
     elif cfg.queue is QueueKind.CLC:
-        @schedule
-        def scheduler(wq):
-            with work_tile_loop(wq):
-                with domain_loop(0, 0, 1):
-                    pass
-                wq.try_acquire()
-                wq.acquire()
-                wq.fetch_work_tile()
-                wq.commit()
-                queue_tail(wq)
-
-        tasks.append(Task([wq], [wq], 2, 1, schedule=scheduler(wq), name="scheduler"))
+        tasks.append(clc_scheduler_task(wq, warp=2))
         graph = {smem: [src], dst: [smem, wq], wq: [wq]}
     notes = ("CLC needs sm_100 to run",) if cfg.queue is QueueKind.CLC else ()
     return Built(tasks=tasks, resource_dependency_graph=graph, notes=notes)
