@@ -106,16 +106,30 @@ class Runner:
         traced = self.compiled(m, info, m["trace"])[0] if m.get("trace") is not None else None
         kernel = importlib.import_module(m["kernel"])
         if hasattr(kernel, "device_problem"):
-            runs = tuple(self.run_on_device(kernel.device_problem(compiled.fn, m["config"], plan, self.stream), m)
+            runs = tuple(self.run_on_device(kernel.device_problem(compiled.fn, m["config"], plan, self.stream), m,
+                                            traced, plan, info)
                          for plan in m["plans"])
         else:
             runs = tuple(self.run_size(compiled.fn, kernel.host_problem(m["config"], plan), m, traced, plan, info)
                          for plan in m["plans"])
         return {"ok": True, "device": info, "runs": runs}
 
-    def run_on_device(self, problem: DeviceProblem, m: dict[str, Any]) -> SizeRun:
-        """A problem made on the GPU: run once, check against the GPU reference, time kernel and references."""
-        self.guarded(lambda: (problem.launch(), check(_sync(self.stream))))
+    def run_on_device(self, problem: DeviceProblem, m: dict[str, Any], traced: Compiled | None = None,
+                      plan: Any = None, info: DeviceInfo | None = None) -> SizeRun:
+        """A problem made on the GPU: run once, check against the GPU reference, time kernel and references.
+
+        With an instrumented build the first run is the traced one (its
+        timeline, and with ``time_trace`` the alternating timing), as for
+        host problems; the check then reads what the last launch wrote.
+        """
+        timeline, traced_ms, paired = None, None, None
+        if traced is None:
+            self.guarded(lambda: (problem.launch(), check(_sync(self.stream))))
+        else:
+            timeline, traced_ms, paired = self.guarded(
+                lambda: self.first_run(problem.launch, list(problem.args), traced, plan, m, info, problem.bytes_moved,
+                                       call=_plain_call))
+        baseline, traced_timing = paired or (None, None)
         mismatches: tuple[Mismatch, ...] = ()
         if m.get("check", True):
             wrong, total, first, heat = self.guarded(problem.check)
@@ -125,7 +139,8 @@ class Runner:
         refs = tuple(time_torch(run, m["reps"], m["warmup"], label, problem.bytes_moved, problem.flops)
                      for label, run in problem.references.items()) if m.get("references", True) else ()
         return SizeRun(problem.elements, problem.bytes_moved, problem.grid, timing, refs, mismatches,
-                       checked=bool(m.get("check", True)), shape=problem.shape)
+                       checked=bool(m.get("check", True)), shape=problem.shape, timeline=timeline,
+                       traced_ms=traced_ms, traced_timing=traced_timing, traced_baseline=baseline)
 
     def run_size(self, fn: Any, problem: HostProblem, m: dict[str, Any], traced: Compiled | None = None,
                  plan: Any = None, info: DeviceInfo | None = None) -> SizeRun:
@@ -170,11 +185,13 @@ class Runner:
                 buffers.free()
 
     def first_run(self, run: Any, args: list[Any], traced: Compiled | None, plan: Any, m: dict[str, Any],
-                  info: DeviceInfo | None, bytes_moved: int = 0
+                  info: DeviceInfo | None, bytes_moved: int = 0, call: Any = None
                   ) -> tuple[Any, float | None, tuple[Timing, ...] | None]:
         """Run once, watched: the instrumented build when there is one (its timeline, time, and timing reps).
 
         The timing reps (``time_trace``) are ``(plain, instrumented)``, taken in alternation.
+        ``call(fn, args)`` makes the instrumented build's zero-argument launcher
+        (default: arguments converted once, :func:`_fast_call`).
 
         A kernel still running after ``kernel_timeout`` s is read (each warp's
         progress, if instrumented) and reported as a :class:`HangError`; the
@@ -192,7 +209,7 @@ class Runner:
         try:
             buffers.reset(self.stream)
             check(_sync(self.stream))
-            traced_run = _fast_call(traced.fn, [*args, *buffers.pointers()])
+            traced_run = (call or _fast_call)(traced.fn, [*args, *buffers.pointers()])
             start, stop = _event(), _event()
             waited = watch(lambda: (_record(start, self.stream), traced_run(), _record(stop, self.stream)),
                            self.stream, timeout)
@@ -249,6 +266,11 @@ def _fast_call(fn: Any, args: list[Any]) -> Any:
         fn.run_compiled_program(exe_args)
 
     return run
+
+
+def _plain_call(fn: Any, args: list[Any]) -> Any:
+    """A zero-argument launcher that lets the compiled function convert its arguments on every call."""
+    return lambda: fn(*args)
 
 
 def _sync(stream: Any) -> Any:

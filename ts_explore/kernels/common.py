@@ -46,14 +46,11 @@ def quiet_task_manager(built: Built) -> TaskManager:
 
 
 def run_built(built: Built, on_built: BuiltHook | None = None, recorder: Any = None) -> None:
-    """Inside ``@cute.kernel``: hand the built tasks to TaskManager and run them.
+    """Inside ``@cute.kernel``: hand the built tasks to TaskManager, set them up and run them.
 
     ``recorder`` (a :class:`~ts_explore.kernels.trace.Recorder`, from
-    :func:`~ts_explore.kernels.trace.recorder_for`) instruments every step.
-    When it records only some CTAs (:attr:`~ts_explore.model.timeline.TraceSpec.splits`),
-    the schedule is emitted twice behind one branch on the CTA index, over
-    the same shared memory and barriers: instrumented for the recording CTAs,
-    plain for the rest.
+    :func:`~ts_explore.kernels.trace.recorder_for`) instruments every step
+    (see :func:`run_tasks`).
     """
     if on_built is not None:
         on_built(built)
@@ -67,6 +64,18 @@ def run_built(built: Built, on_built: BuiltHook | None = None, recorder: Any = N
         # every warp (and to the bulk-copy engine) before any task runs.
         cute.arch.mbarrier_init_fence()
         cute.arch.sync_threads()
+    run_tasks(tm, built, recorder)
+
+
+def run_tasks(tm: TaskManager, built: Built, recorder: Any = None) -> None:
+    """Inside ``@cute.kernel``, once ``tm``'s resources are set up and visible to every thread: run the schedule.
+
+    Plain with no ``recorder``. With one, every step goes through it; when it
+    records only some CTAs (:attr:`~ts_explore.model.timeline.TraceSpec.splits`),
+    the schedule is emitted twice behind one branch on the CTA index, over
+    the same shared memory and barriers: instrumented for the recording CTAs,
+    plain for the rest.
+    """
     if recorder is None:
         tm.run()
         return
@@ -157,5 +166,5 @@ def int32_vector_ssa(vector: int, count: int) -> Callable[[], Any]:
     return lambda: cute.full((vector, count), 0, cutlass.Int32)
 
 
-__all__ = ["BuiltHook", "int32_vector_ssa", "quiet_task_manager", "run_built", "thread_vectors", "tile_start",
-           "unchecked_build"]
+__all__ = ["BuiltHook", "int32_vector_ssa", "quiet_task_manager", "run_built", "run_tasks", "thread_vectors",
+           "tile_start", "unchecked_build"]

@@ -24,12 +24,13 @@ from cutlass.cute.nvgpu import cpasync
 from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from .build import compile_options, default_stream, gmem_ptr
 from .host import DeviceProblem, SizeError, strided_instances
-from .common import BuiltHook, quiet_task_manager
+from .common import BuiltHook, quiet_task_manager, run_tasks
 from .gemm_geometry import (
     EPILOGUE_N, H200_DENSE_BF16_TFLOPS, TILE_K, Geometry, Raster, Release, bytes_moved, cluster_dims, flops,
     k_blocks, launch_grid, shape_refusal, tile_counts,
 )
 from .gemm_resources import IN_DTYPE, OUT_DTYPE, load_slices, smem_layouts
+from .trace import address, recorder_for
 
 Shape = tuple  # (M, N, K)
 DEFAULT_SIZES = ((4096, 4096, 4096),)  # what launch() runs when given no sizes
@@ -58,19 +59,28 @@ def grid(cfg: Any, shape: Shape, sms: int) -> tuple[int, int, int]:
                        along_m=cfg.raster is Raster.ALONG_M, sms=sms)
 
 
-def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None) -> Any:
-    """Trace ``scenario.build(cfg, ...)`` inside the kernel and compile it (no GPU needed for sm_90a)."""
+def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None,
+            trace: Any = None) -> Any:
+    """Trace ``scenario.build(cfg, ...)`` inside the kernel and compile it (no GPU needed for sm_90a).
+
+    With a ``trace`` spec (:class:`~ts_explore.model.timeline.TraceSpec`) the
+    kernel is instrumented (:mod:`ts_explore.kernels.trace`) and the compiled
+    function takes the ``events, progress`` buffer addresses after the stream.
+    """
     scenario.check(cfg)
     refusal = launch_refusal(cfg, arch)
     if refusal is not None:
         raise ValueError(refusal)
-    host = host_function(scenario, cfg, on_built)
+    host = host_function(scenario, cfg, on_built, trace)
     args = [gmem_ptr(0, IN_DTYPE), gmem_ptr(0, IN_DTYPE), gmem_ptr(0, OUT_DTYPE)]
     args += [cutlass.Int32(8)] * 6
-    return cute.compile(host, *args, default_stream(), options=compile_options(arch))
+    args.append(default_stream())
+    if trace is not None:
+        args += [cutlass.Int64(0), cutlass.Int64(0)]
+    return cute.compile(host, *args, options=compile_options(arch))
 
 
-def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None) -> Any:
+def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, trace: Any = None) -> Any:
     """The ``@cute.jit`` host function: TMA descriptors from (M, N, K), then the kernel launch."""
     from ..model import QueueKind
     from .contract import BuildContext
@@ -82,7 +92,8 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None) ->
 
     @cute.kernel
     def kernel(tma_a: cute.CopyAtom, g_a: cute.Tensor, tma_b: cute.CopyAtom, g_b: cute.Tensor,
-               tma_c: cute.CopyAtom, g_c: cute.Tensor, n_k: cutlass.Int32, sched: Any) -> None:
+               tma_c: cute.CopyAtom, g_c: cute.Tensor, n_k: cutlass.Int32, sched: Any, events: cutlass.Int64,
+               progress: cutlass.Int64) -> None:
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         if warp == 0:
             cpasync.prefetch_descriptor(tma_a)
@@ -108,12 +119,12 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None) ->
             cute.arch.cluster_wait()
         else:
             cute.arch.sync_threads()
-        tm.run()
+        run_tasks(tm, built, recorder_for(trace, events, progress))
 
     @cute.jit
     def host(a_ptr: cute.Pointer, b_ptr: cute.Pointer, c_ptr: cute.Pointer, m: cutlass.Int32, n: cutlass.Int32,
              k: cutlass.Int32, grid_x: cutlass.Int32, grid_y: cutlass.Int32, grid_z: cutlass.Int32,
-             stream: cuda.CUstream) -> None:
+             stream: cuda.CUstream, events: Any = None, progress: Any = None) -> None:
         k8 = cute.assume(k, divby=8)  # shape_refusal turns away K and N that TMA cannot stride
         n8 = cute.assume(n, divby=8)
         a = cute.make_tensor(a_ptr, cute.make_layout((m, k8), stride=(k8, 1)))
@@ -134,7 +145,7 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None) ->
         tiles_n = (n + geo.tile_n - 1) // geo.tile_n
         sched = utils.PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (geo.cluster_m, 1, 1), 1, along_m)
         n_k = (k + TILE_K - 1) // TILE_K
-        kernel(tma_a, g_a, tma_b, g_b, tma_c, g_c, n_k, sched).launch(
+        kernel(tma_a, g_a, tma_b, g_b, tma_c, g_c, n_k, sched, address(events), address(progress)).launch(
             grid=(grid_x, grid_y, grid_z), block=(geo.threads, 1, 1), cluster=cluster, stream=stream,
             min_blocks_per_mp=1)
 
@@ -196,7 +207,7 @@ def device_problem(fn: Any, cfg: Any, plan: LaunchPlan, stream: Any) -> DevicePr
     a, b = make_inputs(shape)
     c = torch.empty((m, n), device="cuda", dtype=torch.bfloat16)
     torch.cuda.synchronize()  # inputs made on torch's stream, the kernel runs on the launcher's
-    run = launcher(fn, a, b, c, cfg, plan.device.sms, stream)
+    args = kernel_args(a, b, c, cfg, plan.device.sms, stream)
 
     def check() -> tuple[int, int, tuple, Any]:
         from cuda.bindings import driver as cu
@@ -212,9 +223,10 @@ def device_problem(fn: Any, cfg: Any, plan: LaunchPlan, stream: Any) -> DevicePr
             first = tuple((i, float(want[i]), float(flat[i])) for i in idx)
         return wrong, m * n, first, error_tiles(bad, cfg) if wrong else None
 
-    return DeviceProblem(launch=run, check=check, references={"torch.matmul": lambda: torch.matmul(a, b.T)},
+    return DeviceProblem(launch=lambda: fn(*args), check=check,
+                         references={"torch.matmul": lambda: torch.matmul(a, b.T)},
                          flops=flops(shape), bytes_moved=bytes_moved(shape), elements=m * n, grid=plan.ctas,
-                         shape=f"{m}x{n}x{k}")
+                         shape=f"{m}x{n}x{k}", args=tuple(args))
 
 
 # ---- host-side helpers the launcher, the tests and the benchmark share -------------------------------------
@@ -274,6 +286,16 @@ def launcher(fn: Any, a: Any, b: Any, c: Any, cfg: Any, sms: int, stream: Any = 
 
     Shapes, dtypes and alignment are checked once, here.
     """
+    args = kernel_args(a, b, c, cfg, sms, stream)
+    # The compiled function's own call converts the arguments on every launch. Its convert-once split
+    # (generate_execution_args + run_compiled_program) launched with stale arguments on an H200 once
+    # these objects had been freed (an illegal address in the first TMA load); the plain call costs
+    # microseconds against launches of 0.1 ms and more.
+    return lambda: fn(*args)
+
+
+def kernel_args(a: Any, b: Any, c: Any, cfg: Any, sms: int, stream: Any = None) -> list[Any]:
+    """The compiled GEMM's arguments for torch tensors A, B, C (checked here), the stream last."""
     import torch
 
     m, k = a.shape
@@ -290,13 +312,8 @@ def launcher(fn: Any, a: Any, b: Any, c: Any, cfg: Any, sms: int, stream: Any = 
     gx, gy, gz = grid(cfg, (m, n, k), sms)
     if stream is None:
         stream = cuda.CUstream(torch.cuda.current_stream().cuda_stream)
-    args = [gmem_ptr(a.data_ptr(), IN_DTYPE), gmem_ptr(b.data_ptr(), IN_DTYPE), gmem_ptr(c.data_ptr(), OUT_DTYPE),
+    return [gmem_ptr(a.data_ptr(), IN_DTYPE), gmem_ptr(b.data_ptr(), IN_DTYPE), gmem_ptr(c.data_ptr(), OUT_DTYPE),
             *(cutlass.Int32(v) for v in (m, n, k, gx, gy, gz)), stream]
-    # The compiled function's own call converts the arguments on every launch. Its convert-once split
-    # (generate_execution_args + run_compiled_program) launched with stale arguments on an H200 once
-    # these objects had been freed (an illegal address in the first TMA load); the plain call costs
-    # microseconds against launches of 0.1 ms and more.
-    return lambda: fn(*args)
 
 
 def run(fn: Any, a: Any, b: Any, c: Any, cfg: Any, sms: int, stream: Any = None) -> None:
@@ -316,6 +333,7 @@ __all__ = [
     "flops",
     "grid",
     "k_blocks",
+    "kernel_args",
     "launch_refusal",
     "launcher",
     "make_inputs",

@@ -65,6 +65,8 @@ class DeviceProblem:
     grid: int  # CTAs launched
     shape: str  # the problem in words, e.g. "8192x8192x8192"
     output: str = "C"
+    args: tuple = ()  # what ``launch`` passes the compiled function (stream last); an instrumented build takes
+    # these followed by its trace buffers
 
 
 @functools.lru_cache(maxsize=2)
