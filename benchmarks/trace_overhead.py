@@ -26,7 +26,8 @@ from ts_explore.model import QueueKind
 from ts_explore.model.timeline import TraceSpec
 from ts_explore.scenarios import Loader
 
-# (label, scenario, overrides, MiB (None: --mib), events kept per warp when every CTA records)
+# (label, scenario, overrides, size (None: --mib MiB; an int: MiB; a tuple: a GEMM's (M, N, K)),
+#  events kept per warp when every CTA records)
 CONFIGS = [
     ("grid-stride 128-bit x4", "grid_stride_copy", dict(vector=4, per_thread=4, warps=8, ctas=0), None, 256),
     ("pipelined TMA 4x16 KiB", "pipelined_copy", dict(tile=4096, stages=4, ctas=0), None, 512),
@@ -37,6 +38,7 @@ CONFIGS = [
      dict(queue=QueueKind.NONE, overlaunch=0, tile=32768, per_thread=4, warps=8), None, 64),
     ("varlen, static queue", "varlen_copy", dict(ctas=0), 4, 512),
     ("guards demo", "guards_demo", dict(), 4, 64),
+    ("Hopper GEMM 128x256, 4 stages", "hopper_gemm", dict(), (4096, 4096, 4096), 2048),
 ]
 
 
@@ -64,12 +66,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no scenario label contains {args.only!r}; labels: {', '.join(c[0] for c in CONFIGS)}")
     table = []
     device = ""
-    for label, name, overrides, mib, capacity in chosen:
-        elements = (mib or args.mib) * 2**20 // 4
+    for label, name, overrides, size, capacity in chosen:
+        if isinstance(size, tuple):
+            problem, shown = size, "x".join(map(str, size))
+        else:
+            problem, shown = (size or args.mib) * 2**20 // 4, f"{size or args.mib} MiB"
         row: list[tuple[float, float, bool]] = []
         for _, spec in columns(capacity):
             try:
-                r = launch(name, sizes=[elements], reps=args.reps, warmup=5, trace=spec, time_trace=True,
+                r = launch(name, sizes=[problem], reps=args.reps, warmup=5, trace=spec, time_trace=True,
                            references=False, **overrides)
             except LaunchError as exc:
                 print(f"{label} / {spec}: {exc}", file=sys.stderr)
@@ -81,9 +86,9 @@ def main(argv: list[str] | None = None) -> int:
             device = device or f"{r.device.name} ({r.device.arch})"
             lost = bool(run.timeline is not None and run.timeline.lost)
             row.append((run.kernel.median_ms, run.overhead() or float("nan"), r.ok and not lost))
-        table.append((f"{label} ({mib or args.mib} MiB)", row))
+        table.append((f"{label} ({shown})", row))
     print(f"On {device}: instrumented / plain median kernel time of the same launch, {args.reps} reps each")
-    head = f"{'scenario':36s} {'plain ms':>9s}" + "".join(f" {c:>16s}" for c in COLUMNS)
+    head = f"{'scenario':48s} {'plain ms':>9s}" + "".join(f" {c:>16s}" for c in COLUMNS)
     print(head)
     print("-" * len(head))
     worst = 0.0
@@ -91,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     for label, row in table:
         plain = next((ms for ms, _, _ in row if ms == ms), float("nan"))
         cells = "".join(f" {ratio:15.3f}x" + ("" if ok else "!") for _, ratio, ok in row)
-        print(f"{label:36s} {plain:9.4f}{cells}")
+        print(f"{label:48s} {plain:9.4f}{cells}")
         ratio, ok = row[0][1], row[0][2]
         if ratio == ratio and ok:
             worst = max(worst, ratio)

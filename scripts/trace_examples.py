@@ -2,7 +2,8 @@
 
     python scripts/trace_examples.py OUT_DIR
 
-Launches the pipelined copy (two tasks) and the static persistent copy with
+Launches the pipelined copy (two tasks), the static persistent copy and the
+Hopper GEMM (load and MMA warpgroups, two tiles per CTA) with
 ``trace=True`` and saves each timeline as Chrome trace-event JSON
 (``<scenario>.h200.trace.json``); then forces each deadlocking fault of the
 pipelined copy and writes the hang diagnoses, predicted beside measured, to
@@ -21,11 +22,13 @@ from ts_explore.scenarios.pipelined import PipelineFault
 PIPELINED = dict(ctas=132, stages=4, tile=4096)
 PERSISTENT = dict(queue=QueueKind.STATIC, ctas=132, overlaunch=2)
 FAULT = dict(ctas=4, stages=4, tile=4096)
+GEMM_SHAPE = (4096, 2048, 512)  # 256 tiles of 128 x 256 over 132 CTAs: two tiles each for CTAs 0-1, 8 k-blocks
 
 
 def main(out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    for name, overrides, size in (("pipelined_copy", PIPELINED, 1 << 22), ("persistent_copy", PERSISTENT, 1 << 22)):
+    for name, overrides, size in (("pipelined_copy", PIPELINED, 1 << 22), ("persistent_copy", PERSISTENT, 1 << 22),
+                                  ("hopper_gemm", {}, GEMM_SHAPE)):
         r = launch(name, sizes=[size], reps=5, trace=True, **overrides)
         timeline = r.timeline
         assert timeline is not None and r.ok, r.summary()

@@ -15,6 +15,7 @@ from ts_explore.model import QueueKind
 from ts_explore.model.hang import ENTERED
 from ts_explore.model.timeline import TraceSpec
 from ts_explore.scenarios import Loader, SkipRule, get
+from ts_explore.kernels.gemm_geometry import Cluster
 from ts_explore.scenarios.persistent import PersistentFault
 from ts_explore.scenarios.pipelined import PipelineFault
 
@@ -60,23 +61,27 @@ def test_pdl_ordering_fault_runs_correctly_in_a_single_launch() -> None:
     assert any("PDL launch before wait" in p.summary for p in r.gate.proven)
 
 
+GEMM_SMALL = (520, 1048, 584)  # tails in M, N and K, several tiles per persistent CTA
 TRACED = [
-    ("grid_stride_copy", dict(ctas=0)),
-    ("grid_stride_copy", dict(per_thread=4, unroll=2, ctas=16)),
-    ("pipelined_copy", dict(ctas=0)),
-    ("pipelined_copy", dict(loader=Loader.THREADS, load_warps=2, stages=2, ctas=0)),
-    ("persistent_copy", dict(queue=QueueKind.NONE, overlaunch=0)),
-    ("persistent_copy", dict(queue=QueueKind.STATIC, skip=SkipRule.MASK, mask=(0, 7), ctas=0)),
-    ("varlen_copy", dict(ctas=0)),
-    ("varlen_copy", dict(dynamic=False, queue=QueueKind.NONE)),
-    ("guards_demo", dict()),
+    ("grid_stride_copy", dict(ctas=0), SMALL),
+    ("grid_stride_copy", dict(per_thread=4, unroll=2, ctas=16), SMALL),
+    ("pipelined_copy", dict(ctas=0), SMALL),
+    ("pipelined_copy", dict(loader=Loader.THREADS, load_warps=2, stages=2, ctas=0), SMALL),
+    ("persistent_copy", dict(queue=QueueKind.NONE, overlaunch=0), SMALL),
+    ("persistent_copy", dict(queue=QueueKind.STATIC, skip=SkipRule.MASK, mask=(0, 7), ctas=0), SMALL),
+    ("varlen_copy", dict(ctas=0), SMALL),
+    ("varlen_copy", dict(dynamic=False, queue=QueueKind.NONE), SMALL),
+    ("guards_demo", dict(), SMALL),
+    ("hopper_gemm", dict(), GEMM_SMALL),
+    ("hopper_gemm", dict(cluster=Cluster.C2x1), GEMM_SMALL),
 ]
 
 
-@pytest.mark.parametrize("name,overrides", TRACED)
+@pytest.mark.parametrize("name,overrides,size", TRACED)
 @pytest.mark.parametrize("stages", ["all", "work"])
-def test_trace_of_every_launchable_scenario_follows_its_schedule(name: str, overrides: dict, stages: str) -> None:
-    result = launch(name, sizes=[SMALL], reps=2, warmup=1, trace=TraceSpec(stages=stages), **overrides)
+def test_trace_of_every_launchable_scenario_follows_its_schedule(name: str, overrides: dict, size: object,
+                                                                 stages: str) -> None:
+    result = launch(name, sizes=[size], reps=2, warmup=1, trace=TraceSpec(stages=stages), **overrides)
     assert result.ok, result.summary()
     timeline = result.timeline
     assert timeline is not None and timeline.events and not timeline.lost, timeline
@@ -118,6 +123,7 @@ STATIC = dict(queue=QueueKind.STATIC, overlaunch=0, tile=32768, per_thread=4, wa
      WORK_TRACE_BOUND),
     ("varlen_copy", dict(ctas=0), SMALL, WORK_TRACE_BOUND),
     ("guards_demo", {}, SMALL, WORK_TRACE_BOUND),
+    ("hopper_gemm", {}, (4096, 4096, 4096), WORK_TRACE_BOUND),
 ])
 def test_tracing_only_work_steps_stays_within_its_bound(name: str, overrides: dict, size: int, bound: float) -> None:
     """The default trace, timed in turn with the plain build of the same launch: at most 5% (one named exception)."""
