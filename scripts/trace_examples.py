@@ -4,7 +4,7 @@
 
 Launches the pipelined copy (two tasks), the static persistent copy and the
 Hopper GEMM (load and MMA warpgroups, two tiles per CTA) with
-``trace=True`` and saves each timeline as Chrome trace-event JSON
+every step of CTAs 0 and 1 traced and saves each timeline as Chrome trace-event JSON
 (``<scenario>.h200.trace.json``); then forces each deadlocking fault of the
 pipelined copy and writes the hang diagnoses, predicted beside measured, to
 ``hang_diagnoses.h200.txt``.
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ts_explore.gpu import HangError, launch
 from ts_explore.model import QueueKind
+from ts_explore.model.timeline import TraceSpec
 from ts_explore.scenarios.pipelined import PipelineFault
 
 PIPELINED = dict(ctas=132, stages=4, tile=4096)
@@ -29,7 +30,7 @@ def main(out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, overrides, size in (("pipelined_copy", PIPELINED, 1 << 22), ("persistent_copy", PERSISTENT, 1 << 22),
                                   ("hopper_gemm", {}, GEMM_SHAPE)):
-        r = launch(name, sizes=[size], reps=5, trace=True, **overrides)
+        r = launch(name, sizes=[size], reps=5, trace=TraceSpec(stages="all", start=0), **overrides)
         timeline = r.timeline
         assert timeline is not None and r.ok, r.summary()
         path = timeline.save(out / f"{name}.h200.trace.json")

@@ -86,7 +86,8 @@ def test_trace_of_every_launchable_scenario_follows_its_schedule(name: str, over
     timeline = result.timeline
     assert timeline is not None and timeline.events and not timeline.lost, timeline
     plan = result.plans[0]
-    assert {c for c, _ in timeline.warps()} == set(range(min(2, plan.ctas)))
+    first = timeline.spec.first_cta  # chosen from the plan (TraceSpec.placed)
+    assert {c for c, _ in timeline.warps()} == set(range(first, first + min(2, plan.ctas)))
     alignment = result.compare()
     assert alignment.ok, alignment.summary()
     assert len(alignment.lanes) == len(timeline.warps()) == min(2, plan.ctas) * plan.threads // 32
@@ -106,11 +107,11 @@ def test_static_queue_hands_each_traced_cta_its_tiles_and_skips_the_masked_ones(
         assert walked == [(t, cfg.skipped(t, logical)) for t in range(cta, total, 4)], (cta, walked)
 
 
-WORK_TRACE_BOUND = 1.05  # traced / plain kernel time with the default trace (work steps of CTAs 0-1)
-# The one launchable scenario above that bound on an H200: any stored event raises the threads-loader kernel
-# from 40 to 47-64 registers, and the compiler then schedules its loads differently in every CTA, recording or
-# not. Measured 1.036-1.068x over repeated runs (benchmarks/results/trace_overhead.h200.txt).
-THREADS_LOADER_BOUND = 1.10
+WORK_TRACE_BOUND = 1.05  # traced / plain kernel time with the default trace (work steps of two CTAs)
+# The one launchable config above that bound on an H200: with the recording CTAs off the critical path, the
+# threads-loader copy still measured 1.039-1.056x, all of it but ~1% paid by CTAs that record nothing: the
+# instrumented branch changes how the compiler builds the whole kernel (benchmarks/results/trace_overhead.h200.txt).
+THREADS_LOADER_BOUND = 1.08
 STATIC = dict(queue=QueueKind.STATIC, overlaunch=0, tile=32768, per_thread=4, warps=8, ctas=0)
 
 

@@ -36,8 +36,12 @@ def _int64_words(value: int) -> np.ndarray:
     return np.array([value], dtype=np.int64).view(np.int32)
 
 
-def synthetic_run(name: str, size: int, spec: TraceSpec, seed: int = 0, **overrides: Any) -> tuple[Any, ...]:
-    """What an instrumented kernel would write if every warp ran exactly its schedule (random durations)."""
+def synthetic_run(name: str, size: int, spec: TraceSpec, seed: int = 0, start: int = 0,
+                  **overrides: Any) -> tuple[Any, ...]:
+    """What an instrumented kernel would write if every warp ran exactly its schedule (random durations).
+
+    Region ``r`` of the buffer holds CTA ``start + r``, as the kernel writes it for a placed spec.
+    """
     rng = random.Random(seed)
     sc = get(name)
     cfg = sc.config(**overrides)
@@ -46,7 +50,8 @@ def synthetic_run(name: str, size: int, spec: TraceSpec, seed: int = 0, **overri
     raw = np.zeros((layout.traced_ctas, layout.warps, layout.capacity + 1, EVENT_WORDS), dtype=np.int32)
     task_set = None
     stages = model.WORK_STAGES if spec.stages == "work" else None
-    for cta in range(layout.traced_ctas):
+    for region in range(layout.traced_ctas):
+        cta = start + region
         for warp in range(layout.warps):
             found = schedule_for(sc, cfg, plan, cta, warp)
             if found is None:
@@ -63,7 +68,7 @@ def synthetic_run(name: str, size: int, spec: TraceSpec, seed: int = 0, **overri
             t = 2**32 - 3_000 + rng.randrange(100)  # the timer's low word wraps during the run
             for n, e in enumerate(expected_steps(tree, trips, tiles=tiles, stages=stages)):
                 # As the kernel writes it: events past the capacity all land in the last slot.
-                rec = raw[cta, warp, min(n, layout.capacity)]
+                rec = raw[region, warp, min(n, layout.capacity)]
                 length = rng.randrange(5, 400)
                 # The loop offset, first offset and step (zeros outside the loop); the host divides.
                 first, stride = (cta, plan.ctas) if e.iteration is not None else (0, 0)

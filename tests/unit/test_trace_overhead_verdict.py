@@ -60,5 +60,5 @@ def test_the_verdict_follows_the_worst_default_column(ratio: float, status: int,
 
     assert _benchmark(launch)["main"](["--only", "pipelined"]) == status
     out = capsys.readouterr().out
-    assert f"worst work-step overhead (CTAs 0-1): {ratio:.3f}x [{word}" in out
+    assert f"worst work-step overhead (2 CTAs): {ratio:.3f}x [{word}" in out
     assert "grid-stride" not in out, "--only keeps just the chosen scenarios"

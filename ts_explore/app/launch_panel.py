@@ -54,7 +54,7 @@ class LaunchPanel:
         self._state: tuple[Any, Any, TaskSet | None] | None = None
         self.button = widgets.Button(description="Launch on GPU", icon="play", disabled=True)
         self.trace = widgets.Checkbox(value=False, description="trace", indent=False,
-                                      tooltip="record every step of each warp (CTAs 0-1) and show it beside the "
+                                      tooltip="record every step of each warp of two CTAs and show it beside the "
                                               "schedule's order")
         self.force = widgets.Checkbox(value=False, description="launch anyway", indent=False,
                                       tooltip="launch a configuration the verifier rejects; a hang is read while it "
@@ -115,7 +115,7 @@ def _comparison_html(result: Any) -> str:
     from ..render.timeline_html import png_html
 
     try:
-        return png_html(result.plot_comparison(cta=0))
+        return png_html(result.plot_comparison())
     except Exception as exc:  # noqa: BLE001 - the launch itself worked; say why the comparison is missing
         return note_html(f"no comparison with the schedule: {type(exc).__name__}: {exc}", FAIL_COLOUR)
 

@@ -108,13 +108,15 @@ class LaunchResult:
         timeline, plan = self._traced()
         return compare(get(self.scenario), self.config, plan, timeline, cta)
 
-    def plot_comparison(self, cta: int = 0, steps: int = 24) -> Any:
-        """The schedule's predicted order beside the measured lanes of ``cta`` (a matplotlib Figure)."""
+    def plot_comparison(self, cta: int | None = None, steps: int = 24) -> Any:
+        """The schedule's predicted order beside the measured lanes of ``cta`` (default: the first CTA traced)."""
         from ..render.timeline import comparison_figure
         from ..scenarios import get
         from .trace_run import predicted_order
 
         timeline, plan = self._traced()
+        if cta is None:
+            cta = min((c for c, _ in timeline.warps()), default=0)
         return comparison_figure(timeline, predicted_order(get(self.scenario), self.config, plan, timeline, cta),
                                  cta=cta, steps=steps)
 

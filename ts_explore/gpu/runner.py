@@ -90,27 +90,31 @@ class Runner:
         from ..kernels.build import resources
 
         compiled, spent, hit = self.compiled(m, info)
-        if m.get("trace") is not None:
-            traced, more, _ = self.compiled(m, info, m["trace"])
-            spent += more
         used = resources(compiled.fn)
         kernel = importlib.import_module(m["kernel"])
         plans = tuple(kernel.plan(m["config"], size, info.limits, used.registers if used else None)
                       for size in m["sizes"])
+        if m.get("trace") is not None:  # the recording CTAs are compiled in, chosen per plan
+            for spec in dict.fromkeys(m["trace"].placed(plan) for plan in plans):
+                spent += self.compiled(m, info, spec)[1]
         return {"ok": True, "device": info, "plans": plans, "compile_s": spent,
                 "first_compile_s": compiled.compile_s, "cache_hit": hit}
 
     def run(self, m: dict[str, Any], info: DeviceInfo) -> dict[str, Any]:
         """Run, check and time each planned size with the cached kernel."""
         compiled, _, _ = self.compiled(m, info)
-        traced = self.compiled(m, info, m["trace"])[0] if m.get("trace") is not None else None
         kernel = importlib.import_module(m["kernel"])
+
+        def traced(plan: Any) -> Compiled | None:
+            return self.compiled(m, info, m["trace"].placed(plan))[0] if m.get("trace") is not None else None
+
         if hasattr(kernel, "device_problem"):
             runs = tuple(self.run_on_device(kernel.device_problem(compiled.fn, m["config"], plan, self.stream), m,
-                                            traced, plan, info)
+                                            traced(plan), plan, info)
                          for plan in m["plans"])
         else:
-            runs = tuple(self.run_size(compiled.fn, kernel.host_problem(m["config"], plan), m, traced, plan, info)
+            runs = tuple(self.run_size(compiled.fn, kernel.host_problem(m["config"], plan), m, traced(plan), plan,
+                                       info)
                          for plan in m["plans"])
         return {"ok": True, "device": info, "runs": runs}
 
@@ -204,7 +208,7 @@ class Runner:
                 self.broken = True
                 raise HangError(f"did not finish in {timeout:g} s; the worker was stopped and restarts")
             return None, None, None
-        spec = m["trace"]
+        spec = m["trace"].placed(plan)
         buffers = TraceBuffers(Layout.of(spec, plan.ctas, plan.threads), spec.progress)
         try:
             buffers.reset(self.stream)
@@ -222,7 +226,7 @@ class Runner:
             if spec.events:
                 timeline = decode_events(buffers.read_events(), traced.task_set, scenario=m["scenario"], spec=spec,
                                          device=info.name if info else "", config=repr(m["config"]),
-                                         kernel_ns=int(ms * 1e6))
+                                         kernel_ns=int(ms * 1e6), first_cta=spec.first_cta)
             timing = None
             if m.get("time_trace"):
                 timing = time_alternating((run, traced_run), self.stream, m["reps"], m["warmup"],

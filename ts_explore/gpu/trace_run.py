@@ -182,8 +182,11 @@ def loop_iteration(offset: int, first: int, step: int) -> int | None:
 
 
 def decode_events(raw: np.ndarray, task_set: TaskSet, *, scenario: str, spec: TraceSpec, device: str = "",
-                  config: str = "", kernel_ns: int | None = None, max_events: int = MAX_EVENTS) -> Timeline:
+                  config: str = "", kernel_ns: int | None = None, max_events: int = MAX_EVENTS,
+                  first_cta: int = 0) -> Timeline:
     """Turn the event buffer into a :class:`Timeline` (times relative to the earliest start).
+
+    Region ``c`` of the buffer is CTA ``first_cta + c`` (``spec.first_cta`` of the placed spec).
 
     Warps past ``max_events`` (tracing every CTA of a large launch) are
     counted in ``Timeline.undecoded`` instead of kept.
@@ -199,14 +202,14 @@ def decode_events(raw: np.ndarray, task_set: TaskSet, *, scenario: str, spec: Tr
             block = raw[cta, warp]
             produced = int(block[capacity, SEQ])  # n + 1 of the last event past the capacity (0: none)
             if produced > capacity:
-                lost.append((cta, warp, produced - capacity))
+                lost.append((first_cta + cta, warp, produced - capacity))
             done = block[:capacity]
             done = done[(done[:, UID] != 0) & (done[:, SEQ] != 0)]  # begun and ended
             count = len(done)
             if count and kept + count > max_events:
                 undecoded += count
             elif count:
-                rows.append((cta, warp, done))
+                rows.append((first_cta + cta, warp, done))
                 kept += count
     if not rows:
         return Timeline(scenario, (), task_warps(task_set), spec, device, config, kernel_ns, 0, tuple(lost),

@@ -98,7 +98,7 @@ def run_tasks(tm: TaskManager, built: Built, recorder: Any = None) -> None:
         _restore(state)
 
     if recorder.spec.splits:
-        split_by_cta(recorder.spec.ctas, traced, tm.run)
+        split_by_cta(recorder.spec.ctas, recorder.spec.first_cta, traced, tm.run)
     else:
         traced()
 

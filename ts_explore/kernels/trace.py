@@ -10,7 +10,9 @@ hook writes the progress a hung kernel is diagnosed from.
 
 Layouts, in int32 words (decoded by :mod:`ts_explore.gpu.trace_run`):
 
-``events``: ``[cta][warp][capacity + 1][EVENT_WORDS]``. Slot ``n`` of a warp
+``events``: ``[cta][warp][capacity + 1][EVENT_WORDS]``, ``cta`` counted
+from the first recording CTA (``TraceSpec.start``, fixed when the kernel is
+compiled). Slot ``n`` of a warp
 is its event ``n``; events past the capacity all land in the last slot, so
 only the count survives them. An event is written in two halves, so that
 nothing the instrumentation needs is held in registers across the step:
@@ -55,6 +57,7 @@ class Recorder:
         self.progress = _gmem(progress) if spec.progress else None
         # Inside the recording branch of a split kernel every CTA records; otherwise check the CTA per step.
         self.cta_limit = 0 if spec.splits else spec.ctas
+        self.start = spec.first_cta
 
     def records_event(self, stage: Any) -> bool:
         return self.events is not None and self.spec.records(stage)
@@ -66,15 +69,15 @@ class Recorder:
 
     def recording(self) -> Any:
         """Whether this thread writes events: lane 0 of each warp, in the CTAs the spec traces (a DSL value)."""
-        return is_recording(self.cta_limit)
+        return is_recording(self.cta_limit, self.start)
 
     def begin(self, recording: Any, n: Any, uid: int, offset: Any, tile: Any) -> None:
         """Before a step: where ``recording``, the first half of event ``n`` (its step, start time, offset, tile)."""
-        begin_event(self.events, self.spec.capacity, recording, n, uid, offset, tile)
+        begin_event(self.events, self.spec.capacity, self.start, recording, n, uid, offset, tile)
 
     def end(self, recording: Any, n: Any, loop: bool, first: Any, step: Any) -> Any:
         """After a step: where ``recording``, the second half of event ``n``; returns ``n + 1``."""
-        return end_event(self.events, self.spec.capacity, recording, n, loop, first, step)
+        return end_event(self.events, self.spec.capacity, self.start, recording, n, loop, first, step)
 
     def mark(self, uid: int, iteration: Any, tile: Any, state: int) -> None:
         write_progress(self.progress, uid, iteration, tile, state)
@@ -104,48 +107,59 @@ def linear_cta() -> cutlass.Int32:
 
 
 @cute.jit
-def warp_slot(words_per_warp: cutlass.Constexpr[int]) -> cutlass.Int32:
-    """First word of this warp's region: ``(cta * warps + warp) * words_per_warp``."""
+def warp_slot(words_per_warp: cutlass.Constexpr[int], cta: cutlass.Int32) -> cutlass.Int32:
+    """First word of this warp's region in a ``[cta][warp][words_per_warp]`` buffer."""
     warps = cute.arch.block_dim()[0] // 32
-    return (linear_cta() * warps + cute.arch.warp_idx()) * words_per_warp
+    return (cta * warps + cute.arch.warp_idx()) * words_per_warp
 
 
 @cute.jit
-def split_by_cta(ctas: cutlass.Constexpr[int], traced: cutlass.Constexpr, plain: cutlass.Constexpr) -> None:
-    """Run ``traced()`` in CTAs ``0 .. ctas-1`` and ``plain()`` in every other CTA (one uniform branch)."""
-    if linear_cta() < ctas:
+def in_window(start: cutlass.Constexpr[int], ctas: cutlass.Constexpr[int]) -> cutlass.Boolean:
+    """Whether this CTA is one of ``start .. start + ctas - 1``."""
+    if cutlass.const_expr(start > 0):
+        return (linear_cta() >= start) & (linear_cta() < start + ctas)
+    return linear_cta() < ctas
+
+
+@cute.jit
+def split_by_cta(ctas: cutlass.Constexpr[int], start: cutlass.Constexpr[int], traced: cutlass.Constexpr,
+                 plain: cutlass.Constexpr) -> None:
+    """Run ``traced()`` in CTAs ``start .. start + ctas - 1``, ``plain()`` in every other CTA (one uniform branch)."""
+    if in_window(start, ctas):
         traced()
     else:
         plain()
 
 
 @cute.jit
-def is_recording(ctas: cutlass.Constexpr[int]) -> cutlass.Boolean:
-    """Lane 0 of every warp, in the first ``ctas`` CTAs (all CTAs when ``ctas`` is 0)."""
+def is_recording(ctas: cutlass.Constexpr[int], start: cutlass.Constexpr[int]) -> cutlass.Boolean:
+    """Lane 0 of every warp, in CTAs ``start .. start + ctas - 1`` (all CTAs when ``ctas`` is 0)."""
     recording = cute.arch.lane_idx() == 0
     if cutlass.const_expr(ctas > 0):
-        recording = recording & (linear_cta() < ctas)
+        recording = recording & in_window(start, ctas)
     return recording
 
 
 @cute.jit
-def event_slot(events: cute.Pointer, capacity: cutlass.Constexpr[int], n: cutlass.Int32) -> cute.Tensor:
+def event_slot(events: cute.Pointer, capacity: cutlass.Constexpr[int], start: cutlass.Constexpr[int],
+               n: cutlass.Int32) -> cute.Tensor:
     """Event ``n``'s eight words in this warp's region (events past the capacity share the last slot)."""
-    first = warp_slot((capacity + 1) * EVENT_WORDS) // EVENT_WORDS
+    first = warp_slot((capacity + 1) * EVENT_WORDS, linear_cta() - start) // EVENT_WORDS
     slots = cute.make_tensor(events, cute.make_layout((EVENT_WORDS, first + capacity + 1), stride=(1, EVENT_WORDS)))
     return slots[(None, first + cutlass.min(n, cutlass.Int32(capacity)))]
 
 
 @cute.jit
-def begin_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recording: cutlass.Boolean,
-                n: cutlass.Int32, uid: cutlass.Constexpr[int], offset: cutlass.Int32, tile: cutlass.Int32) -> None:
+def begin_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], start: cutlass.Constexpr[int],
+                recording: cutlass.Boolean, n: cutlass.Int32, uid: cutlass.Constexpr[int], offset: cutlass.Int32,
+                tile: cutlass.Int32) -> None:
     """Where ``recording``: read the global timer and store words 0-3 of event ``n`` (one 128-bit store).
 
     Storing the start right away, rather than keeping it for the end, leaves
-    no instrumentation value live across the step: the instrumented build
-    then needs no more registers than the step itself, which keeps the
-    compiler's code for the step (and for CTAs that record nothing, in a
-    split kernel) what it is without tracing.
+    no instrumentation value live across the step. (The instrumented build
+    still compiles differently: a kernel that holds a stage in registers
+    needs more of them where events are stored; see the overhead notes in
+    ``benchmarks/results/trace_overhead.h200.txt``.)
     """
     if recording:
         half = cute.make_rmem_tensor((EVENT_WORDS // 2,), cutlass.Int32)
@@ -153,13 +167,13 @@ def begin_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recordin
         half[1] = cute.arch.globaltimer_lo()
         half[2] = offset
         half[3] = tile
-        slot = event_slot(events, capacity, n)
+        slot = event_slot(events, capacity, start, n)
         cute.autovec_copy(half, cute.make_tensor(slot.iterator, cute.make_layout(EVENT_WORDS // 2)))
 
 
 @cute.jit
-def end_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recording: cutlass.Boolean,
-              n: cutlass.Int32, loop: cutlass.Constexpr[bool], first: cutlass.Int32,
+def end_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], start: cutlass.Constexpr[int],
+              recording: cutlass.Boolean, n: cutlass.Int32, loop: cutlass.Constexpr[bool], first: cutlass.Int32,
               step: cutlass.Int32) -> cutlass.Int32:
     """Where ``recording``: read the global timer and store words 4-7 of event ``n``; return ``n + 1``."""
     if recording:
@@ -172,7 +186,7 @@ def end_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], recording:
             half[1] = cutlass.Int32(0)
             half[2] = cutlass.Int32(0)
         half[3] = n + 1
-        slot = event_slot(events, capacity, n)
+        slot = event_slot(events, capacity, start, n)
         cute.autovec_copy(half, cute.make_tensor(slot.iterator + EVENT_WORDS // 2,
                                                  cute.make_layout(EVENT_WORDS // 2)))
     return n + 1
@@ -183,7 +197,7 @@ def write_progress(progress: cute.Pointer, uid: cutlass.Constexpr[int], iteratio
                    tile: cutlass.Int32, state: cutlass.Constexpr[int]) -> None:
     """Lane 0 of the warp publishes where it is, with system-scope stores the host can read mid-kernel."""
     if cute.arch.lane_idx() == 0:
-        slot = progress + warp_slot(PROGRESS_WORDS)
+        slot = progress + warp_slot(PROGRESS_WORDS, linear_cta())
         cute.arch.store(slot, cutlass.Int32(uid + 1), sem="relaxed", scope="sys")
         cute.arch.store(slot + 1, cutlass.Int32(iteration), sem="relaxed", scope="sys")
         cute.arch.store(slot + 2, cutlass.Int32(tile), sem="relaxed", scope="sys")
@@ -192,4 +206,5 @@ def write_progress(progress: cute.Pointer, uid: cutlass.Constexpr[int], iteratio
 
 
 __all__ = ["ENTERED", "EVENT_WORDS", "LEFT", "PROGRESS_WORDS", "Recorder", "address", "begin_event", "end_event",
-           "event_slot", "is_recording", "linear_cta", "recorder_for", "split_by_cta", "write_progress"]
+           "event_slot", "is_recording", "linear_cta", "recorder_for", "in_window", "split_by_cta",
+           "write_progress"]

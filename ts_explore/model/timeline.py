@@ -38,8 +38,11 @@ class TraceSpec:
     """What an instrumented kernel records; part of the compile-cache key.
 
     ``stages``: ``"all"`` steps, only the producer/consumer ``"work"`` steps
-    (the cheap setting), or ``"none"`` (progress only). ``ctas``: CTAs
-    ``0 .. ctas-1`` record events (0: every CTA). ``capacity``: events kept
+    (the cheap setting), or ``"none"`` (progress only). ``ctas``: how many
+    CTAs record events (0: every CTA), ``start`` the first of them (the
+    others follow it); None (the default) lets the launch choose, from its
+    plan, CTAs whose instrumented steps do not set the kernel's end
+    (:func:`quiet_start`). ``capacity``: events kept
     per warp (later ones are counted as lost). ``progress``: every warp
     writes its last blocking step to host-mapped memory, so a hang can be
     diagnosed while it hangs. Those are system-scope stores over PCIe from
@@ -52,12 +55,30 @@ class TraceSpec:
     ctas: int = 2
     capacity: int = 4096
     progress: bool = False
+    start: int | None = None
 
     def __post_init__(self) -> None:
         if self.stages not in STAGE_SETS:
             raise ValueError(f"trace stages {self.stages!r} is not one of {', '.join(STAGE_SETS)}")
         if self.ctas < 0 or self.capacity < 1:
             raise ValueError(f"trace ctas={self.ctas} / capacity={self.capacity}: use ctas >= 0 and capacity >= 1")
+        if self.start is not None and self.start < 0:
+            raise ValueError(f"trace start={self.start}: the first recording CTA is an index >= 0 (or None: "
+                             "chosen from the launch plan)")
+
+    @property
+    def first_cta(self) -> int:
+        """The first recording CTA (the others follow it); 0 until :meth:`placed` chose one."""
+        return self.start or 0
+
+    def placed(self, plan: Any) -> TraceSpec:
+        """This spec with its recording CTAs fixed for ``plan`` (a :class:`~ts_explore.model.plan.LaunchPlan`).
+
+        A ``start`` given stays; otherwise :func:`quiet_start` picks it.
+        """
+        if self.start is not None or not self.ctas:
+            return self if self.start is not None else replace(self, start=0)
+        return replace(self, start=quiet_start(plan, self.ctas))
 
     def records(self, stage: Stage) -> bool:
         """Whether a step of this stage gets a timeline event."""
@@ -74,12 +95,52 @@ class TraceSpec:
 
         True when only some CTAs record events and no progress is written
         (progress comes from every CTA): the kernel then branches once on the
-        CTA index, so tracing CTAs 0-1 costs the other CTAs nothing per step.
+        CTA index, so tracing two CTAs costs the other CTAs nothing per step.
 
         >>> TraceSpec(stages="work", ctas=2).splits, TraceSpec(ctas=0).splits, TraceSpec(progress=True).splits
         (True, False, False)
         """
         return self.events and self.ctas > 0 and not self.progress
+
+
+def quiet_start(plan: Any, ctas: int) -> int:
+    """The first of ``ctas`` consecutive CTAs whose instrumentation does not set the kernel's end.
+
+    An instrumented step costs a few percent, so the CTAs that record run a
+    little slower. When the grid takes more than one wave (more CTAs than
+    fit on the GPU at once), CTAs 0, 1, ... finish in the first wave and
+    later CTAs fill in behind them: trace those (0). When every CTA is
+    resident at once, the kernel ends with its slowest CTA, and a static
+    split hands out its units round-robin from CTA 0, so the first CTAs often
+    carry one unit more (CTAs 0-1 of a 4096^3 GEMM on 132 SMs: 4 tiles, the
+    last 16 CTAs 3): trace the last window of CTAs that all have work and
+    carry the fewest units. Plans whose CTAs' work is not one number each
+    (per-thread or overlapping instances) keep 0.
+    """
+    grid = plan.ctas
+    if ctas <= 0 or ctas >= grid:
+        return 0
+    resident = plan.device.sms * plan.device.ctas_per_sm(plan.threads, plan.smem_bytes, plan.registers)
+    if grid > resident:
+        return 0
+    units: dict[int, int] = {}
+    for inst in plan.instances:
+        if inst.threads or inst.iterations is None:
+            return 0
+        for span in inst.ctas:
+            for cta in span:
+                if cta in units:
+                    return 0
+                units[cta] = inst.iterations
+    if len(units) != grid:
+        return 0
+    best: tuple[int, int] | None = None  # (most units in the window, -start)
+    for start in range(grid - ctas + 1):
+        window = [units[c] for c in range(start, start + ctas)]
+        if min(window) > 0:
+            key = (max(window), -start)
+            best = key if best is None or key < best else best
+    return -best[1] if best else 0
 
 
 @dataclass(frozen=True)
@@ -214,7 +275,7 @@ class Timeline:
                  "kernel_ns": self.kernel_ns, "origin_ns": self.origin_ns, "lost": [list(x) for x in self.lost],
                  "undecoded": self.undecoded,
                  "spec": {"stages": self.spec.stages, "ctas": self.spec.ctas, "capacity": self.spec.capacity,
-                          "progress": self.spec.progress},
+                          "progress": self.spec.progress, "start": self.spec.start},
                  "tasks": [[t.name, t.warp_start, t.warp_end] for t in self.tasks]}
         return {"traceEvents": meta + events, "displayTimeUnit": "ns", "otherData": other}
 
@@ -295,5 +356,6 @@ __all__ = [
     "Timeline",
     "TimelineEvent",
     "TraceSpec",
+    "quiet_start",
     "load_trace",
 ]
