@@ -76,9 +76,7 @@ class TraceSpec:
 
         A ``start`` given stays; otherwise :func:`quiet_start` picks it.
         """
-        if self.start is not None or not self.ctas:
-            return self if self.start is not None else replace(self, start=0)
-        return replace(self, start=quiet_start(plan, self.ctas))
+        return self if self.start is not None else replace(self, start=quiet_start(plan, self.ctas))
 
     def records(self, stage: Stage) -> bool:
         """Whether a step of this stage gets a timeline event."""
