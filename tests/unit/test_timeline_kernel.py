@@ -121,3 +121,30 @@ def test_tracing_some_ctas_leaves_the_rest_on_the_plain_schedule(progress: bool)
     assert plain is not None and traced is not None
     assert traced.static_smem_bytes == plain.static_smem_bytes
     assert emitted("pipelined_copy", cfg, spec) == emitted("pipelined_copy", cfg, TraceSpec(stages="all"))
+
+
+def test_a_split_trace_compiles_at_the_plain_kernels_register_count() -> None:
+    """Placed for a launch, the instrumented build uses no more registers than the plain one.
+
+    Uncapped, the recording branch's extra registers changed how the
+    compiler built the plain branch too (every CTA measured a few percent
+    slower on an H200); capped at the plain kernel's count, the kernel's
+    occupancy and its plain branch match the plain kernel.
+    """
+    from ts_explore.gpu import launch_plan
+    from ts_explore.kernels.build import resources
+    from ts_explore.model.plan import DeviceLimits
+
+    sc = get("pipelined_copy")
+    overrides = dict(loader=Loader.THREADS, load_warps=4, ctas=0)
+    cfg = sc.config(**overrides)
+    module = importlib.import_module(sc.kernel)
+    plain = resources(module.compile(sc, cfg, arch="sm_90a"))
+    assert plain is not None
+    plan = launch_plan("pipelined_copy", 1 << 26, device=DeviceLimits.h200(), registers=plain.registers, **overrides)
+    spec = TraceSpec(stages="work").placed(plan)
+    assert spec.registers == plain.registers
+    capped = resources(module.compile(sc, cfg, arch="sm_90a", trace=spec))
+    uncapped = resources(module.compile(sc, cfg, arch="sm_90a", trace=TraceSpec(stages="work", start=spec.start)))
+    assert capped is not None and uncapped is not None
+    assert capped.registers <= plain.registers < uncapped.registers

@@ -84,3 +84,25 @@ def test_a_trace_of_later_ctas_decodes_as_those_ctas_and_checks_clean_against_th
     alignment = compare(sc, cfg, plan, timeline)
     assert alignment.ok, alignment.summary()
     assert load_trace(timeline.save(tmp_path / "t.trace.json")).spec.start == 2
+
+
+def test_a_trace_that_splits_is_capped_at_the_plain_kernels_registers() -> None:
+    plan = launch_plan("pipelined_copy", 1 << 26, device=H200, registers=40, ctas=0)
+    assert TraceSpec(stages="work").placed(plan).registers == 40
+    assert TraceSpec(registers=64).placed(plan).registers == 64  # a cap given stays
+    # Every CTA records, or every CTA writes progress: no plain branch to protect, no cap.
+    assert TraceSpec(ctas=0).placed(plan).registers is None
+    assert TraceSpec(progress=True).placed(plan).registers is None
+    # A plan made without a compiled kernel does not know the count.
+    assert TraceSpec().placed(replace(plan, registers=None)).registers is None
+    with pytest.raises(ValueError, match="registers=0"):
+        TraceSpec(registers=0)
+
+
+def test_a_saved_trace_keeps_its_register_cap(tmp_path) -> None:
+    from test_timeline_model import synthetic_run
+
+    spec = TraceSpec(stages="all", start=2, registers=40)
+    sc, _, _, raw, task_set = synthetic_run("pipelined_copy", 5 * 4096, spec, start=2, ctas=4, stages=2)
+    timeline = decode_events(raw, task_set, scenario=sc.name, spec=spec, first_cta=2)
+    assert load_trace(timeline.save(tmp_path / "t.trace.json")).spec == spec

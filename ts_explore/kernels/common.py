@@ -74,13 +74,15 @@ def run_tasks(tm: TaskManager, built: Built, recorder: Any = None) -> None:
     records only some CTAs (:attr:`~ts_explore.model.timeline.TraceSpec.splits`),
     the schedule is emitted twice behind one branch on the CTA index, over
     the same shared memory and barriers: instrumented for the recording CTAs,
-    plain for the rest.
+    plain for the rest; the spec's ``registers`` then caps the kernel's
+    registers (the plain kernel's count, so the plain branch compiles as the
+    plain kernel does).
     """
     if recorder is None:
         tm.run()
         return
     from ..reader import capture_task_set
-    from .trace import split_by_cta
+    from .trace import cap_registers, split_by_cta
     from .trace_hook import instrument, start_counters, step_ids, uninstrument
 
     captured = capture_task_set(built.tasks, built.resource_dependency_graph)
@@ -98,6 +100,8 @@ def run_tasks(tm: TaskManager, built: Built, recorder: Any = None) -> None:
         _restore(state)
 
     if recorder.spec.splits:
+        if recorder.spec.registers is not None:
+            cap_registers(recorder.spec.registers)
         split_by_cta(recorder.spec.ctas, recorder.spec.first_cta, traced, tm.run)
     else:
         traced()

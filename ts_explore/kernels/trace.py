@@ -98,6 +98,24 @@ def recorder_for(spec: Any, events: Any, progress: Any) -> Any:
     return None if spec is None else Recorder(spec, events, progress)
 
 
+def cap_registers(count: int) -> None:
+    """While a kernel is traced: cap its registers per thread at ``count`` (PTX ``.maxnreg``).
+
+    Called for a kernel that :attr:`~ts_explore.model.timeline.TraceSpec.splits`,
+    with the plain kernel's count, so the compiler builds the plain branch
+    as it builds the plain kernel (see
+    :meth:`~ts_explore.model.timeline.TraceSpec.placed`).
+    """
+    from cutlass._mlir import ir
+
+    op = ir.InsertionPoint.current.block.owner.operation
+    while op.parent is not None and op.parent.name != "gpu.module":
+        op = op.parent
+    if op.parent is None:
+        raise RuntimeError("cap_registers is called while a kernel is traced (no enclosing gpu.module found)")
+    op.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), count)
+
+
 @cute.jit
 def linear_cta() -> cutlass.Int32:
     """The CTA's index in a row-major walk of the grid (x fastest)."""
@@ -205,6 +223,6 @@ def write_progress(progress: cute.Pointer, uid: cutlass.Constexpr[int], iteratio
         cute.arch.store(slot + 3, cutlass.Int32(state), sem="relaxed", scope="sys")
 
 
-__all__ = ["ENTERED", "EVENT_WORDS", "LEFT", "PROGRESS_WORDS", "Recorder", "address", "begin_event", "end_event",
-           "event_slot", "is_recording", "linear_cta", "recorder_for", "in_window", "split_by_cta",
+__all__ = ["ENTERED", "EVENT_WORDS", "LEFT", "PROGRESS_WORDS", "Recorder", "address", "begin_event", "cap_registers",
+           "end_event", "event_slot", "is_recording", "linear_cta", "recorder_for", "in_window", "split_by_cta",
            "write_progress"]

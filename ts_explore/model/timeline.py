@@ -49,6 +49,9 @@ class TraceSpec:
     every CTA before and after every acquire and wait (on an H200 they
     doubled the time of a bandwidth-bound pipelined copy), so progress is off
     unless asked for; a launch forced past the verifier always turns it on.
+    ``registers``: a cap on the instrumented build's registers per thread;
+    None (the default) lets a launch that :attr:`splits` set it to its
+    plain kernel's count (:meth:`placed`), see there why.
     """
 
     stages: str = "all"
@@ -56,6 +59,7 @@ class TraceSpec:
     capacity: int = 4096
     progress: bool = False
     start: int | None = None
+    registers: int | None = None
 
     def __post_init__(self) -> None:
         if self.stages not in STAGE_SETS:
@@ -65,6 +69,9 @@ class TraceSpec:
         if self.start is not None and self.start < 0:
             raise ValueError(f"trace start={self.start}: the first recording CTA is an index >= 0 (or None: "
                              "chosen from the launch plan)")
+        if self.registers is not None and not 1 <= self.registers <= 255:
+            raise ValueError(f"trace registers={self.registers}: a register cap per thread is 1-255 (or None: "
+                             "the plain kernel's count, from the launch plan)")
 
     @property
     def first_cta(self) -> int:
@@ -72,11 +79,25 @@ class TraceSpec:
         return self.start or 0
 
     def placed(self, plan: Any) -> TraceSpec:
-        """This spec with its recording CTAs fixed for ``plan`` (a :class:`~ts_explore.model.plan.LaunchPlan`).
+        """This spec fixed for ``plan`` (a :class:`~ts_explore.model.plan.LaunchPlan`): which CTAs record, the cap.
 
-        A ``start`` given stays; otherwise :func:`quiet_start` picks it.
+        A ``start`` given stays; otherwise :func:`quiet_start` picks it. When
+        the kernel :attr:`splits`, the instrumented build is capped at the
+        plain kernel's registers (``plan.registers``, read from its cubin)
+        unless ``registers`` was given. Why: the compiler allocates registers
+        and schedules instructions for the whole kernel, so the recording
+        branch, which needs more registers, changed how the plain branch of
+        the same kernel was compiled, and every CTA paid for it. Measured on an
+        H200 (pipelined copy, threads loader, nothing recorded, so only the
+        plain branch ran): 1.027-1.034x uncapped or capped at 48 registers,
+        1.000-1.003x at the plain kernel's 40; the few spills the cap costs
+        land in the recording branch.
         """
-        return self if self.start is not None else replace(self, start=quiet_start(plan, self.ctas))
+        start = self.start if self.start is not None else quiet_start(plan, self.ctas)
+        registers = self.registers
+        if registers is None and self.splits:
+            registers = getattr(plan, "registers", None)
+        return replace(self, start=start, registers=registers)
 
     def records(self, stage: Stage) -> bool:
         """Whether a step of this stage gets a timeline event."""
@@ -273,7 +294,8 @@ class Timeline:
                  "kernel_ns": self.kernel_ns, "origin_ns": self.origin_ns, "lost": [list(x) for x in self.lost],
                  "undecoded": self.undecoded,
                  "spec": {"stages": self.spec.stages, "ctas": self.spec.ctas, "capacity": self.spec.capacity,
-                          "progress": self.spec.progress, "start": self.spec.start},
+                          "progress": self.spec.progress, "start": self.spec.start,
+                          "registers": self.spec.registers},
                  "tasks": [[t.name, t.warp_start, t.warp_end] for t in self.tasks]}
         return {"traceEvents": meta + events, "displayTimeUnit": "ns", "otherData": other}
 
