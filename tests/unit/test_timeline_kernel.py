@@ -123,28 +123,36 @@ def test_tracing_some_ctas_leaves_the_rest_on_the_plain_schedule(progress: bool)
     assert emitted("pipelined_copy", cfg, spec) == emitted("pipelined_copy", cfg, TraceSpec(stages="all"))
 
 
-def test_a_split_trace_compiles_at_the_plain_kernels_register_count() -> None:
-    """Placed for a launch, the instrumented build uses no more registers than the plain one.
+def test_a_launch_that_splits_offers_a_second_build_at_the_plain_kernels_register_count() -> None:
+    """The worker's instrumented builds for a launch: uncapped first, then one capped at the plain count.
 
-    Uncapped, the recording branch's extra registers changed how the
-    compiler built the plain branch too (every CTA measured a few percent
-    slower on an H200); capped at the plain kernel's count, the kernel's
-    occupancy and its plain branch match the plain kernel.
+    Uncapped, the threads-loader copy's recording branch takes more
+    registers than the plain kernel, which changes how the compiler builds
+    the plain branch; the capped build uses no more than the plain kernel.
+    A kernel whose instrumented build needs no more registers gets one build.
     """
+    from types import SimpleNamespace
+
     from ts_explore.gpu import launch_plan
+    from ts_explore.gpu.runner import Runner
     from ts_explore.kernels.build import resources
     from ts_explore.model.plan import DeviceLimits
 
-    sc = get("pipelined_copy")
-    overrides = dict(loader=Loader.THREADS, load_warps=4, ctas=0)
-    cfg = sc.config(**overrides)
-    module = importlib.import_module(sc.kernel)
-    plain = resources(module.compile(sc, cfg, arch="sm_90a"))
-    assert plain is not None
-    plan = launch_plan("pipelined_copy", 1 << 26, device=DeviceLimits.h200(), registers=plain.registers, **overrides)
-    spec = TraceSpec(stages="work").placed(plan)
-    assert spec.registers == plain.registers
-    capped = resources(module.compile(sc, cfg, arch="sm_90a", trace=spec))
-    uncapped = resources(module.compile(sc, cfg, arch="sm_90a", trace=TraceSpec(stages="work", start=spec.start)))
-    assert capped is not None and uncapped is not None
-    assert capped.registers <= plain.registers < uncapped.registers
+    info = SimpleNamespace(arch="sm_90")
+    builds = {}
+    for label, name, overrides in [("threads", "pipelined_copy", dict(loader=Loader.THREADS, load_warps=4, ctas=0)),
+                                   ("static", "persistent_copy", dict(queue=QueueKind.STATIC, overlaunch=0,
+                                                                      tile=32768, per_thread=4, warps=8, ctas=0))]:
+        sc = get(name)
+        cfg = sc.config(**overrides)
+        plain = resources(importlib.import_module(sc.kernel).compile(sc, cfg, arch="sm_90a"))
+        assert plain is not None
+        plan = launch_plan(name, 1 << 26, device=DeviceLimits.h200(), registers=plain.registers, **overrides)
+        m = {"kernel": sc.kernel, "scenario": name, "config": cfg, "trace": TraceSpec(stages="work")}
+        found, _ = Runner().instrumented(m, info, plan)
+        builds[label] = [(spec.registers, resources(build.fn).registers) for spec, build in found]
+        if label == "threads":
+            (none, uncapped), (cap, capped) = builds[label]
+            assert none is None and cap == plain.registers and capped <= plain.registers < uncapped
+        else:
+            assert builds[label] == [(None, plain.registers)]

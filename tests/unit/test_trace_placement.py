@@ -86,15 +86,18 @@ def test_a_trace_of_later_ctas_decodes_as_those_ctas_and_checks_clean_against_th
     assert load_trace(timeline.save(tmp_path / "t.trace.json")).spec.start == 2
 
 
-def test_a_trace_that_splits_is_capped_at_the_plain_kernels_registers() -> None:
+def test_a_trace_that_splits_offers_a_build_capped_at_the_plain_kernels_registers() -> None:
     plan = launch_plan("pipelined_copy", 1 << 26, device=H200, registers=40, ctas=0)
-    assert TraceSpec(stages="work").placed(plan).registers == 40
-    assert TraceSpec(registers=64).placed(plan).registers == 64  # a cap given stays
-    # Every CTA records, or every CTA writes progress: no plain branch to protect, no cap.
-    assert TraceSpec(ctas=0).placed(plan).registers is None
-    assert TraceSpec(progress=True).placed(plan).registers is None
+    spec = TraceSpec(stages="work").placed(plan)
+    assert spec.registers is None  # placing picks CTAs, not a cap
+    capped = spec.capped(plan)
+    assert capped is not None and capped.registers == 40 and replace(capped, registers=None) == spec
+    assert TraceSpec(registers=64).capped(plan) is None  # a cap given is the user's
+    # Every CTA records, or every CTA writes progress: no plain branch to protect.
+    assert TraceSpec(ctas=0).capped(plan) is None
+    assert TraceSpec(progress=True).capped(plan) is None
     # A plan made without a compiled kernel does not know the count.
-    assert TraceSpec().placed(replace(plan, registers=None)).registers is None
+    assert spec.capped(replace(plan, registers=None)) is None
     with pytest.raises(ValueError, match="registers=0"):
         TraceSpec(registers=0)
 

@@ -22,6 +22,10 @@ from .timing import Timing, time_alternating, time_events, time_torch, time_torc
 from .trace_run import HangError, Layout, TraceBuffers, decode_events, decode_progress, watch
 
 
+Builds = tuple[tuple[Any, Compiled], ...]  # instrumented builds to choose from: (TraceSpec, Compiled)
+CHOICE_REPS = 10  # rounds that time the instrumented builds against each other before one is recorded
+
+
 class Runner:
     """Handles launch requests; keeps the CUDA context and the compile cache between them."""
 
@@ -95,18 +99,37 @@ class Runner:
         plans = tuple(kernel.plan(m["config"], size, info.limits, used.registers if used else None)
                       for size in m["sizes"])
         if m.get("trace") is not None:  # the recording CTAs are compiled in, chosen per plan
-            for spec in dict.fromkeys(m["trace"].placed(plan) for plan in plans):
-                spent += self.compiled(m, info, spec)[1]
+            for plan in plans:
+                spent += self.instrumented(m, info, plan)[1]
         return {"ok": True, "device": info, "plans": plans, "compile_s": spent,
                 "first_compile_s": compiled.compile_s, "cache_hit": hit}
+
+    def instrumented(self, m: dict[str, Any], info: DeviceInfo, plan: Any) -> tuple[Builds, float]:
+        """The instrumented builds to choose from for ``plan``, as ``(spec, compiled)``, and the seconds compiling took.
+
+        The build of the placed spec, and when the trace splits and that
+        build uses more registers than the plain kernel, a second one capped
+        at the plain kernel's count (:meth:`~ts_explore.model.timeline.TraceSpec.capped`);
+        :meth:`first_run` keeps the faster.
+        """
+        from ..kernels.build import resources
+
+        spec = m["trace"].placed(plan)
+        first, spent, _ = self.compiled(m, info, spec)
+        capped = spec.capped(plan)
+        used = resources(first.fn)
+        if capped is None or used is None or used.registers <= (capped.registers or 0):
+            return ((spec, first),), spent
+        second, more, _ = self.compiled(m, info, capped)
+        return ((spec, first), (capped, second)), spent + more
 
     def run(self, m: dict[str, Any], info: DeviceInfo) -> dict[str, Any]:
         """Run, check and time each planned size with the cached kernel."""
         compiled, _, _ = self.compiled(m, info)
         kernel = importlib.import_module(m["kernel"])
 
-        def traced(plan: Any) -> Compiled | None:
-            return self.compiled(m, info, m["trace"].placed(plan))[0] if m.get("trace") is not None else None
+        def traced(plan: Any) -> Builds:
+            return self.instrumented(m, info, plan)[0] if m.get("trace") is not None else ()
 
         if hasattr(kernel, "device_problem"):
             runs = tuple(self.run_on_device(kernel.device_problem(compiled.fn, m["config"], plan, self.stream), m,
@@ -118,7 +141,7 @@ class Runner:
                          for plan in m["plans"])
         return {"ok": True, "device": info, "runs": runs}
 
-    def run_on_device(self, problem: DeviceProblem, m: dict[str, Any], traced: Compiled | None = None,
+    def run_on_device(self, problem: DeviceProblem, m: dict[str, Any], traced: Builds = (),
                       plan: Any = None, info: DeviceInfo | None = None) -> SizeRun:
         """A problem made on the GPU: run once, check against the GPU reference, time kernel and references.
 
@@ -127,7 +150,7 @@ class Runner:
         host problems; the check then reads what the last launch wrote.
         """
         timeline, traced_ms, paired = None, None, None
-        if traced is None:
+        if not traced:
             self.guarded(lambda: (problem.launch(), check(_sync(self.stream))))
         else:
             timeline, traced_ms, paired = self.guarded(
@@ -146,7 +169,7 @@ class Runner:
                        checked=bool(m.get("check", True)), shape=problem.shape, timeline=timeline,
                        traced_ms=traced_ms, traced_timing=traced_timing, traced_baseline=baseline)
 
-    def run_size(self, fn: Any, problem: HostProblem, m: dict[str, Any], traced: Compiled | None = None,
+    def run_size(self, fn: Any, problem: HostProblem, m: dict[str, Any], traced: Builds = (),
                  plan: Any = None, info: DeviceInfo | None = None) -> SizeRun:
         from ..kernels.build import gmem_ptr
 
@@ -188,43 +211,43 @@ class Runner:
             if not self.broken:
                 buffers.free()
 
-    def first_run(self, run: Any, args: list[Any], traced: Compiled | None, plan: Any, m: dict[str, Any],
+    def first_run(self, run: Any, args: list[Any], traced: Builds, plan: Any, m: dict[str, Any],
                   info: DeviceInfo | None, bytes_moved: int = 0, call: Any = None
                   ) -> tuple[Any, float | None, tuple[Timing, ...] | None]:
         """Run once, watched: the instrumented build when there is one (its timeline, time, and timing reps).
 
+        ``traced``: the instrumented builds to choose from (:meth:`instrumented`;
+        empty: run the plain kernel). With two, each is timed in turn with
+        the plain kernel (:data:`CHOICE_REPS` rounds) after a watched run of
+        the first, and the faster one is run again and recorded; its spec
+        (``registers``: the cap, or None) goes with the timeline.
         The timing reps (``time_trace``) are ``(plain, instrumented)``, taken in alternation.
         ``call(fn, args)`` makes the instrumented build's zero-argument launcher
         (default: arguments converted once, :func:`_fast_call`).
 
         A kernel still running after ``kernel_timeout`` s is read (each warp's
         progress, if instrumented) and reported as a :class:`HangError`; the
-        worker restarts, since its context is stuck. ``time_trace`` also times
-        the instrumented build and the plain one in alternation (for overhead tables).
+        worker restarts, since its context is stuck.
         """
         timeout = float(m.get("kernel_timeout", 180.0))
-        if traced is None:
+        if not traced:
             if watch(run, self.stream, timeout) is None:
                 self.broken = True
                 raise HangError(f"did not finish in {timeout:g} s; the worker was stopped and restarts")
             return None, None, None
-        spec = m["trace"].placed(plan)
+        spec, build = traced[0]
         buffers = TraceBuffers(Layout.of(spec, plan.ctas, plan.threads), spec.progress)
         try:
-            buffers.reset(self.stream)
-            check(_sync(self.stream))
-            traced_run = (call or _fast_call)(traced.fn, [*args, *buffers.pointers()])
-            start, stop = _event(), _event()
-            waited = watch(lambda: (_record(start, self.stream), traced_run(), _record(stop, self.stream)),
-                           self.stream, timeout)
-            if waited is None:
-                self.broken = True
-                warps = decode_progress(buffers.read_progress(), traced.task_set) if spec.progress else ()
-                raise HangError(f"did not finish in {timeout:g} s; the worker was stopped and restarts", warps)
-            ms = _elapsed_ms(start, stop)
+            launchers = [(s, b, (call or _fast_call)(b.fn, [*args, *buffers.pointers()])) for s, b in traced]
+            traced_run = launchers[0][2]
+            ms = self.recorded(traced_run, buffers, build, spec, timeout)
+            if len(launchers) > 1:
+                spec, build, traced_run = self.faster(run, launchers, m, bytes_moved)
+                if traced_run is not launchers[0][2]:
+                    ms = self.recorded(traced_run, buffers, build, spec, timeout)
             timeline = None
             if spec.events:
-                timeline = decode_events(buffers.read_events(), traced.task_set, scenario=m["scenario"], spec=spec,
+                timeline = decode_events(buffers.read_events(), build.task_set, scenario=m["scenario"], spec=spec,
                                          device=info.name if info else "", config=repr(m["config"]),
                                          kernel_ns=int(ms * 1e6), first_cta=spec.first_cta)
             timing = None
@@ -235,6 +258,32 @@ class Runner:
         finally:
             if not self.broken:
                 buffers.free()
+
+    def recorded(self, traced_run: Any, buffers: TraceBuffers, build: Compiled, spec: Any, timeout: float) -> float:
+        """One watched launch of an instrumented build into freshly cleared buffers; its time in ms.
+
+        A launch still running after ``timeout`` s marks the worker broken and
+        raises :class:`HangError` with each warp's last progress (when written).
+        """
+        buffers.reset(self.stream)
+        check(_sync(self.stream))
+        start, stop = _event(), _event()
+        waited = watch(lambda: (_record(start, self.stream), traced_run(), _record(stop, self.stream)),
+                       self.stream, timeout)
+        if waited is None:
+            self.broken = True
+            warps = decode_progress(buffers.read_progress(), build.task_set) if spec.progress else ()
+            raise HangError(f"did not finish in {timeout:g} s; the worker was stopped and restarts", warps)
+        return _elapsed_ms(start, stop)
+
+    def faster(self, run: Any, launchers: list[tuple[Any, Compiled, Any]], m: dict[str, Any],
+               bytes_moved: int) -> tuple[Any, Compiled, Any]:
+        """The instrumented launcher with the lowest median time, timed in turn with the plain one."""
+        labels = ("plain", *(f"traced, registers {s.registers or 'uncapped'}" for s, _, _ in launchers))
+        timings = time_alternating((run, *(launch for _, _, launch in launchers)), self.stream, CHOICE_REPS, 2,
+                                   labels, bytes_moved)
+        best = min(range(len(launchers)), key=lambda i: timings[i + 1].median_ms)
+        return launchers[best]
 
     def memcpy_reference(self, nbytes: int, m: dict[str, Any]) -> Timing:
         """A device-to-device copy of the same bytes through the driver's memcpy path."""

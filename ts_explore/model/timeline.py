@@ -49,9 +49,9 @@ class TraceSpec:
     every CTA before and after every acquire and wait (on an H200 they
     doubled the time of a bandwidth-bound pipelined copy), so progress is off
     unless asked for; a launch forced past the verifier always turns it on.
-    ``registers``: a cap on the instrumented build's registers per thread;
-    None (the default) lets a launch that :attr:`splits` set it to its
-    plain kernel's count (:meth:`placed`), see there why.
+    ``registers``: a cap on the instrumented build's registers per thread
+    (None: no cap); a launch that :attr:`splits` also tries its plain
+    kernel's count and keeps the faster build (:meth:`capped` says why).
     """
 
     stages: str = "all"
@@ -79,25 +79,39 @@ class TraceSpec:
         return self.start or 0
 
     def placed(self, plan: Any) -> TraceSpec:
-        """This spec fixed for ``plan`` (a :class:`~ts_explore.model.plan.LaunchPlan`): which CTAs record, the cap.
+        """This spec with its recording CTAs fixed for ``plan`` (a :class:`~ts_explore.model.plan.LaunchPlan`).
 
-        A ``start`` given stays; otherwise :func:`quiet_start` picks it. When
-        the kernel :attr:`splits`, the instrumented build is capped at the
-        plain kernel's registers (``plan.registers``, read from its cubin)
-        unless ``registers`` was given. Why: the compiler allocates registers
-        and schedules instructions for the whole kernel, so the recording
-        branch, which needs more registers, changed how the plain branch of
-        the same kernel was compiled, and every CTA paid for it. Measured on an
-        H200 (pipelined copy, threads loader, nothing recorded, so only the
-        plain branch ran): 1.027-1.034x uncapped or capped at 48 registers,
-        1.000-1.003x at the plain kernel's 40; the few spills the cap costs
-        land in the recording branch.
+        A ``start`` given stays; otherwise :func:`quiet_start` picks it.
         """
-        start = self.start if self.start is not None else quiet_start(plan, self.ctas)
-        registers = self.registers
-        if registers is None and self.splits:
-            registers = getattr(plan, "registers", None)
-        return replace(self, start=start, registers=registers)
+        return self if self.start is not None else replace(self, start=quiet_start(plan, self.ctas))
+
+    def capped(self, plan: Any) -> TraceSpec | None:
+        """The same spec with the instrumented build held to the plain kernel's registers, or None.
+
+        None when no cap applies: the spec does not :attr:`splits`, sets its
+        own ``registers``, or ``plan`` (a
+        :class:`~ts_explore.model.plan.LaunchPlan`) does not know the plain
+        kernel's count. Why a cap can matter: the compiler allocates
+        registers and schedules instructions for the whole kernel, so a
+        recording branch that needs more registers can change how the plain
+        branch of the same kernel is built, and every CTA pays. Whether the
+        cap pays off depends on the kernel, as measured on an H200 with two
+        CTAs recording work steps: the threads-loader pipelined copy went
+        from 1.039-1.054x to 1.000x (its plain branch compiled as the plain
+        kernel), the grid-stride copy from 0.994-0.997x to 1.068-1.081x (the
+        spills the cap forces). So a launch builds both and keeps the one
+        that times faster (:meth:`ts_explore.gpu.runner.Runner.first_run`).
+
+        >>> from types import SimpleNamespace as plan
+        >>> TraceSpec(stages="work").capped(plan(registers=40)).registers
+        40
+        >>> TraceSpec(ctas=0).capped(plan(registers=40)), TraceSpec().capped(plan(registers=None))
+        (None, None)
+        """
+        count = getattr(plan, "registers", None)
+        if not self.splits or self.registers is not None or count is None:
+            return None
+        return replace(self, registers=count)
 
     def records(self, stage: Stage) -> bool:
         """Whether a step of this stage gets a timeline event."""
