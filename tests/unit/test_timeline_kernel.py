@@ -156,3 +156,15 @@ def test_a_launch_that_splits_offers_a_second_build_at_the_plain_kernels_registe
             assert none is None and cap == plain.registers and capped <= plain.registers < uncapped
         else:
             assert builds[label] == [(None, plain.registers)]
+
+
+def test_a_register_cap_given_by_the_user_holds_when_every_cta_records() -> None:
+    from ts_explore.kernels.build import resources
+
+    sc = get("pipelined_copy")
+    cfg = sc.config(loader=Loader.THREADS, load_warps=4, ctas=0)
+    module = importlib.import_module(sc.kernel)
+    free = resources(module.compile(sc, cfg, arch="sm_90a", trace=TraceSpec(stages="all", ctas=0)))
+    held = resources(module.compile(sc, cfg, arch="sm_90a", trace=TraceSpec(stages="all", ctas=0, registers=48)))
+    assert free is not None and held is not None
+    assert held.registers <= 48 < free.registers

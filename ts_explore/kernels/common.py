@@ -74,9 +74,9 @@ def run_tasks(tm: TaskManager, built: Built, recorder: Any = None) -> None:
     records only some CTAs (:attr:`~ts_explore.model.timeline.TraceSpec.splits`),
     the schedule is emitted twice behind one branch on the CTA index, over
     the same shared memory and barriers: instrumented for the recording CTAs,
-    plain for the rest; the spec's ``registers`` then caps the kernel's
-    registers (the plain kernel's count, so the plain branch compiles as the
-    plain kernel does).
+    plain for the rest. A spec's ``registers`` caps the kernel's registers
+    (a launch tries the plain kernel's count, so that the plain branch
+    compiles as the plain kernel does).
     """
     if recorder is None:
         tm.run()
@@ -99,9 +99,9 @@ def run_tasks(tm: TaskManager, built: Built, recorder: Any = None) -> None:
         uninstrument(tm.tasks)
         _restore(state)
 
+    if recorder.spec.registers is not None:
+        cap_registers(recorder.spec.registers)
     if recorder.spec.splits:
-        if recorder.spec.registers is not None:
-            cap_registers(recorder.spec.registers)
         split_by_cta(recorder.spec.ctas, recorder.spec.first_cta, traced, tm.run)
     else:
         traced()

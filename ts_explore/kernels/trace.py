@@ -101,10 +101,10 @@ def recorder_for(spec: Any, events: Any, progress: Any) -> Any:
 def cap_registers(count: int) -> None:
     """While a kernel is traced: cap its registers per thread at ``count`` (PTX ``.maxnreg``).
 
-    Called for a kernel that :attr:`~ts_explore.model.timeline.TraceSpec.splits`,
-    with the plain kernel's count, so the compiler builds the plain branch
-    as it builds the plain kernel (see
-    :meth:`~ts_explore.model.timeline.TraceSpec.placed`).
+    Called for a spec that sets ``registers``. A launch whose trace
+    :attr:`~ts_explore.model.timeline.TraceSpec.splits` tries the plain
+    kernel's count, so the compiler builds the plain branch as it builds the
+    plain kernel (see :meth:`~ts_explore.model.timeline.TraceSpec.capped`).
     """
     from cutlass._mlir import ir
 
@@ -174,9 +174,9 @@ def begin_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], start: c
     """Where ``recording``: read the global timer and store words 0-3 of event ``n`` (one 128-bit store).
 
     Storing the start right away, rather than keeping it for the end, leaves
-    no instrumentation value live across the step. (The instrumented build
-    still compiles differently: a kernel that holds a stage in registers
-    needs more of them where events are stored; see the overhead notes in
+    no instrumentation value live across the step. (The kernel still needs
+    more registers where events are stored, which is why a launch also tries
+    a build capped at the plain kernel's count, :func:`cap_registers`; see
     ``benchmarks/results/trace_overhead.h200.txt``.)
     """
     if recording:
