@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             problem, shown = (size or args.mib) * 2**20 // 4, f"{size or args.mib} MiB"
         row: list[tuple[float, float, bool]] = []
+        cap = "-"
         for _, spec in columns(capacity):
             try:
                 r = launch(name, sizes=[problem], reps=args.reps, warmup=5, trace=spec, time_trace=True,
@@ -87,23 +88,26 @@ def main(argv: list[str] | None = None) -> int:
             device = device or f"{r.device.name} ({r.device.arch})"
             lost = bool(run.timeline is not None and run.timeline.lost)
             row.append((run.kernel.median_ms, run.overhead() or float("nan"), r.ok and not lost))
-        table.append((f"{label} ({shown})", row))
+            if len(row) == 1 and run.timeline is not None:  # the default trace: which build the launch kept
+                cap = "none" if run.timeline.spec.registers is None else str(run.timeline.spec.registers)
+        table.append((f"{label} ({shown})", row, cap))
     print(f"On {device}: instrumented / plain median kernel time of the same launch, {args.reps} reps each")
-    head = f"{'scenario':48s} {'plain ms':>9s}" + "".join(f" {c:>16s}" for c in COLUMNS)
+    head = f"{'scenario':48s} {'plain ms':>9s}" + "".join(f" {c:>16s}" for c in COLUMNS) + f" {'cap':>5s}"
     print(head)
     print("-" * len(head))
     worst = 0.0
     unmeasured = []
-    for label, row in table:
+    for label, row, cap in table:
         plain = next((ms for ms, _, _ in row if ms == ms), float("nan"))
         cells = "".join(f" {ratio:15.3f}x" + ("" if ok else "!") for _, ratio, ok in row)
-        print(f"{label:48s} {plain:9.4f}{cells}")
+        print(f"{label:48s} {plain:9.4f}{cells} {cap:>5s}")
         ratio, ok = row[0][1], row[0][2]
         if ratio == ratio and ok:
             worst = max(worst, ratio)
         else:
             unmeasured.append(label)
-    print("! = wrong output or events past the capacity")
+    print("! = wrong output or events past the capacity; cap = the register cap of the default trace's build "
+          "(the launch times the uncapped build and one capped at the plain kernel's count, and keeps the faster)")
     if unmeasured:
         print(f"work-step overhead (2 CTAs) NOT MEASURED for {', '.join(unmeasured)}: see the errors above")
         return 1
