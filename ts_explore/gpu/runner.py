@@ -219,7 +219,7 @@ class Runner:
         ``traced``: the instrumented builds to choose from (:meth:`instrumented`;
         empty: run the plain kernel). With two, each is timed in turn with
         the plain kernel (:data:`CHOICE_REPS` rounds) after a watched run of
-        the first, and the faster one is run again and recorded; its spec
+        the first, and the faster one is then recorded in a launch of its own; its spec
         (``registers``: the cap, or None) goes with the timeline.
         The timing reps (``time_trace``) are ``(plain, instrumented)``, taken in alternation.
         ``call(fn, args)`` makes the instrumented build's zero-argument launcher
@@ -241,10 +241,9 @@ class Runner:
             launchers = [(s, b, (call or _fast_call)(b.fn, [*args, *buffers.pointers()])) for s, b in traced]
             traced_run = launchers[0][2]
             ms = self.recorded(traced_run, buffers, build, spec, timeout)
-            if len(launchers) > 1:
+            if len(launchers) > 1:  # the timing rounds overwrite the events: record the one kept afresh
                 spec, build, traced_run = self.faster(run, launchers, m, bytes_moved)
-                if traced_run is not launchers[0][2]:
-                    ms = self.recorded(traced_run, buffers, build, spec, timeout)
+                ms = self.recorded(traced_run, buffers, build, spec, timeout)
             timeline = None
             if spec.events:
                 timeline = decode_events(buffers.read_events(), build.task_set, scenario=m["scenario"], spec=spec,
