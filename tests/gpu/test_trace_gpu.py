@@ -127,7 +127,8 @@ def test_tracing_only_work_steps_stays_within_its_bound(name: str, overrides: di
                     **overrides)
     run = result.runs[0]
     assert run.traced_baseline is not None and run.traced_timing is not None
-    print(name, run.traced_baseline.median_ms, run.traced_timing.median_ms, run.overhead())
+    cap = run.timeline.spec.registers if run.timeline is not None else "?"
+    print(name, run.traced_baseline.median_ms, run.traced_timing.median_ms, run.overhead(), f"register cap {cap}")
     assert run.overhead() <= WORK_TRACE_BOUND, (run.traced_baseline.summary, run.traced_timing.summary)
 
 

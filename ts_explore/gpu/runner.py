@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import statistics
 from typing import Any
 
 from .cache import CompileCache, Compiled
@@ -23,7 +24,21 @@ from .trace_run import HangError, Layout, TraceBuffers, decode_events, decode_pr
 
 
 Builds = tuple[tuple[Any, Compiled], ...]  # instrumented builds to choose from: (TraceSpec, Compiled)
-CHOICE_REPS = 10  # rounds that time the instrumented builds against each other before one is recorded
+CHOICE_ROUNDS = 10  # rounds per order of the instrumented builds when they are timed against each other
+CHOICE_MARGIN = 0.02  # a later build is kept only when it beats the first by this share of the plain kernel's time
+
+
+def kept_build(ratios: list[float], margin: float = CHOICE_MARGIN) -> int:
+    """Which instrumented build to keep, from each one's median time over the plain kernel's (first: uncapped).
+
+    The first build unless another is faster by more than ``margin`` (then
+    the fastest): a cap is kept only for a clear gain, not for noise.
+
+    >>> kept_build([1.045, 1.000]), kept_build([1.000, 1.068]), kept_build([1.03, 1.02]), kept_build([1.1, 1.05, 1.02])
+    (1, 0, 0, 2)
+    """
+    best = min(range(len(ratios)), key=ratios.__getitem__)
+    return best if ratios[best] < ratios[0] - margin else 0
 
 
 class Runner:
@@ -218,8 +233,8 @@ class Runner:
 
         ``traced``: the instrumented builds to choose from (:meth:`instrumented`;
         empty: run the plain kernel). With two, each is timed in turn with
-        the plain kernel (:data:`CHOICE_REPS` rounds) after a watched run of
-        the first, and the faster one is then recorded in a launch of its own; its spec
+        the plain kernel (:meth:`faster`) after a watched run of the first,
+        and the one kept is then recorded in a launch of its own; its spec
         (``registers``: the cap, or None) goes with the timeline.
         The timing reps (``time_trace``) are ``(plain, instrumented)``, taken in alternation.
         ``call(fn, args)`` makes the instrumented build's zero-argument launcher
@@ -277,12 +292,23 @@ class Runner:
 
     def faster(self, run: Any, launchers: list[tuple[Any, Compiled, Any]], m: dict[str, Any],
                bytes_moved: int) -> tuple[Any, Compiled, Any]:
-        """The instrumented launcher with the lowest median time, timed in turn with the plain one."""
-        labels = ("plain", *(f"traced, registers {s.registers or 'uncapped'}" for s, _, _ in launchers))
-        timings = time_alternating((run, *(launch for _, _, launch in launchers)), self.stream, CHOICE_REPS, 2,
-                                   labels, bytes_moved)
-        best = min(range(len(launchers)), key=lambda i: timings[i + 1].median_ms)
-        return launchers[best]
+        """The instrumented launcher to keep (:func:`kept_build` of each one's time over the plain kernel's).
+
+        Each round runs the plain kernel, then every candidate; the candidates'
+        order rotates between batches of :data:`CHOICE_ROUNDS` rounds so that
+        no build always runs in the same place, and each time is divided by
+        the plain kernel's of the same round.
+        """
+        ratios: list[list[float]] = [[] for _ in launchers]
+        count = len(launchers)
+        for shift in range(count):
+            order = [(i + shift) % count for i in range(count)]
+            timings = time_alternating((run, *(launchers[i][2] for i in order)), self.stream, CHOICE_ROUNDS, 2,
+                                       ("plain", *(f"instrumented build {i}" for i in order)), bytes_moved)
+            plain = timings[0].times_ms
+            for place, i in enumerate(order):
+                ratios[i].extend(t / p for t, p in zip(timings[place + 1].times_ms, plain))
+        return launchers[kept_build([statistics.median(r) for r in ratios])]
 
     def memcpy_reference(self, nbytes: int, m: dict[str, Any]) -> Timing:
         """A device-to-device copy of the same bytes through the driver's memcpy path."""

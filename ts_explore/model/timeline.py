@@ -51,7 +51,8 @@ class TraceSpec:
     unless asked for; a launch forced past the verifier always turns it on.
     ``registers``: a cap on the instrumented build's registers per thread
     (None: no cap); a launch that :attr:`splits` also tries its plain
-    kernel's count and keeps the faster build (:meth:`capped` says why).
+    kernel's count and keeps that build when it is clearly faster
+    (:meth:`capped` says why).
     """
 
     stages: str = "all"
@@ -99,8 +100,9 @@ class TraceSpec:
         CTAs recording work steps: the threads-loader pipelined copy went
         from 1.039-1.054x to 1.000x (its plain branch compiled as the plain
         kernel), the grid-stride copy from 0.994-0.997x to 1.068-1.081x (the
-        spills the cap forces). So a launch builds both and keeps the one
-        that times faster (:meth:`ts_explore.gpu.runner.Runner.first_run`).
+        spills the cap forces). So a launch builds both, times them against
+        the plain kernel and keeps the capped one only when it is clearly
+        faster (:func:`ts_explore.gpu.runner.kept_build`).
 
         >>> from types import SimpleNamespace as plan
         >>> TraceSpec(stages="work").capped(plan(registers=40)).registers
