@@ -29,7 +29,7 @@ def choose(monkeypatch, cost: dict[str, float], slower_in_place: dict[int, float
     calls: list[tuple[str, ...]] = []
     monkeypatch.setattr(runner_module, "time_alternating", fake_rounds(cost, slower_in_place or {}, calls))
     launchers = [("uncapped spec", None, lambda: "uncapped"), ("capped spec", None, lambda: "capped")]
-    spec, _, _ = Runner().faster(lambda: "plain", launchers, {}, 0)
+    spec, _, _ = Runner().faster(lambda: "plain", launchers, 0)
     return spec, calls
 
 

@@ -125,7 +125,7 @@ class Runner:
         The build of the placed spec, and when the trace splits and that
         build uses more registers than the plain kernel, a second one capped
         at the plain kernel's count (:meth:`~ts_explore.model.timeline.TraceSpec.capped`);
-        :meth:`first_run` keeps the faster.
+        :meth:`first_run` keeps the capped one only when it is clearly faster (:func:`kept_build`).
         """
         from ..kernels.build import resources
 
@@ -257,7 +257,7 @@ class Runner:
             traced_run = launchers[0][2]
             ms = self.recorded(traced_run, buffers, build, spec, timeout)
             if len(launchers) > 1:  # the timing rounds overwrite the events: record the one kept afresh
-                spec, build, traced_run = self.faster(run, launchers, m, bytes_moved)
+                spec, build, traced_run = self.faster(run, launchers, bytes_moved)
                 ms = self.recorded(traced_run, buffers, build, spec, timeout)
             timeline = None
             if spec.events:
@@ -290,8 +290,8 @@ class Runner:
             raise HangError(f"did not finish in {timeout:g} s; the worker was stopped and restarts", warps)
         return _elapsed_ms(start, stop)
 
-    def faster(self, run: Any, launchers: list[tuple[Any, Compiled, Any]], m: dict[str, Any],
-               bytes_moved: int) -> tuple[Any, Compiled, Any]:
+    def faster(self, run: Any, launchers: list[tuple[Any, Compiled, Any]], bytes_moved: int
+               ) -> tuple[Any, Compiled, Any]:
         """The instrumented launcher to keep (:func:`kept_build` of each one's time over the plain kernel's).
 
         Each round runs the plain kernel, then every candidate; the candidates'

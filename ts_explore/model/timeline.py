@@ -72,7 +72,7 @@ class TraceSpec:
                              "chosen from the launch plan)")
         if self.registers is not None and not 1 <= self.registers <= 255:
             raise ValueError(f"trace registers={self.registers}: a register cap per thread is 1-255 (or None: "
-                             "the plain kernel's count, from the launch plan)")
+                             "no cap)")
 
     @property
     def first_cta(self) -> int:
