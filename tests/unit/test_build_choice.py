@@ -49,3 +49,24 @@ def test_both_orders_are_timed_so_a_place_in_the_round_favours_no_build(monkeypa
 @pytest.mark.parametrize("ratios,kept", [([1.0], 0), ([1.04, 1.0], 1), ([1.0, 0.99], 0), ([1.2, 1.1, 1.0], 2)])
 def test_the_rule(ratios: list[float], kept: int) -> None:
     assert kept_build(ratios) == kept
+
+
+def test_a_capped_build_the_compiler_refuses_leaves_the_uncapped_one(monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from ts_explore.gpu.cache import Compiled
+    from ts_explore.gpu.errors import LaunchError
+    from ts_explore.model.timeline import TraceSpec
+
+    def compiled(self, m, info, trace=None):
+        if trace is not None and trace.registers is not None:
+            raise LaunchError("compile_failed", "ptxas: too few registers")
+        return Compiled(fn=SimpleNamespace(), compile_s=1.0), 1.0, False
+
+    monkeypatch.setattr(Runner, "compiled", compiled)
+    monkeypatch.setattr("ts_explore.kernels.build.resources",
+                        lambda fn: SimpleNamespace(registers=64, static_smem_bytes=0, frame_bytes=0))
+    plan = SimpleNamespace(registers=40, ctas=4, instances=(), device=None, threads=128, smem_bytes=0)
+    m = {"trace": TraceSpec(stages="work", start=0)}
+    builds, spent = Runner().instrumented(m, None, plan)
+    assert [spec.registers for spec, _ in builds] == [None] and spent == 1.0

@@ -135,7 +135,10 @@ class Runner:
         used = resources(first.fn)
         if capped is None or used is None or used.registers <= (capped.registers or 0):
             return ((spec, first),), spent
-        second, more, _ = self.compiled(m, info, capped)
+        try:
+            second, more, _ = self.compiled(m, info, capped)
+        except LaunchError:  # the cap is an option: a build the compiler refuses at it leaves the uncapped one
+            return ((spec, first),), spent
         return ((spec, first), (capped, second)), spent + more
 
     def run(self, m: dict[str, Any], info: DeviceInfo) -> dict[str, Any]:
