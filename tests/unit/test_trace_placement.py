@@ -78,7 +78,7 @@ def test_a_trace_of_later_ctas_decodes_as_those_ctas_and_checks_clean_against_th
 
     spec = TraceSpec(stages="all", start=2)
     sc, cfg, plan, raw, task_set = synthetic_run("pipelined_copy", 5 * 4096, spec, start=2, ctas=4, stages=2)
-    timeline = decode_events(raw, task_set, scenario=sc.name, spec=spec, first_cta=2)
+    timeline = decode_events(raw, task_set, scenario=sc.name, spec=spec)
     assert {cta for cta, _ in timeline.warps()} == {2, 3}
     assert "warps of CTAs 2-3 over" in timeline.summary()
     alignment = compare(sc, cfg, plan, timeline)
@@ -107,5 +107,5 @@ def test_a_saved_trace_keeps_its_register_cap(tmp_path) -> None:
 
     spec = TraceSpec(stages="all", start=2, registers=40)
     sc, _, _, raw, task_set = synthetic_run("pipelined_copy", 5 * 4096, spec, start=2, ctas=4, stages=2)
-    timeline = decode_events(raw, task_set, scenario=sc.name, spec=spec, first_cta=2)
+    timeline = decode_events(raw, task_set, scenario=sc.name, spec=spec)
     assert load_trace(timeline.save(tmp_path / "t.trace.json")).spec == spec

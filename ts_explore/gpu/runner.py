@@ -266,7 +266,7 @@ class Runner:
             if spec.events:
                 timeline = decode_events(buffers.read_events(), build.task_set, scenario=m["scenario"], spec=spec,
                                          device=info.name if info else "", config=repr(m["config"]),
-                                         kernel_ns=int(ms * 1e6), first_cta=spec.first_cta)
+                                         kernel_ns=int(ms * 1e6))
             timing = None
             if m.get("time_trace"):
                 timing = time_alternating((run, traced_run), self.stream, m["reps"], m["warmup"],

@@ -182,17 +182,17 @@ def loop_iteration(offset: int, first: int, step: int) -> int | None:
 
 
 def decode_events(raw: np.ndarray, task_set: TaskSet, *, scenario: str, spec: TraceSpec, device: str = "",
-                  config: str = "", kernel_ns: int | None = None, max_events: int = MAX_EVENTS,
-                  first_cta: int = 0) -> Timeline:
+                  config: str = "", kernel_ns: int | None = None, max_events: int = MAX_EVENTS) -> Timeline:
     """Turn the event buffer into a :class:`Timeline` (times relative to the earliest start).
 
-    Region ``c`` of the buffer is CTA ``first_cta + c`` (``spec.first_cta`` of the placed spec).
+    Region ``c`` of the buffer is CTA ``spec.first_cta + c`` (``spec`` as placed for the launch).
 
     Warps past ``max_events`` (tracing every CTA of a large launch) are
     counted in ``Timeline.undecoded`` instead of kept.
     """
     ctas, warps, slots, _ = raw.shape
     capacity = slots - 1  # the last slot of a warp takes every event past the capacity
+    first_cta = spec.first_cta
     steps = {(t.name, s.uid): s for t in task_set.tasks for s in t.schedule.steps()}
     rows: list[tuple[int, int, np.ndarray]] = []
     lost: list[tuple[int, int, int]] = []

@@ -103,7 +103,8 @@ def _traced_step(task: Any, original: Any, ids: dict[tuple[int, Any], int], reco
     assert uid is not None
     loop = routing_slot[2] == ScheduleStageType.Loop
     if mark:
-        recorder.mark(uid, _iteration(task, stage_info, loop), _tile(stage_info), ENTERED)
+        where = (_iteration(task, stage_info, loop), _tile(stage_info))
+        recorder.mark(uid, *where, ENTERED)
     if event:
         recording = recorder.recording()
         zero = cutlass.Int32(0)
@@ -114,7 +115,7 @@ def _traced_step(task: Any, original: Any, ids: dict[tuple[int, Any], int], reco
         n = recorder.end(recording, getattr(task, COUNTER), loop, cutlass.Int32(first), cutlass.Int32(step))
         setattr(task, COUNTER, n)
     if mark:
-        recorder.mark(uid, _iteration(task, stage_info, loop), _tile(stage_info), LEFT)
+        recorder.mark(uid, *where, LEFT)
 
 
 def _iteration(task: Any, stage_info: Any, loop: bool) -> Any:

@@ -20,7 +20,7 @@ Perfetto UI and ``chrome://tracing`` open; :func:`load_trace` reads it back.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -309,9 +309,7 @@ class Timeline:
         other = {"format": FORMAT, "scenario": self.scenario, "device": self.device, "config": self.config,
                  "kernel_ns": self.kernel_ns, "origin_ns": self.origin_ns, "lost": [list(x) for x in self.lost],
                  "undecoded": self.undecoded,
-                 "spec": {"stages": self.spec.stages, "ctas": self.spec.ctas, "capacity": self.spec.capacity,
-                          "progress": self.spec.progress, "start": self.spec.start,
-                          "registers": self.spec.registers},
+                 "spec": asdict(self.spec),
                  "tasks": [[t.name, t.warp_start, t.warp_end] for t in self.tasks]}
         return {"traceEvents": meta + events, "displayTimeUnit": "ns", "otherData": other}
 
