@@ -82,18 +82,22 @@ class WorkerHandle:
     def __init__(self) -> None:
         self._proc: Any = None
         self._conn: Any = None
+        self._fresh = False  # started and not yet answered: a death now is a start-up failure
 
     @property
     def alive(self) -> bool:
         return self._proc is not None and self._proc.is_alive()
 
     def _start(self) -> None:
+        if getattr(mp.current_process(), "_inheriting", False):  # we are a worker re-running the user's script
+            raise LaunchError("script_guard", _SCRIPT_GUARD)
         ctx = mp.get_context("spawn")
         parent, child = ctx.Pipe()
         self._proc = ctx.Process(target=worker_main, args=(child,), name="ts-explore-launch", daemon=True)
         self._proc.start()
         child.close()
         self._conn = parent
+        self._fresh = True
 
     def request(self, message: dict[str, Any], timeout: float, on_timeout: str = "") -> dict[str, Any]:
         """Send ``message``; kill the worker and raise LaunchError if no answer comes in ``timeout`` s."""
@@ -109,22 +113,29 @@ class WorkerHandle:
             raise
         if ready is None or (not ready and not self.alive):
             code = self._proc.exitcode if self._proc is not None else None
-            self.stop()
-            raise LaunchError("worker_died", f"the launch worker exited (exit code {code}) before answering; "
-                              "the next launch starts a fresh one")
+            raise self._died(code, "before answering")
         if not ready:
             self.kill()
             raise LaunchError("timeout", f"did not finish in {timeout:g} s; the worker was killed. {on_timeout}")
         try:
             reply = self._conn.recv()
         except (EOFError, OSError):
-            code = self._proc.exitcode
-            self.stop()
-            raise LaunchError("worker_died", f"the launch worker exited (exit code {code}) while answering; "
-                              "the next launch starts a fresh one") from None
+            raise self._died(self._proc.exitcode, "while answering") from None
+        self._fresh = False
         if reply.get("restart"):
             self.stop()
         return reply
+
+    def _died(self, code: int | None, when: str) -> LaunchError:
+        """The error for a worker that exited; one that died starting up in a script gets the guard hint."""
+        fresh = self._fresh
+        self.stop()
+        if fresh and _in_script():
+            return LaunchError("worker_died", f"the launch worker exited (exit code {code}) while starting; its "
+                               "own error is printed above. If the script launches at its top level, that is why: "
+                               + _SCRIPT_GUARD)
+        return LaunchError("worker_died", f"the launch worker exited (exit code {code}) {when}; "
+                           "the next launch starts a fresh one")
 
     def kill(self) -> None:
         """End the worker now (SIGKILL), e.g. when a kernel hangs."""
@@ -151,6 +162,16 @@ class WorkerHandle:
             self._conn.close()
         self._proc = None
         self._conn = None
+
+
+_SCRIPT_GUARD = ("the launch worker is a fresh Python process that imports the running script again, so a "
+                 "script must launch from inside `if __name__ == \"__main__\":` (as multiprocessing requires); "
+                 "move the launch calls under that guard and run the script again")
+
+
+def _in_script() -> bool:
+    """Whether this process runs a script file (which the spawned worker imports again), not a notebook."""
+    return getattr(sys.modules.get("__main__"), "__file__", None) is not None
 
 
 def worker_main(conn: Any) -> None:
