@@ -107,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             unmeasured.append(label)
     print("! = wrong output or events past the capacity; cap = the register cap of the default trace's build "
-          "(the launch times the uncapped build and one capped at the plain kernel's count, and keeps the capped one "
-          "when it is faster by more than 2% of the plain time)")
+          "(the launch times the uncapped build and ones capped at the plain kernel's count and at 255, and keeps a "
+          "capped one when it is faster than the uncapped by more than 2% of the plain time)")
     if unmeasured:
         print(f"work-step overhead (2 CTAs) NOT MEASURED for {', '.join(unmeasured)}: see the errors above")
         return 1

@@ -123,8 +123,8 @@ def test_tracing_some_ctas_leaves_the_rest_on_the_plain_schedule(progress: bool)
     assert emitted("pipelined_copy", cfg, spec) == emitted("pipelined_copy", cfg, TraceSpec(stages="all"))
 
 
-def test_a_launch_that_splits_offers_a_second_build_at_the_plain_kernels_register_count() -> None:
-    """The worker's instrumented builds for a launch: uncapped first, then one capped at the plain count.
+def test_a_launch_that_splits_offers_builds_capped_at_the_plain_kernels_register_count_and_at_255() -> None:
+    """The worker's instrumented builds for a launch: uncapped first, then capped at the plain count and at 255.
 
     Uncapped, the threads-loader copy's recording branch takes more
     registers than the plain kernel, which changes how the compiler builds
@@ -152,8 +152,9 @@ def test_a_launch_that_splits_offers_a_second_build_at_the_plain_kernels_registe
         found, _ = Runner().instrumented(m, info, plan)
         builds[label] = [(spec.registers, resources(build.fn).registers) for spec, build in found]
         if label == "threads":
-            (none, uncapped), (cap, capped) = builds[label]
+            (none, uncapped), (cap, capped), *rest = builds[label]
             assert none is None and cap == plain.registers and capped <= plain.registers < uncapped
+            assert all(cap == 255 and used > plain.registers for cap, used in rest), builds[label]
         else:
             assert builds[label] == [(None, plain.registers)]
 

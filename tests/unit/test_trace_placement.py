@@ -86,20 +86,23 @@ def test_a_trace_of_later_ctas_decodes_as_those_ctas_and_checks_clean_against_th
     assert load_trace(timeline.save(tmp_path / "t.trace.json")).spec.start == 2
 
 
-def test_a_trace_that_splits_offers_a_build_capped_at_the_plain_kernels_registers() -> None:
+def test_a_trace_that_splits_offers_builds_capped_at_the_plain_kernels_registers_and_at_255() -> None:
     plan = launch_plan("pipelined_copy", 1 << 26, device=H200, registers=40, ctas=0)
     spec = TraceSpec(stages="work").placed(plan)
     assert spec.registers is None  # placing picks CTAs, not a cap
-    capped = spec.capped(plan)
-    assert capped is not None and capped.registers == 40 and replace(capped, registers=None) == spec
-    assert TraceSpec(registers=64).capped(plan) is None  # a cap given is the user's
+    caps = spec.alternatives(plan)
+    assert [c.registers for c in caps] == [40, 255] and {replace(c, registers=None) for c in caps} == {spec}
+    assert [c.registers for c in spec.alternatives(replace(plan, registers=255))] == [255]
+    assert TraceSpec(registers=64).alternatives(plan) == ()  # a cap given is the user's
     # Every CTA records, or every CTA writes progress: no plain branch to protect.
-    assert TraceSpec(ctas=0).capped(plan) is None
-    assert TraceSpec(progress=True).capped(plan) is None
+    assert TraceSpec(ctas=0).alternatives(plan) == ()
+    assert TraceSpec(progress=True).alternatives(plan) == ()
     # A plan made without a compiled kernel does not know the count.
-    assert spec.capped(replace(plan, registers=None)) is None
+    assert spec.alternatives(replace(plan, registers=None)) == ()
     with pytest.raises(ValueError, match="registers=0"):
         TraceSpec(registers=0)
+    with pytest.raises(ValueError, match="registers=256"):
+        TraceSpec(registers=256)
 
 
 def test_a_saved_trace_keeps_its_register_cap(tmp_path) -> None:

@@ -25,7 +25,7 @@ from .trace_run import HangError, Layout, TraceBuffers, decode_events, decode_pr
 
 Builds = tuple[tuple[Any, Compiled], ...]  # instrumented builds to choose from: (TraceSpec, Compiled)
 CHOICE_ROUNDS = 10  # rounds per order of the instrumented builds when they are timed against each other
-CHOICE_MARGIN = 0.02  # a later build is kept only when it beats the first by this share of the plain kernel's time
+CHOICE_MARGIN = 0.02  # a capped build is kept only when it beats the uncapped by this share of the plain kernel's time
 
 
 def kept_build(ratios: list[float], margin: float = CHOICE_MARGIN) -> int:
@@ -122,24 +122,31 @@ class Runner:
     def instrumented(self, m: dict[str, Any], info: DeviceInfo, plan: Any) -> tuple[Builds, float]:
         """The instrumented builds to choose from for ``plan``, as ``(spec, compiled)``, and the seconds compiling took.
 
-        The build of the placed spec, and when the trace splits and that
-        build uses more registers than the plain kernel, a second one capped
-        at the plain kernel's count (:meth:`~ts_explore.model.timeline.TraceSpec.capped`);
-        :meth:`first_run` keeps the capped one only when it is clearly faster (:func:`kept_build`).
+        The build of the placed spec first; when the trace splits and that
+        build uses more registers than the plain kernel, also one per
+        register cap of :meth:`~ts_explore.model.timeline.TraceSpec.alternatives`
+        (a cap the compiler refuses, or whose build is byte for byte one
+        already there, adds none). :meth:`first_run` keeps a capped build
+        only when it is clearly faster (:func:`kept_build`).
         """
         from ..kernels.build import resources
 
         spec = m["trace"].placed(plan)
         first, spent, _ = self.compiled(m, info, spec)
-        capped = spec.capped(plan)
-        used = resources(first.fn)
-        if capped is None or used is None or used.registers <= (capped.registers or 0):
-            return ((spec, first),), spent
-        try:
-            second, more, _ = self.compiled(m, info, capped)
-        except LaunchError:  # the cap is an option: a build the compiler refuses at it leaves the uncapped one
-            return ((spec, first),), spent
-        return ((spec, first), (capped, second)), spent + more
+        builds: list[tuple[Any, Compiled]] = [(spec, first)]
+        used, plain = resources(first.fn), getattr(plan, "registers", None)
+        if used is None or plain is None or used.registers <= plain:
+            return tuple(builds), spent
+        for capped in spec.alternatives(plan):
+            try:
+                build, more, _ = self.compiled(m, info, capped)
+            except LaunchError:  # a cap is an option: a build the compiler refuses at it is left out
+                continue
+            spent += more
+            cubin = getattr(build.fn, "__cubin__", None)
+            if cubin is None or all(cubin != getattr(b.fn, "__cubin__", None) for _, b in builds):
+                builds.append((capped, build))
+        return tuple(builds), spent
 
     def run(self, m: dict[str, Any], info: DeviceInfo) -> dict[str, Any]:
         """Run, check and time each planned size with the cached kernel."""
@@ -235,7 +242,7 @@ class Runner:
         """Run once, watched: the instrumented build when there is one (its timeline, time, and timing reps).
 
         ``traced``: the instrumented builds to choose from (:meth:`instrumented`;
-        empty: run the plain kernel). With two, each is timed in turn with
+        empty: run the plain kernel). With several, each is timed in turn with
         the plain kernel (:meth:`faster`) after a watched run of the first,
         and the one kept is then recorded in a launch of its own; its spec
         (``registers``: the cap, or None) goes with the timeline.

@@ -75,8 +75,8 @@ def run_tasks(tm: TaskManager, built: Built, recorder: Any = None) -> None:
     the schedule is emitted twice behind one branch on the CTA index, over
     the same shared memory and barriers: instrumented for the recording CTAs,
     plain for the rest. A spec's ``registers`` caps the kernel's registers
-    (a launch tries the plain kernel's count, so that the plain branch
-    compiles as the plain kernel does).
+    (a launch also tries the plain kernel's count, so that the plain branch
+    can compile as the plain kernel does, and 255).
     """
     if recorder is None:
         tm.run()

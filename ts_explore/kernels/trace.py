@@ -102,9 +102,10 @@ def cap_registers(count: int) -> None:
     """While a kernel is traced: cap its registers per thread at ``count`` (PTX ``.maxnreg``).
 
     Called for a spec that sets ``registers``. A launch whose trace
-    :attr:`~ts_explore.model.timeline.TraceSpec.splits` tries the plain
-    kernel's count, so the compiler builds the plain branch as it builds the
-    plain kernel (see :meth:`~ts_explore.model.timeline.TraceSpec.capped`).
+    :attr:`~ts_explore.model.timeline.TraceSpec.splits` also tries the
+    plain kernel's count (so the compiler can build the plain branch as it
+    builds the plain kernel) and 255 (see
+    :meth:`~ts_explore.model.timeline.TraceSpec.alternatives`).
     """
     from cutlass._mlir import ir
 
@@ -176,7 +177,7 @@ def begin_event(events: cute.Pointer, capacity: cutlass.Constexpr[int], start: c
     Storing the start right away, rather than keeping it for the end, leaves
     no instrumentation value live across the step. (The kernel still needs
     more registers where events are stored, which is why a launch also tries
-    a build capped at the plain kernel's count, :func:`cap_registers`; see
+    builds with a register cap, :func:`cap_registers`; see
     ``benchmarks/results/trace_overhead.h200.txt``.)
     """
     if recording:

@@ -31,6 +31,7 @@ WORK_STAGES = frozenset({Stage.PRODUCER_WORK, Stage.CONSUMER_WORK, Stage.PRODUCE
                          Stage.CONSUMER_AUX_WORK})
 BLOCKING_STAGES = frozenset({Stage.PRODUCER_ACQUIRE, Stage.CONSUMER_WAIT})
 STAGE_SETS = ("all", "work", "none")
+MAX_REGISTERS = 255  # the most registers per thread PTX lets a kernel ask for (`.maxnreg`)
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,9 @@ class TraceSpec:
     doubled the time of a bandwidth-bound pipelined copy), so progress is off
     unless asked for; a launch forced past the verifier always turns it on.
     ``registers``: a cap on the instrumented build's registers per thread
-    (None: no cap); a launch that :attr:`splits` also tries its plain
-    kernel's count and keeps that build when it is clearly faster
-    (:meth:`capped` says why).
+    (None: no cap); a launch that :attr:`splits` also tries caps of its
+    own and keeps a capped build when it is clearly faster
+    (:meth:`alternatives` says which and why).
     """
 
     stages: str = "all"
@@ -70,7 +71,7 @@ class TraceSpec:
         if self.start is not None and self.start < 0:
             raise ValueError(f"trace start={self.start}: the first recording CTA is an index >= 0 (or None: "
                              "chosen from the launch plan)")
-        if self.registers is not None and not 1 <= self.registers <= 255:
+        if self.registers is not None and not 1 <= self.registers <= MAX_REGISTERS:
             raise ValueError(f"trace registers={self.registers}: a register cap per thread is 1-255 (or None: "
                              "no cap)")
 
@@ -86,34 +87,38 @@ class TraceSpec:
         """
         return self if self.start is not None else replace(self, start=quiet_start(plan, self.ctas))
 
-    def capped(self, plan: Any) -> TraceSpec | None:
-        """The same spec with the instrumented build held to the plain kernel's registers, or None.
+    def alternatives(self, plan: Any) -> tuple[TraceSpec, ...]:
+        """Register caps worth timing against this spec's uncapped build: the plain kernel's count, and 255.
 
-        None when no cap applies: the spec does not :attr:`splits`, sets its
+        Empty when no cap applies: the spec does not :attr:`splits`, sets its
         own ``registers``, or ``plan`` (a
         :class:`~ts_explore.model.plan.LaunchPlan`) does not know the plain
-        kernel's count. Why a cap can matter: the compiler allocates
-        registers and schedules instructions for the whole kernel, so a
-        recording branch that needs more registers can change how the plain
-        branch of the same kernel is built, and every CTA pays. Whether the
-        cap pays off depends on the kernel, as measured on an H200 with two
-        CTAs recording work steps: the threads-loader pipelined copy went
-        from 1.039-1.054x to 1.000x (its plain branch compiled as the plain
-        kernel), the grid-stride copy from 0.994-0.997x to 1.068-1.081x (the
-        spills the cap forces). So a launch builds both, times them against
-        the plain kernel and keeps the capped one only when it is clearly
-        faster (:func:`ts_explore.gpu.runner.kept_build`).
+        kernel's count. Why caps matter: the compiler allocates registers
+        and schedules instructions for the whole kernel, so a recording
+        branch that needs more registers changes how the plain branch of
+        the same kernel is built, and every CTA pays. Which build is fastest
+        depends on the kernel, as measured on an H200 with two CTAs
+        recording work steps: the threads-loader pipelined copy took
+        1.039-1.054x uncapped and 1.000x capped at the plain kernel's count
+        (its plain branch then compiles as the plain kernel does); a
+        128-thread grid-stride copy took 1.032-1.043x uncapped (56
+        registers), 1.030-1.076x at the plain count (40, with spills) and
+        0.996-0.998x at the PTX maximum of 255 (59 registers: a cap that
+        does not bind still changes the compiler's register budgeting). So
+        a launch builds them all, times them against the plain kernel and
+        keeps a capped one only when it is clearly faster
+        (:func:`ts_explore.gpu.runner.kept_build`).
 
         >>> from types import SimpleNamespace as plan
-        >>> TraceSpec(stages="work").capped(plan(registers=40)).registers
-        40
-        >>> TraceSpec(ctas=0).capped(plan(registers=40)), TraceSpec().capped(plan(registers=None))
-        (None, None)
+        >>> [s.registers for s in TraceSpec(stages="work").alternatives(plan(registers=40))]
+        [40, 255]
+        >>> TraceSpec(ctas=0).alternatives(plan(registers=40)), TraceSpec().alternatives(plan(registers=None))
+        ((), ())
         """
         count = getattr(plan, "registers", None)
         if not self.splits or self.registers is not None or count is None:
-            return None
-        return replace(self, registers=count)
+            return ()
+        return tuple(replace(self, registers=cap) for cap in dict.fromkeys((min(count, MAX_REGISTERS), MAX_REGISTERS)))
 
     def records(self, stage: Stage) -> bool:
         """Whether a step of this stage gets a timeline event."""
