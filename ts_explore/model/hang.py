@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .plan import span_text
+from .plan import runs_of, span_text
 from .schedule import Section
 
 ENTERED, LEFT = "entered", "left"
@@ -114,7 +114,7 @@ class HangReport:
                 tail = f"measured: {len(stuck)} warp(s) inside a blocking step"
             out.append(f"{head} · {tail}")
         for w, ctas in self.groups():
-            who = span_text(_runs(ctas))
+            who = span_text(runs_of(ctas))
             out.append(f"  {w.task or '?'} warp {w.warp}, {who}: {w.text}")
         return tuple(out)
 
@@ -128,17 +128,6 @@ class HangReport:
         from ..render.timeline_html import hang_html
 
         return hang_html(self)
-
-
-def _runs(values: tuple[int, ...]) -> list[range]:
-    """Sorted ints as ranges of consecutive values: ``(0, 1, 2, 5)`` -> ``[range(0, 3), range(5, 6)]``."""
-    out: list[range] = []
-    for v in values:
-        if out and out[-1].stop == v:
-            out[-1] = range(out[-1].start, v + 1)
-        else:
-            out.append(range(v, v + 1))
-    return out
 
 
 __all__ = ["ENTERED", "LEFT", "HangReport", "PredictedBlock", "WarpProgress"]

@@ -162,6 +162,17 @@ class GateReport:
         return "\n".join(p.describe() for p in self.proven) or "nothing to verify"
 
 
+def runs_of(values: tuple[int, ...]) -> list[range]:
+    """Sorted ints as ranges of consecutive values: ``(0, 1, 2, 5)`` -> ``[range(0, 3), range(5, 6)]``."""
+    out: list[range] = []
+    for v in values:
+        if out and out[-1].stop == v:
+            out[-1] = range(out[-1].start, v + 1)
+        else:
+            out.append(range(v, v + 1))
+    return out
+
+
 def span_text(spans: tuple[range, ...] | list[range], word: str = "CTAs") -> str:
     """Ranges in words: ``CTAs 0-394, 396-399`` / ``CTA 7``."""
     parts = []
@@ -177,4 +188,4 @@ def span_text(spans: tuple[range, ...] | list[range], word: str = "CTAs") -> str
     return f"{label} {', '.join(parts)}" if parts else f"no {word}"
 
 
-__all__ = ["DeviceLimits", "GateReport", "Instance", "LaunchPlan", "ProvenInstance", "span_text"]
+__all__ = ["DeviceLimits", "GateReport", "Instance", "LaunchPlan", "ProvenInstance", "runs_of", "span_text"]

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
+from .plan import runs_of, span_text
 from .schedule import Family, Section, Stage
 
 FORMAT = "ts-explore timeline 1"
@@ -270,7 +271,7 @@ class Timeline:
     def summary(self) -> str:
         """One line: what was traced and how much came back."""
         text = (f"{self.scenario}: {len(self.events)} events from {len(self.warps())} warps of "
-                f"{_cta_list(self.ctas)} over {self.span_ns / 1e3:.1f} µs ({self.spec.stages} steps traced)")
+                f"{span_text(runs_of(self.ctas))} over {self.span_ns / 1e3:.1f} µs ({self.spec.stages} steps traced)")
         if self.lost:
             text += f"; {sum(n for _, _, n in self.lost)} events lost (capacity {self.spec.capacity} per warp)"
         if self.undecoded:
@@ -345,21 +346,6 @@ class Timeline:
                    kernel_ns=other.get("kernel_ns"), origin_ns=int(other.get("origin_ns", 0)),
                    lost=tuple(tuple(int(v) for v in x) for x in other.get("lost", ())),  # type: ignore[misc]
                    undecoded=int(other.get("undecoded", 0)))
-
-
-def _cta_list(ctas: tuple[int, ...]) -> str:
-    """``CTA 5``, ``CTAs 130-131``, ``CTAs 0, 2, 7`` or ``no CTA``.
-
-    >>> _cta_list((130, 131)), _cta_list((5,)), _cta_list((0, 2, 7)), _cta_list(())
-    ('CTAs 130-131', 'CTA 5', 'CTAs 0, 2, 7', 'no CTA')
-    """
-    if not ctas:
-        return "no CTA"
-    if len(ctas) == 1:
-        return f"CTA {ctas[0]}"
-    if list(ctas) == list(range(ctas[0], ctas[-1] + 1)):
-        return f"CTAs {ctas[0]}-{ctas[-1]}"
-    return "CTAs " + ", ".join(map(str, ctas))
 
 
 def _chrome_event(e: TimelineEvent) -> dict[str, Any]:
