@@ -10,73 +10,116 @@ at several sizes; and each copy issued on a second stream while a large
 matmul holds every SM on the first. A copy-engine transfer would finish
 while the matmul runs; a copy that waits for it runs on the SMs.
 """
+
+from __future__ import annotations
+
 import sys
 import time
+from typing import Any, Callable
 
-try:
-    import torch
-except ImportError:
-    sys.exit("memcpy_path.py needs torch with CUDA (pip install torch); nothing was measured")
-if not torch.cuda.is_available():
-    sys.exit("memcpy_path.py needs a CUDA GPU; this machine has none, nothing was measured")
-torch.cuda.init()
-N = 1 << 27  # int32 -> 512 MiB
-src = torch.randint(0, 1 << 30, (N,), dtype=torch.int32, device="cuda")
-dst = torch.empty_like(src)
-dstf = torch.empty(N, dtype=torch.float32, device="cuda")
-nbytes = 8 * N
+N = 1 << 27  # int32 elements of the main buffers: 512 MiB each
+OFFSETS = (0, 1024, 4096 // 4 * 16, (1 << 20) // 4, (3 << 20) // 4 + 64)  # destination shifts, in int32
+SIZES_MIB = (64, 128, 256, 1024, 2048)
+MATMUL = 16384  # square bf16 matmul that holds every SM while a copy is issued beside it
 
-def med(f, reps=20, stream=None):
-    s = stream or torch.cuda.current_stream()
-    for _ in range(3): f()
+
+def median_ms(torch: Any, run: Callable[[], Any], reps: int = 20) -> float:
+    """Median CUDA-event time of ``run`` on the current stream, after three warm-up calls."""
+    stream = torch.cuda.current_stream()
+    for _ in range(3):
+        run()
     torch.cuda.synchronize()
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-    for a, b in ev:
-        a.record(s); f(); b.record(s)
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+    for start, stop in events:
+        start.record(stream)
+        run()
+        stop.record(stream)
     torch.cuda.synchronize()
-    t = sorted(a.elapsed_time(b) for a, b in ev)
-    return t[len(t) // 2]
+    times = sorted(start.elapsed_time(stop) for start, stop in events)
+    return times[len(times) // 2]
 
-tests = {
-    "memcpy (copy_)": (lambda: dst.copy_(src), nbytes),
-    "elementwise int->float copy": (lambda: dstf.copy_(src), nbytes),
-    "neg (elementwise)": (lambda: torch.neg(src, out=dst), nbytes),
-    "fill zero_ (write only)": (lambda: dst.zero_(), 4 * N),
-    "fill_(7) (write only)": (lambda: dst.fill_(7), 4 * N),
-    "sum (read only)": (lambda: src.sum(), 4 * N),
-}
-for name, (f, b) in tests.items():
-    ms = med(f)
-    print(f"{name:32s} {ms:8.4f} ms  {b / ms / 1e6:7.0f} GB/s", flush=True)
 
-# offsets: memcpy vs elementwise on shifted views
-big = torch.empty(N + (1 << 22), dtype=torch.int32, device="cuda")
-for off in (0, 1024, 4096 // 4 * 16, (1 << 20) // 4, (3 << 20) // 4 + 64):
-    d = big[off:off + N]
-    ms1 = med(lambda: d.copy_(src)); ms2 = med(lambda: torch.neg(src, out=d))
-    print(f"dst offset {off * 4:9d} B: memcpy {nbytes / ms1 / 1e6:6.0f} GB/s, neg {nbytes / ms2 / 1e6:6.0f} GB/s", flush=True)
+def kinds_of_traffic(torch: Any, src: Any, dst: Any) -> None:
+    """The copy, torch's elementwise kernels over the same bytes, write-only fills and a read-only sum."""
+    as_float = torch.empty(N, dtype=torch.float32, device="cuda")
+    both, one = 8 * N, 4 * N
+    tests = {
+        "memcpy (copy_)": (lambda: dst.copy_(src), both),
+        "elementwise int->float copy": (lambda: as_float.copy_(src), both),
+        "neg (elementwise)": (lambda: torch.neg(src, out=dst), both),
+        "fill zero_ (write only)": (lambda: dst.zero_(), one),
+        "fill_(7) (write only)": (lambda: dst.fill_(7), one),
+        "sum (read only)": (lambda: src.sum(), one),
+    }
+    for name, (run, nbytes) in tests.items():
+        ms = median_ms(torch, run)
+        print(f"{name:32s} {ms:8.4f} ms  {nbytes / ms / 1e6:7.0f} GB/s", flush=True)
 
-# sizes
-for mib in (64, 128, 256, 1024, 2048):
-    n = mib * 2**20 // 4
-    a = torch.empty(n, dtype=torch.int32, device="cuda"); c = torch.empty_like(a)
-    ms1 = med(lambda: c.copy_(a)); ms2 = med(lambda: torch.neg(a, out=c))
-    print(f"{mib:5d} MiB: memcpy {8 * n / ms1 / 1e6:6.0f} GB/s, neg {8 * n / ms2 / 1e6:6.0f} GB/s", flush=True)
-    del a, c
 
-# concurrency: a matmul that holds every SM on stream A; memcpy / neg on stream B
-M = 16384
-x = torch.randn(M, M, dtype=torch.bfloat16, device="cuda"); y = torch.randn_like(x)
-sa, sb = torch.cuda.Stream(), torch.cuda.Stream()
-for what, f in (("memcpy", lambda: dst.copy_(src)), ("neg", lambda: torch.neg(src, out=dst))):
-    torch.cuda.synchronize()
-    a0, a1, b0, b1 = (torch.cuda.Event(enable_timing=True) for _ in range(4))
-    with torch.cuda.stream(sa):
-        a0.record(sa); torch.mm(x, y); a1.record(sa)
-    time.sleep(0.002)
-    with torch.cuda.stream(sb):
-        b0.record(sb); f(); b1.record(sb)
-    torch.cuda.synchronize()
-    print(f"concurrent: matmul {a0.elapsed_time(a1):.3f} ms on A; {what} on B took {b0.elapsed_time(b1):.3f} ms, "
-          f"ended {a0.elapsed_time(b1):.3f} ms after the matmul started", flush=True)
-print(torch.cuda.get_device_name(), torch.version.cuda)
+def shifted_destinations(torch: Any, src: Any) -> None:
+    """memcpy and an elementwise kernel into views of one buffer shifted by :data:`OFFSETS`."""
+    big = torch.empty(N + (1 << 22), dtype=torch.int32, device="cuda")
+    for off in OFFSETS:
+        dst = big[off:off + N]
+        copy = median_ms(torch, lambda: dst.copy_(src))
+        neg = median_ms(torch, lambda: torch.neg(src, out=dst))
+        print(f"dst offset {off * 4:9d} B: memcpy {8 * N / copy / 1e6:6.0f} GB/s, neg {8 * N / neg / 1e6:6.0f} GB/s",
+              flush=True)
+
+
+def sizes(torch: Any) -> None:
+    """memcpy and an elementwise kernel at each of :data:`SIZES_MIB`."""
+    for mib in SIZES_MIB:
+        n = mib * 2**20 // 4
+        src = torch.empty(n, dtype=torch.int32, device="cuda")
+        dst = torch.empty_like(src)
+        copy = median_ms(torch, lambda: dst.copy_(src))
+        neg = median_ms(torch, lambda: torch.neg(src, out=dst))
+        print(f"{mib:5d} MiB: memcpy {8 * n / copy / 1e6:6.0f} GB/s, neg {8 * n / neg / 1e6:6.0f} GB/s", flush=True)
+        del src, dst
+
+
+def beside_a_matmul(torch: Any, src: Any, dst: Any) -> None:
+    """Each copy on stream B while a matmul holding every SM runs on stream A: does it wait for the matmul?"""
+    x = torch.randn(MATMUL, MATMUL, dtype=torch.bfloat16, device="cuda")
+    y = torch.randn_like(x)
+    stream_a, stream_b = torch.cuda.Stream(), torch.cuda.Stream()
+    for what, run in (("memcpy", lambda: dst.copy_(src)), ("neg", lambda: torch.neg(src, out=dst))):
+        torch.cuda.synchronize()
+        a0, a1, b0, b1 = (torch.cuda.Event(enable_timing=True) for _ in range(4))
+        with torch.cuda.stream(stream_a):
+            a0.record(stream_a)
+            torch.mm(x, y)
+            a1.record(stream_a)
+        time.sleep(0.002)
+        with torch.cuda.stream(stream_b):
+            b0.record(stream_b)
+            run()
+            b1.record(stream_b)
+        torch.cuda.synchronize()
+        print(f"concurrent: matmul {a0.elapsed_time(a1):.3f} ms on A; {what} on B took {b0.elapsed_time(b1):.3f} ms, "
+              f"ended {a0.elapsed_time(b1):.3f} ms after the matmul started", flush=True)
+
+
+def main() -> int:
+    try:
+        import torch
+    except ImportError:
+        print("memcpy_path.py needs torch with CUDA (pip install torch); nothing was measured", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("memcpy_path.py needs a CUDA GPU; this machine has none, nothing was measured", file=sys.stderr)
+        return 2
+    torch.cuda.init()
+    src = torch.randint(0, 1 << 30, (N,), dtype=torch.int32, device="cuda")
+    dst = torch.empty_like(src)
+    kinds_of_traffic(torch, src, dst)
+    shifted_destinations(torch, src)
+    sizes(torch)
+    beside_a_matmul(torch, src, dst)
+    print(torch.cuda.get_device_name(), torch.version.cuda)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
