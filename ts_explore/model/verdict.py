@@ -166,6 +166,12 @@ class Verdict:
                 return run
         raise ValueError("this finding does not belong to this verdict")
 
+    def repairs(self, build: Any = None, **kwargs: Any) -> Any:
+        """Ranked repairs of this verdict, each proven SAFE (``ts_explore.repairs(self, build, ...)``)."""
+        from ..repair import repairs
+
+        return repairs(self, build, **kwargs)
+
     # -- for drawings -----------------------------------------------------------------
     def highlight_keys(self) -> list[tuple[str | None, int]]:
         """``(task name, step uid)`` of every blocked or offending step, for ``schedule_graph``."""
