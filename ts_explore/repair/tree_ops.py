@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import Iterable
+from typing import Any, Iterable
 
 from ..model import Block, BlockKind, DomainLoop, ExpandedStep, Family, Node, ScheduleTree, Section, Stage, Step, TaskInfo
 from ..model.schedule import children
@@ -104,7 +104,11 @@ def _clean(nodes: tuple[Node, ...]) -> tuple[Node, ...]:
 
 
 def _same_guard(a: Block, b: Block) -> bool:
-    return (a.kind, a.period, a.start, a.condition) == (b.kind, b.period, b.start, b.condition)
+    """TS lowers both blocks to equal guards (a condition is its key, whichever step produced the value)."""
+    def cond(block: Block) -> Any:
+        return None if block.condition is None else dataclasses.replace(block.condition, step=None)
+
+    return (a.kind, a.period, a.start, cond(a)) == (b.kind, b.period, b.start, cond(b))
 
 
 class _Numbering:
@@ -147,13 +151,25 @@ def normalise(tree: ScheduleTree) -> ScheduleTree:
         key=lambda r: (r.source, r.destination, r.argument),
     ))
 
+    seen: list[Step] = []
+
+    def producer(cond: Any) -> int | None:
+        """The last step before the block that returns the condition's value (as capture finds it)."""
+        for step in reversed(seen):
+            if step.resource == cond.resource and (step.label or step.stage.value) == cond.method \
+                    and cond.variable in step.returns:
+                return step.uid
+        return None
+
     def fix(nodes: tuple[Node, ...]) -> tuple[Node, ...]:
         out: list[Node] = []
         for node in nodes:
-            if isinstance(node, Block) and node.condition is not None and node.condition.step is not None:
-                cond = dataclasses.replace(node.condition, step=m.get(node.condition.step))
-                node = dataclasses.replace(node, condition=cond)
-            if not isinstance(node, Step):
+            if isinstance(node, Block) and node.condition is not None and node.condition.resource is not None:
+                node = dataclasses.replace(node, condition=dataclasses.replace(node.condition,
+                                                                               step=producer(node.condition)))
+            if isinstance(node, Step):
+                seen.append(node)
+            else:
                 node = dataclasses.replace(node, body=fix(children(node)))
             out.append(node)
         return tuple(out)
