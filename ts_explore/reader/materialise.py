@@ -116,7 +116,22 @@ class _Writer:
                 out.append(sb.ConditionalBlock(body=self.nodes(node.body), condition=self.condition(node)))
         return out
 
+    def grammar(self, tree: ScheduleTree) -> None:
+        """What recording a ``@schedule`` would refuse, and lowering alone does not check (TS's words in brief)."""
+        has_wtl = any(isinstance(n, WorkTileLoop) for n in tree.body)
+        for node in tree.body:
+            if has_wtl and isinstance(node, Step) and not (node.stage.value.endswith("AuxWork")
+                                                           or node.family.value == "barrier"):
+                raise NotMaterialisable(f"{node.title} outside work_tile_loop(): only aux and barrier steps may be")
+        for block in tree.blocks():
+            if block.kind is BlockKind.SKIPPABLE and any(s.family.value == "queue" for s in _steps(block.body)):
+                raise NotMaterialisable("WorkQueue operations cannot appear inside a skippable() block")
+            if block.kind is not BlockKind.SKIPPABLE and any(isinstance(n, Block) and n.kind is not BlockKind.SKIPPABLE
+                                                             for n in block.body):
+                raise NotMaterialisable("guards cannot be nested")
+
     def schedule(self, tree: ScheduleTree) -> Any:
+        self.grammar(tree)
         body = self.nodes(tree.body)
         for route in tree.routes:
             src, dst = self.ts_steps.get(route.source), self.ts_steps.get(route.destination)
@@ -177,6 +192,46 @@ def materialise(base: TaskSet, edited: TaskSet, build: Build) -> dict[str, Any]:
     return fresh
 
 
+class Workbench:
+    """One fresh build kept for screening: candidates are lowered onto it in place and undone afterwards.
+
+    Screening only reads the tasks (TS's check setup and our search do not
+    change them), so one build serves every candidate; a proof still gets a
+    fresh build (``verify`` runs ``TaskManager``, which changes what it checks).
+    """
+
+    def __init__(self, base: TaskSet, build: Build) -> None:
+        self.base = base
+        self.fresh = dict(build())
+        self.tasks = list(self.fresh["tasks"])
+        self.graph = graph = self.fresh.get("resource_dependency_graph") or {}
+        resources = _all_resources(self.tasks, graph)
+        name_of = resource_namer(resources)
+        self.by_name = {name_of(r): r for r in resources}
+        self.saved = [dict(t.__dict__) for t in self.tasks]
+        self.configs = {name: getattr(r, "pipeline_config", None) for name, r in self.by_name.items()}
+
+    def lower(self, edited: TaskSet) -> list[Any]:
+        """The tasks with ``edited``'s changes lowered onto them (call :meth:`undo` before the next candidate)."""
+        for res in edited.resources:
+            old = next((r for r in self.base.resources if r.name == res.name), None)
+            if old is not None and old.stages != res.stages:
+                ts_res = self.by_name[res.name]
+                ts_res.pipeline_config = dataclasses.replace(ts_res.pipeline_config, num_stages=res.stages)
+        for task, old, new in zip(self.tasks, self.base.tasks, edited.tasks):
+            if old.schedule != new.schedule:
+                _reinit(task, _Writer(task, old, self.by_name).schedule(new.schedule))
+        return self.tasks
+
+    def undo(self) -> None:
+        for task, saved in zip(self.tasks, self.saved):
+            task.__dict__.clear()
+            task.__dict__.update(saved)
+        for name, cfg in self.configs.items():
+            if cfg is not None and self.by_name[name].pipeline_config is not cfg:
+                self.by_name[name].pipeline_config = cfg
+
+
 def search_runs(tasks: list[Any], assume_pdl_wait_completed: bool = False) -> list[dict[str, Any]]:
     """The ``check_all_interleavings`` keywords of the runs an instance needs at TS's tile count.
 
@@ -200,4 +255,4 @@ def search_runs(tasks: list[Any], assume_pdl_wait_completed: bool = False) -> li
     return out
 
 
-__all__ = ["Build", "NotMaterialisable", "materialise", "search_runs"]
+__all__ = ["Build", "NotMaterialisable", "Workbench", "materialise", "search_runs"]

@@ -176,8 +176,8 @@ def _queue_moves(task: str, tree: ScheduleTree) -> list[Edit]:
 def _balance(task: str, tree: ScheduleTree, resources: tuple[str, ...], ts: TaskSet) -> list[Edit]:
     """Missing or extra pipeline ops: per step list, opens (wait/acquire) and closes (release/commit) that do not pair."""
     out: list[Edit] = []
-    for container in containers(tree.body):
-        steps = [n for n in container if isinstance(n, Step)]
+    lists = [[n for n in c if isinstance(n, Step)] for c in containers(tree.body)]
+    for steps in lists:
         for res in resources:
             mine = [s for s in steps if s.resource == res]
             for open_family, close_family in _OPEN.items():
@@ -186,14 +186,31 @@ def _balance(task: str, tree: ScheduleTree, resources: tuple[str, ...], ts: Task
                 closes = [s for s in mine if s.family is close_family]
                 if len(opens) > len(closes):
                     last = [s.uid for s in steps[steps.index(opens[-1]):]]
+                    for stray in _strays(lists, steps, res, close_family, open_family):  # a close placed elsewhere
+                        out.extend(MoveSteps(task, (stray,), uid, True) for uid in reversed(last))
                     for uid in reversed(last):  # the end of the list first
                         out.append(InsertStep(task, res, _CLOSING_STAGE[open_family], uid, True))
                     out.extend(RemoveStep(task, s.uid) for s in reversed(opens))
                 elif len(closes) > len(opens):
                     first = [s.uid for s in steps[: steps.index(closes[0]) + 1]]
+                    for stray in _strays(lists, steps, res, open_family, close_family):
+                        out.extend(MoveSteps(task, (stray,), uid, False) for uid in first)
                     for uid in first:
                         out.append(InsertStep(task, res, _OPENING_STAGE[close_family], uid, False))
                     out.extend(RemoveStep(task, s.uid) for s in closes)
+    return out
+
+
+def _strays(lists: list[list[Step]], here: list[Step], res: str, family: Family, partner: Family) -> list[int]:
+    """Ops of ``family`` on ``res`` in another step list of the task where they outnumber their ``partner`` ops."""
+    out = []
+    for steps in lists:
+        if steps is here:
+            continue
+        mine = [s for s in steps if s.resource == res and not s.stage.value.endswith(("TryWait", "TryAcquire"))]
+        extra = [s for s in mine if s.family is family]
+        if len(extra) > sum(1 for s in mine if s.family is partner):
+            out.extend(s.uid for s in extra)
     return out
 
 
@@ -271,8 +288,9 @@ def candidates(ts: TaskSet, suspects: Suspects) -> list[Edit]:
                 if (name, sl) not in seen_slices:
                     seen_slices.add((name, sl))
                     slices.append((name, sl))
-    for name, sl in slices:
-        out.extend(_moves(name, ts.task(name).schedule, sl))
+    per_slice = [_moves(name, ts.task(name).schedule, sl) for name, sl in slices]
+    for rank in range(max((len(m) for m in per_slice), default=0)):  # nearest places of every slice first
+        out.extend(m[rank] for m in per_slice if rank < len(m))
     for name in order:
         out.extend(_guards(name, ts.task(name).schedule, resources, guard_kinds))
     out.extend(AddStage(r.name) for r in ts.resources if r.name in resources and r.stages)

@@ -28,14 +28,16 @@ from ..model import TaskSet
 from ..model.verdict import Verdict
 from .candidates import Suspects, candidates, guidance
 from .edits import AddStage, Edit, EditError, adds_stage
+from ..check.from_model import NotSupported, problem_from_model
 from .result import Repair, Repairs
+from .screen import Screen, screen
 from .tree_ops import normalise_task, work_steps
 
 Build = Callable[[], dict[str, Any]]
 Progress = Callable[[int, int, float], None]
 
 DEFAULT_SECONDS = 2.0
-SECOND_EDIT_BASES = 6
+SECOND_EDIT_BASES = 10
 
 
 def normal_form(task_set: TaskSet) -> TaskSet:
@@ -66,12 +68,19 @@ class _Search:
         self.found: list[Repair] = []
         self.checked = self.refused = self.proved = 0
         self.kinds: dict[str, int] = {}
-        self.screening = True
         self.near: list[tuple[tuple[int, int], tuple[Edit, ...], TaskSet, Any]] = []
         self.last_report = 0.0
+        self.early = False
+        self.smallest = False
+        self.bench: Any = None
+        self.facts: list[Any] | None = None  # per run, for problems built from the model
+        self.from_model = self.through_ts = 0
+        self.slowest = 0.0  # seconds of the slowest candidate so far (screen and proof)
 
     def stopped(self) -> bool:
-        return time.perf_counter() > self.deadline or bool(self.cancel is not None and self.cancel.is_set())
+        """Past the bound, or too close to it to finish one more candidate (the slowest so far), or cancelled."""
+        return (time.perf_counter() + self.slowest > self.deadline
+                or bool(self.cancel is not None and self.cancel.is_set()))
 
     def report(self) -> None:
         now = time.perf_counter()
@@ -89,30 +98,57 @@ class _Search:
             return None
 
     def try_edits(self, edits: tuple[Edit, ...], model: TaskSet) -> None:
-        from ..reader.repair_runs import screen
+        began = time.perf_counter()
+        try:
+            self._try(edits, model)
+        finally:
+            self.slowest = max(self.slowest, time.perf_counter() - began)
 
+    def _try(self, edits: tuple[Edit, ...], model: TaskSet) -> None:
         norm = normal_form(model)
         if norm in self.seen or not _keeps_work(self.base, model):
             return
         self.seen.add(norm)
-        for e in edits:
-            self.kinds[e.kind] = self.kinds.get(e.kind, 0) + 1
-        fresh = self.materialise(model)
-        if fresh is None:
+        kind = edits[-1].kind  # counted by the edit that made the candidate
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        result = self.screen(model)  # a finding rules the candidate out, whatever else failed
+        if result is None:
             return
+        if not result.clean:
+            if result.finding not in ("capped", "cancelled"):
+                self.near.append(((result.runs_passed, result.depth), edits, model, result))
+            return
+        self.prove(edits, model, norm)
+
+    def screen(self, model: TaskSet) -> Screen | None:
+        """Screen a candidate: problems built from the model when it can, else through TS (None: refused)."""
+        from ..reader.repair_runs import run_problems
+
+        if self.facts is not None:
+            try:
+                problems = [problem_from_model(model, f) for f in self.facts]
+            except NotSupported:
+                self.through_ts += 1
+            else:
+                self.checked += 1
+                self.from_model += 1
+                self.report()
+                return screen(problems, cancel=self.cancel)
+        try:
+            tasks = self.bench.lower(model)
+        except Exception:  # noqa: BLE001 - TS refusing to lower the edited schedule refuses the candidate
+            self.refused += 1
+            self.bench.undo()
+            return None
         self.checked += 1
         self.report()
-        if self.screening:
-            try:
-                result = screen(list(fresh["tasks"]), cancel=self.cancel)
-            except Exception:  # noqa: BLE001 - a candidate TS's setup rejects is refused
-                self.refused += 1
-                return
-            if not result.clean:
-                if result.finding not in ("capped", "cancelled"):
-                    self.near.append(((result.runs_passed, result.depth), edits, model, result))
-                return
-        self.prove(edits, model, norm)
+        try:
+            return screen(run_problems(tasks), cancel=self.cancel)
+        except Exception:  # noqa: BLE001 - a candidate TS's check setup rejects is refused
+            self.refused += 1
+            return None
+        finally:
+            self.bench.undo()
 
     def prove(self, edits: tuple[Edit, ...], model: TaskSet, norm: TaskSet) -> None:
         import ts_explore
@@ -136,6 +172,19 @@ class _Search:
         return len(self.found) >= self.limit
 
 
+def _second_edit_bases(near: list[Any]) -> list[Any]:
+    """The first edits to extend: the two that got furthest of each kind, then the furthest others."""
+    ranked = sorted(near, key=lambda n: n[0], reverse=True)
+    picked: list[Any] = []
+    per_kind: dict[str, int] = {}
+    for entry in ranked:
+        kind = entry[1][0].kind
+        if per_kind.get(kind, 0) < 2:
+            per_kind[kind] = per_kind.get(kind, 0) + 1
+            picked.append(entry)
+    return picked + [e for e in ranked if all(e is not p for p in picked)]
+
+
 def _ranked(edits: list[Edit]) -> list[Edit]:
     return sorted(edits, key=lambda e: (_size(e), adds_stage(e)))
 
@@ -144,52 +193,73 @@ def search_repairs(verdict: Verdict, build: Build, base: TaskSet, *, seconds: fl
                    depth: int = 2, limit: int = 5, progress: Progress | None = None, cancel: Any = None,
                    verify_kwargs: dict[str, Any] | None = None) -> Repairs:
     """Ranked proven repairs of ``verdict`` (see the module docstring)."""
-    from ..reader.materialise import materialise
-    from ..reader.repair_runs import screen
+    from ..reader.materialise import Workbench
+    from ..reader.search_facts import capture_run_facts
 
     s = _Search(base, build, seconds, limit, progress, cancel, dict(verify_kwargs or {}))
     suspects = guidance(verdict, base)
-    s.screening = not screen(list(materialise(base, base, build)["tasks"])).clean
+    s.bench = Workbench(base, build)
+    try:
+        s.facts = [facts for _kwargs, facts in capture_run_facts(s.bench.tasks, s.bench.graph, base)]
+    except NotSupported:
+        s.facts = None
     first = _ranked(candidates(base, suspects))
     for edit in first:
         if s.stopped() or s.full():
+            break
+        if s.found and _size(edit) > min(r.size for r in s.found):  # only larger edits are left
+            s.smallest = True
             break
         try:
             model = edit.apply(base)
         except EditError:
             continue
         s.try_edits((edit,), model)
-    exhausted_first = not s.stopped() and not s.full()
     second = 0
     if depth >= 2 and not s.found and not s.stopped():
-        bases = sorted(s.near, key=lambda n: n[0], reverse=True)[:SECOND_EDIT_BASES]
-        plans = []
-        for rank, (_score, edits, model, result) in enumerate(bases):
-            more = suspects.merged(Suspects(result.resources, result.tasks))
-            for i, e2 in enumerate(_ranked(candidates(model, more))):
-                plans.append((_size(edits[0]) + _size(e2), i, rank, edits, model, e2))
-        plans.sort(key=lambda p: p[:3])
-        for _total, _i, _rank, edits, model, e2 in plans:
-            if s.stopped() or s.full():
+        bases = _second_edit_bases(s.near)
+        for batch in range(0, len(bases), SECOND_EDIT_BASES):  # the most promising first edits first
+            plans = []
+            for rank, (_score, edits, model, result) in enumerate(bases[batch:batch + SECOND_EDIT_BASES]):
+                more = suspects.merged(Suspects(result.resources, result.tasks))
+                for i, e2 in enumerate(_ranked(candidates(model, more))):
+                    plans.append((_size(edits[0]) + _size(e2), i, rank, edits, model, e2))
+            plans.sort(key=lambda p: p[:3])
+            for _total, _i, _rank, edits, model, e2 in plans:
+                if s.stopped() or s.full():
+                    break
+                try:
+                    model2 = e2.apply(model)
+                except EditError:
+                    continue
+                second += 1
+                s.try_edits((*edits, e2), model2)
+            if s.found or s.stopped():
+                s.early = bool(s.found) and not s.stopped()
                 break
-            try:
-                model2 = e2.apply(model)
-            except EditError:
-                continue
-            second += 1
-            s.try_edits((*edits, e2), model2)
     elapsed = time.perf_counter() - s.start
     found = tuple(sorted(s.found, key=lambda r: r.rank_key()))
     cancelled = bool(cancel is not None and cancel.is_set())
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(s.kinds.items()))
-    stop = ("cancelled" if cancelled else f"stopped at the {seconds:g} s bound" if time.perf_counter() > s.deadline
-            else "every candidate within the bound tried")
+    if cancelled:
+        stop = "cancelled"
+    elif s.full():
+        stop = f"stopped after {limit} proven repair(s)"
+    elif s.stopped():
+        stop = f"stopped at the {seconds:g} s bound"
+    elif s.smallest:
+        stop = "every edit as small as the smallest repair tried"
+    elif s.early:
+        stop = "stopped once two-edit repairs were proven (the most promising first edits were extended first)"
+    else:
+        stop = "every candidate within the bound tried"
     tried = (f"tried {s.checked} candidate schedule(s) in {elapsed:.2f} s ({kinds or 'no edits'}; "
-             f"{s.refused} refused by TS while lowering, {second} with a second edit); {stop}; "
+             f"{s.refused} refused by TS while lowering, {second} with a second edit, {s.from_model} checked from "
+             f"the model, {s.through_ts} through TS); {stop}; "
              f"{len(found)} proven SAFE")
     if not found:
         tried = "no repair found: " + tried + (f" (edit depth <= {depth})")
-    return Repairs(found, tried, s.checked, s.proved, elapsed, exhausted_first and stop.startswith("every"),
+    return Repairs(found, tried, s.checked, s.proved, elapsed, stop.startswith("every"),
                    cancelled)
 
 
