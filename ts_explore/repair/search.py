@@ -38,6 +38,7 @@ Progress = Callable[[int, int, float], None]
 
 DEFAULT_SECONDS = 2.0
 SECOND_EDIT_BASES = 10
+ALTERNATIVES_S = 0.2  # after the first proven repair, how long to look for others as small
 
 
 def normal_form(task_set: TaskSet) -> TaskSet:
@@ -71,16 +72,23 @@ class _Search:
         self.near: list[tuple[tuple[int, int], tuple[Edit, ...], TaskSet, Any]] = []
         self.last_report = 0.0
         self.early = False
+        self.graced = False
+        self.grace = max(ALTERNATIVES_S, 0.1 * seconds)  # time for alternatives once one repair is proven
+        self.found_at = 0.0
         self.smallest = False
         self.bench: Any = None
         self.facts: list[Any] | None = None  # per run, for problems built from the model
-        self.from_model = self.through_ts = 0
+        self.from_model = self.through_ts = self.structure = 0
         self.slowest = 0.0  # seconds of the slowest candidate so far (screen and proof)
 
     def stopped(self) -> bool:
-        """Past the bound, or too close to it to finish one more candidate (the slowest so far), or cancelled."""
-        return (time.perf_counter() + self.slowest > self.deadline
-                or bool(self.cancel is not None and self.cancel.is_set()))
+        """Past the bound (or too close to it to finish one more candidate), past the grace after the first repair,
+        or cancelled."""
+        now = time.perf_counter()
+        if self.found and now > self.found_at + self.grace:
+            self.graced = True
+            return True
+        return now + self.slowest > self.deadline or bool(self.cancel is not None and self.cancel.is_set())
 
     def report(self) -> None:
         now = time.perf_counter()
@@ -118,6 +126,8 @@ class _Search:
             if result.finding not in ("capped", "cancelled"):
                 self.near.append(((result.runs_passed, result.depth), edits, model, result))
             return
+        if self.refused_by_structure(model):
+            return
         self.prove(edits, model, norm)
 
     def screen(self, model: TaskSet) -> Screen | None:
@@ -150,6 +160,22 @@ class _Search:
         finally:
             self.bench.undo()
 
+    def refused_by_structure(self, model: TaskSet) -> bool:
+        """TS's cheap structure checks (work bracketing, queue placement, DMA and PDL order) before a proof."""
+        from ..reader.repair_runs import structure_refusal
+
+        try:
+            tasks = self.bench.lower(model)
+            extra = {k: v for k, v in self.bench.fresh.items() if k not in ('tasks', 'resource_dependency_graph')}
+            refusal = structure_refusal(tasks, self.bench.graph, **extra)
+        except Exception:  # noqa: BLE001 - TS refusing to lower the edited schedule refuses the candidate
+            refusal = "lowering"
+        finally:
+            self.bench.undo()
+        if refusal is not None:
+            self.structure += 1
+        return refusal is not None
+
     def prove(self, edits: tuple[Edit, ...], model: TaskSet, norm: TaskSet) -> None:
         import ts_explore
 
@@ -165,6 +191,8 @@ class _Search:
             sentences.append(e.sentence(current))
             current = e.apply(current)
         added = sum(AddStage.bytes_of(self.base.resource(e.resource)) for e in edits if isinstance(e, AddStage))
+        if not self.found:
+            self.found_at = time.perf_counter()
         self.found.append(Repair(edits, tuple(sentences), self.base, model, norm, verdict, added, len(self.found),
                                  self.build))
 
@@ -245,6 +273,8 @@ def search_repairs(verdict: Verdict, build: Build, base: TaskSet, *, seconds: fl
         stop = "cancelled"
     elif s.full():
         stop = f"stopped after {limit} proven repair(s)"
+    elif s.graced:
+        stop = f"looked {s.grace:g} s for alternatives after the first proven repair"
     elif s.stopped():
         stop = f"stopped at the {seconds:g} s bound"
     elif s.smallest:
@@ -255,7 +285,7 @@ def search_repairs(verdict: Verdict, build: Build, base: TaskSet, *, seconds: fl
         stop = "every candidate within the bound tried"
     tried = (f"tried {s.checked} candidate schedule(s) in {elapsed:.2f} s ({kinds or 'no edits'}; "
              f"{s.refused} refused by TS while lowering, {second} with a second edit, {s.from_model} checked from "
-             f"the model, {s.through_ts} through TS); {stop}; "
+             f"the model, {s.through_ts} through TS, {s.structure} refused by TS's structure checks); {stop}; "
              f"{len(found)} proven SAFE")
     if not found:
         tried = "no repair found: " + tried + (f" (edit depth <= {depth})")
