@@ -38,6 +38,8 @@ Progress = Callable[[int, int, float], None]
 
 DEFAULT_SECONDS = 2.0
 SECOND_EDIT_BASES = 10
+FIRST_EDIT_SHARE = 0.4  # of the bound, for single edits before two-edit repairs are tried (then the rest)
+CLEAN = 1_000  # score of a candidate the search found nothing in (refused by a TS check or the proof)
 ALTERNATIVES_S = 0.2  # after the first proven repair, how long to look for others as small
 
 
@@ -126,7 +128,8 @@ class _Search:
             if result.finding not in ("capped", "cancelled"):
                 self.near.append(((result.runs_passed, result.depth), edits, model, result))
             return
-        if self.refused_by_structure(model):
+        if self.refused_by_structure(model):  # no finding left: the most promising first edit for a second
+            self.near.append(((CLEAN, 0), edits, model, result))
             return
         self.prove(edits, model, norm)
 
@@ -184,6 +187,7 @@ class _Search:
             return
         verdict = ts_explore.verify(**fresh, checker="reduced", cancel=self.cancel, **self.verify_kwargs)
         if not verdict.ok:
+            self.near.append(((CLEAN, 0), edits, model, Screen(False, "proof", tuple(verdict_tasks(verdict)))))
             return
         self.proved += 1
         sentences, current = [], self.base
@@ -213,8 +217,57 @@ def _second_edit_bases(near: list[Any]) -> list[Any]:
     return picked + [e for e in ranked if all(e is not p for p in picked)]
 
 
+def verdict_tasks(verdict: Verdict) -> list[str]:
+    """Task names a failed proof's checks and findings mention (to guide a second edit)."""
+    names = [t.name for t in verdict.task_set.tasks] if verdict.task_set else []
+    text = " ".join(c.message for c in verdict.failed_checks) + " ".join(f.describe() for f in verdict.findings)
+    return [n for n in names if n and n in text]
+
+
 def _ranked(edits: list[Edit]) -> list[Edit]:
     return sorted(edits, key=lambda e: (_size(e), adds_stage(e)))
+
+
+def _single_edits(s: _Search, edits: list[Edit], base: TaskSet, until: float) -> int:
+    """Try single edits in rank order until ``until``; the number of edits gone through."""
+    for done, edit in enumerate(edits):
+        if s.stopped() or s.full() or time.perf_counter() > until:
+            return done
+        if s.found and _size(edit) > min(r.size for r in s.found):  # only larger edits are left
+            s.smallest = True
+            return len(edits)
+        try:
+            model = edit.apply(base)
+        except EditError:
+            continue
+        s.try_edits((edit,), model)
+    return len(edits)
+
+
+def _second_edits(s: _Search, suspects: Suspects) -> int:
+    """Extend the first edits that got furthest by a second edit, batch by batch; the number tried."""
+    second = 0
+    bases = _second_edit_bases(s.near)
+    for batch in range(0, len(bases), SECOND_EDIT_BASES):  # the most promising first edits first
+        plans = []
+        for rank, (_score, edits, model, result) in enumerate(bases[batch:batch + SECOND_EDIT_BASES]):
+            more = suspects.merged(Suspects(result.resources, result.tasks))
+            for i, e2 in enumerate(_ranked(candidates(model, more))):
+                plans.append((_size(edits[0]) + _size(e2), i, rank, edits, model, e2))
+        plans.sort(key=lambda p: p[:3])
+        for _total, _i, _rank, edits, model, e2 in plans:
+            if s.stopped() or s.full():
+                break
+            try:
+                model2 = e2.apply(model)
+            except EditError:
+                continue
+            second += 1
+            s.try_edits((*edits, e2), model2)
+        if s.found or s.stopped():
+            s.early = bool(s.found) and not s.stopped()
+            break
+    return second
 
 
 def search_repairs(verdict: Verdict, build: Build, base: TaskSet, *, seconds: float = DEFAULT_SECONDS,
@@ -232,39 +285,13 @@ def search_repairs(verdict: Verdict, build: Build, base: TaskSet, *, seconds: fl
     except NotSupported:
         s.facts = None
     first = _ranked(candidates(base, suspects))
-    for edit in first:
-        if s.stopped() or s.full():
-            break
-        if s.found and _size(edit) > min(r.size for r in s.found):  # only larger edits are left
-            s.smallest = True
-            break
-        try:
-            model = edit.apply(base)
-        except EditError:
-            continue
-        s.try_edits((edit,), model)
+    split = s.start + FIRST_EDIT_SHARE * seconds if depth >= 2 else float("inf")
+    done = _single_edits(s, first, base, until=split)
     second = 0
     if depth >= 2 and not s.found and not s.stopped():
-        bases = _second_edit_bases(s.near)
-        for batch in range(0, len(bases), SECOND_EDIT_BASES):  # the most promising first edits first
-            plans = []
-            for rank, (_score, edits, model, result) in enumerate(bases[batch:batch + SECOND_EDIT_BASES]):
-                more = suspects.merged(Suspects(result.resources, result.tasks))
-                for i, e2 in enumerate(_ranked(candidates(model, more))):
-                    plans.append((_size(edits[0]) + _size(e2), i, rank, edits, model, e2))
-            plans.sort(key=lambda p: p[:3])
-            for _total, _i, _rank, edits, model, e2 in plans:
-                if s.stopped() or s.full():
-                    break
-                try:
-                    model2 = e2.apply(model)
-                except EditError:
-                    continue
-                second += 1
-                s.try_edits((*edits, e2), model2)
-            if s.found or s.stopped():
-                s.early = bool(s.found) and not s.stopped()
-                break
+        second = _second_edits(s, suspects)
+        if not s.found and not s.stopped():  # time left: the single edits not reached before the split
+            _single_edits(s, first[done:], base, until=float("inf"))
     elapsed = time.perf_counter() - s.start
     found = tuple(sorted(s.found, key=lambda r: r.rank_key()))
     cancelled = bool(cancel is not None and cancel.is_set())
