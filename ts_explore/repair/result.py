@@ -64,6 +64,19 @@ class Repair:
                 out[info.name] = changed
         return out
 
+    def marks(self) -> tuple[dict[str, set[int]], dict[str, set[int]]]:
+        """Changed steps per task: uids in :attr:`before` (moved or removed) and in :attr:`after` (moved or new)."""
+        from .tree_ops import normal_uids
+
+        before: dict[str, set[int]] = {}
+        after: dict[str, set[int]] = {}
+        for name, uids in self.touched().items():
+            old = {s.uid for s in self.before.task(name).schedule.steps()}
+            before[name] = {u for u in uids if u in old}
+            renumber = normal_uids(self.model.task(name).schedule)
+            after[name] = {renumber[u] for u in uids if u in renumber}
+        return before, after
+
     def task_set(self) -> dict[str, Any]:
         """Fresh ``dict(tasks=..., resource_dependency_graph=...)`` of the repaired schedule, ready for ``verify``."""
         if self.build is None:

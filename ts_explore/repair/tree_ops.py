@@ -177,6 +177,13 @@ def normalise(tree: ScheduleTree) -> ScheduleTree:
     return dataclasses.replace(tree, body=fix(body), routes=routes)
 
 
+def normal_uids(tree: ScheduleTree) -> dict[int, int]:
+    """Each step's uid in ``tree`` -> its uid in :func:`normalise` of it."""
+    numbering = _Numbering()
+    numbering.nodes(_clean(tree.body), False)
+    return dict(numbering.new_uid)
+
+
 def _guard_text(block: Block | None) -> str:
     if block is None:
         return "Always"
@@ -229,6 +236,7 @@ __all__ = [
     "next_uid",
     "node_at",
     "normalise",
+    "normal_uids",
     "normalise_task",
     "path_of",
     "replace_at",
