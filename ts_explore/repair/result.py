@@ -77,6 +77,21 @@ class Repair:
             after[name] = {renumber[u] for u in uids if u in renumber}
         return before, after
 
+    def diff(self) -> str:
+        """A unified diff of each changed task's schedule, written as the calls a ``@schedule`` makes."""
+        import difflib
+
+        out: list[str] = []
+        for old, new in zip(self.before.tasks, self.after.tasks):
+            if old.schedule == new.schedule:
+                continue
+            out += difflib.unified_diff(schedule_lines(old.schedule), schedule_lines(new.schedule),
+                                        f"task {old.name} (before)", f"task {new.name} (repaired)", lineterm="")
+        for old_r, new_r in zip(self.before.resources, self.after.resources):
+            if old_r.stages != new_r.stages:
+                out += [f"--- {old_r.name}: {old_r.stages} stages", f"+++ {new_r.name}: {new_r.stages} stages"]
+        return "\n".join(out)
+
     def task_set(self) -> dict[str, Any]:
         """Fresh ``dict(tasks=..., resource_dependency_graph=...)`` of the repaired schedule, ready for ``verify``."""
         if self.build is None:
@@ -93,9 +108,41 @@ class Repair:
             "steps_touched": self.size,
             "adds_stage": self.adds_stage,
             "added_smem_bytes": self.added_bytes,
+            "diff": self.diff(),
             "proof": self.proof.status.value,
             "proof_scope": self.proof.scope.sentence() if self.proof.scope else "",
         }
+
+
+def schedule_lines(tree: Any) -> list[str]:
+    """A schedule as indented lines of calls and ``with`` blocks (what a diff of it shows).
+
+    >>> from ts_explore.model import Bound, DomainLoop, ScheduleTree
+    >>> schedule_lines(ScheduleTree("s", (), (DomainLoop(Bound.of_int(0), Bound.of_int(4), Bound.of_int(1), None, ()),)))
+    ['with domain_loop(0, 4, 1):']
+    """
+    from ..model import Block, DomainLoop, Step, WorkTileLoop
+    from .edits import call_text
+
+    lines: list[str] = []
+
+    def walk(nodes: Any, depth: int) -> None:
+        pad = "    " * depth
+        for node in nodes:
+            if isinstance(node, Step):
+                lines.append(pad + call_text(node))
+            elif isinstance(node, DomainLoop):
+                lines.append(pad + f"with domain_loop({node.start.text}, {node.end.text}, {node.step.text}):")
+                walk(node.body, depth + 1)
+            elif isinstance(node, WorkTileLoop):
+                lines.append(pad + f"with {node.title.split(' [')[0]}:")
+                walk(node.body, depth + 1)
+            elif isinstance(node, Block):
+                lines.append(pad + f"with {node.title}:")
+                walk(node.body, depth + 1)
+
+    walk(tree.body, 0)
+    return lines
 
 
 def _moved(old: list[int], new: list[int]) -> set[int]:
@@ -162,4 +209,4 @@ class Repairs:
                 "seconds": self.seconds, "exhausted": self.exhausted, "cancelled": self.cancelled}
 
 
-__all__ = ["Repair", "Repairs"]
+__all__ = ["Repair", "Repairs", "schedule_lines"]
