@@ -92,6 +92,15 @@ class Repair:
                 out += [f"--- {old_r.name}: {old_r.stages} stages", f"+++ {new_r.name}: {new_r.stages} stages"]
         return "\n".join(out)
 
+    def source_diff(self, functions: dict[str, Callable[..., Any]]) -> str:
+        """The unified diff of the ``@schedule`` functions (``{task name: function}``) this repair changes.
+
+        Raises :class:`~ts_explore.repair.source.SourceUnavailable` saying why when it cannot be written.
+        """
+        from .source import source_diff
+
+        return source_diff(self, functions)
+
     def task_set(self) -> dict[str, Any]:
         """Fresh ``dict(tasks=..., resource_dependency_graph=...)`` of the repaired schedule, ready for ``verify``."""
         if self.build is None:
