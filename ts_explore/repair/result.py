@@ -31,6 +31,9 @@ class Repair:
     order: int = 0  # when the search found it (ties in the ranking keep this order)
     build: Callable[[], dict[str, Any]] | None = field(default=None, compare=False, repr=False)
 
+    def __repr__(self) -> str:
+        return f"Repair({self.sentence!r}, {self.size} step(s) touched)"
+
     @property
     def sentence(self) -> str:
         """The repair in words, one clause per edit."""
@@ -205,6 +208,9 @@ class Repairs:
 
     def __bool__(self) -> bool:
         return bool(self.repairs)
+
+    def __repr__(self) -> str:
+        return f"Repairs({len(self.repairs)} proven; {self.tried})"
 
     def summary(self) -> str:
         """One line per repair (ranked), then what was tried."""
