@@ -128,8 +128,11 @@ class _Search:
             if result.finding not in ("capped", "cancelled"):
                 self.near.append(((result.runs_passed, result.depth), edits, model, result))
             return
-        if self.refused_by_structure(model):  # no finding left: the most promising first edit for a second
-            self.near.append(((CLEAN, 0), edits, model, result))
+        refusal = self.structure_refusal(model)
+        if refusal is not None:  # no finding left: the most promising first edit for a second
+            named = Screen(False, "structure", tuple(t.name for t in model.tasks if t.name and t.name in refusal),
+                           tuple(r.name for r in model.resources if f"'{r.name}'" in refusal))
+            self.near.append(((CLEAN, 0), edits, model, named))
             return
         self.prove(edits, model, norm)
 
@@ -163,21 +166,21 @@ class _Search:
         finally:
             self.bench.undo()
 
-    def refused_by_structure(self, model: TaskSet) -> bool:
+    def structure_refusal(self, model: TaskSet) -> str | None:
         """TS's cheap structure checks (work bracketing, queue placement, DMA and PDL order) before a proof."""
         from ..reader.repair_runs import structure_refusal
 
         try:
             tasks = self.bench.lower(model)
-            extra = {k: v for k, v in self.bench.fresh.items() if k not in ('tasks', 'resource_dependency_graph')}
+            extra = {k: v for k, v in self.bench.fresh.items() if k not in ("tasks", "resource_dependency_graph")}
             refusal = structure_refusal(tasks, self.bench.graph, **extra)
         except Exception:  # noqa: BLE001 - TS refusing to lower the edited schedule refuses the candidate
-            refusal = "lowering"
+            refusal = "TS refuses to lower it"
         finally:
             self.bench.undo()
         if refusal is not None:
             self.structure += 1
-        return refusal is not None
+        return refusal
 
     def prove(self, edits: tuple[Edit, ...], model: TaskSet, norm: TaskSet) -> None:
         import ts_explore
@@ -251,7 +254,7 @@ def _second_edits(s: _Search, suspects: Suspects) -> int:
     for batch in range(0, len(bases), SECOND_EDIT_BASES):  # the most promising first edits first
         plans = []
         for rank, (_score, edits, model, result) in enumerate(bases[batch:batch + SECOND_EDIT_BASES]):
-            more = suspects.merged(Suspects(result.resources, result.tasks))
+            more = Suspects(result.resources, result.tasks).merged(suspects)  # its own finding first
             for i, e2 in enumerate(_ranked(candidates(model, more))):
                 plans.append((_size(edits[0]) + _size(e2), i, rank, edits, model, e2))
         plans.sort(key=lambda p: p[:3])
