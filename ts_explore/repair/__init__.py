@@ -18,18 +18,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..model.verdict import Verdict
-from .edits import (
-    AddStage,
-    ChangeGuard,
-    Edit,
-    EditError,
-    InsertStep,
-    MatchLoopBounds,
-    MoveOutOfSkippable,
-    MoveSteps,
-    RemoveStep,
-    SwapPdl,
-)
+from .edits import Edit, EditError, InsertStep, MoveOutOfSkippable, MoveSteps, RemoveStep
+from .structure_edits import AddStage, ChangeGuard, MatchLoopBounds, SwapPdl
 from .result import Repair, Repairs
 from .search import DEFAULT_SECONDS, search_repairs
 

@@ -14,17 +14,8 @@ from typing import Iterator
 from ..model import Block, BlockKind, DomainLoop, Family, Node, ScheduleTree, Stage, Step, TaskSet
 from ..model.schedule import children
 from ..model.verdict import Verdict
-from .edits import (
-    AddStage,
-    ChangeGuard,
-    Edit,
-    InsertStep,
-    MatchLoopBounds,
-    MoveOutOfSkippable,
-    MoveSteps,
-    RemoveStep,
-    SwapPdl,
-)
+from .edits import Edit, InsertStep, MoveOutOfSkippable, MoveSteps, RemoveStep
+from .structure_edits import AddStage, ChangeGuard, MatchLoopBounds, SwapPdl
 from .tree_ops import enclosing, path_of
 
 _OPEN = {Family.WAIT: Family.RELEASE, Family.ACQUIRE: Family.COMMIT}

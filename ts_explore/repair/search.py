@@ -27,7 +27,8 @@ from typing import Any, Callable
 from ..model import TaskSet
 from ..model.verdict import Verdict
 from .candidates import Suspects, candidates, guidance
-from .edits import AddStage, Edit, EditError, adds_stage
+from .edits import Edit, EditError, adds_stage
+from .structure_edits import AddStage
 from ..check.from_model import NotSupported, problem_from_model
 from .result import Repair, Repairs
 from .screen import Screen, screen

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..model import DomainLoop, Node, ScheduleTree, Step
-from .edits import InsertStep, MatchLoopBounds, MoveSteps, RemoveStep, SwapPdl
+from .edits import InsertStep, MoveSteps, RemoveStep
+from .structure_edits import MatchLoopBounds, SwapPdl
 
 
 class SourceUnavailable(ValueError):
