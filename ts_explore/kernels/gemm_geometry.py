@@ -10,6 +10,10 @@ kernel and the launcher all ask these. Nothing here needs a GPU or the DSL.
 True
 >>> tile_counts((1000, 4096, 512), g)
 (8, 16)
+>>> pick_tile((1000, 1032, 520), sms=132).text
+'128x128x64 with 2 consumer warpgroups: 72 tiles on 132 SMs (128x256x64 would make 40 tiles, under half of them)'
+>>> pick_tile((8192, 8192, 8192), sms=132).tile.value
+'128x256x64'
 >>> print(shape_refusal((256, 256, 100)))
 K=100 is not a multiple of 8: the rows of A and B (K bf16 each) would break TMA's 16-byte stride alignment; pad K to 104
 """
@@ -25,7 +29,8 @@ WARPGROUP_THREADS = 128
 LOAD_WARPS = 4  # the load task holds a whole warpgroup, so setmaxnreg can lower its registers
 SMEM_LIMIT = 227 * 1024  # Hopper's opt-in shared memory per CTA
 MAX_ACCUMULATORS = 128  # fp32 accumulators per thread that still leave room in 232 registers
-TILE_SHAPES = ((128, 128), (128, 256), (256, 128))
+TILE_SHAPES = ((128, 128), (128, 256), (256, 128), (64, 128), (64, 256))
+FILL_SHARE = 0.5  # the default tile is kept while its grid covers at least this share of the SMs
 H200_DENSE_BF16_TFLOPS = 989.0  # vendor datasheet, dense (no sparsity)
 BF16_BYTES = 2
 
@@ -36,9 +41,15 @@ class TileShape(str, Enum):
     T128x128 = "128x128x64"
     T128x256 = "128x256x64"
     T256x128 = "256x128x64"
+    T64x128 = "64x128x64"
+    T64x256 = "64x256x64"
+    BY_SHAPE = "by shape (the launch plan picks)"
 
     @property
     def mn(self) -> tuple[int, int]:
+        if self is TileShape.BY_SHAPE:
+            raise ValueError("tile 'by shape' has no size of its own; resolve the config for a shape first "
+                             "(HopperGemm.resolved(shape, sms), or read the launch plan)")
         m, n, _ = self.value.split("x")
         return int(m), int(n)
 
@@ -177,6 +188,59 @@ def shape_refusal(shape: tuple[int, int, int]) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class TilePick:
+    """The tile (and consumer warpgroups) :func:`pick_tile` chose for a shape, and why."""
+
+    tile: TileShape
+    consumer_wgs: int
+    tiles: int  # output tiles (= CTAs of a one-tile-per-CTA grid) with this tile
+    sms: int
+    why: str
+
+    @property
+    def text(self) -> str:
+        return (f"{self.tile.value} with {self.consumer_wgs} consumer warpgroup{'s' if self.consumer_wgs > 1 else ''}: "
+                f"{self.tiles} tile{'s' if self.tiles != 1 else ''} on {self.sms} SMs{self.why}")
+
+
+# (tile, consumer warpgroups) from the largest to the smallest; a 64-row tile is one warpgroup's WGMMA.
+TILE_CANDIDATES = ((TileShape.T128x256, 2), (TileShape.T128x128, 2), (TileShape.T64x256, 1), (TileShape.T64x128, 1))
+
+
+def pick_tile(shape: tuple[int, int, int], sms: int) -> TilePick:
+    """The tile for (M, N, K) on ``sms`` multiprocessors: the one function behind ``tile='by shape'``.
+
+    The large 128x256 tile is kept while its grid covers at least
+    :data:`FILL_SHARE` of the SMs. Below that most SMs would idle, so the
+    smaller tiles compete on their modelled time: waves of CTAs
+    (``ceil(tiles / sms)``) times the work of one tile (its area; K is common
+    to all, so it drops out); ties go to the larger tile (fewer operand
+    re-reads). The choice depends on M, N and the SM count only.
+
+    >>> pick_tile((64, 64, 64), 132).tile.value  # one tile either way: the smallest wastes least
+    '64x128x64'
+    >>> pick_tile((8192, 1024, 64), 132).tile.value
+    '128x256x64'
+    """
+    def count(tile: TileShape) -> int:
+        tm, tn = tile.mn
+        return -(-shape[0] // tm) * -(-shape[1] // tn)
+
+    default, wgs = TILE_CANDIDATES[0]
+    big = count(default)
+    if big >= FILL_SHARE * sms:
+        return TilePick(default, wgs, big, sms, "")
+
+    def cost(candidate: tuple[TileShape, int]) -> int:
+        tm, tn = candidate[0].mn
+        return -(-count(candidate[0]) // sms) * tm * tn
+
+    best = min(TILE_CANDIDATES, key=cost)  # min keeps the first (largest) of equal costs
+    return TilePick(best[0], best[1], count(best[0]), sms,
+                    f" ({default.value} would make {big} tile{'s' if big != 1 else ''}, under half of them)")
+
+
 def launch_grid(shape: tuple[int, int, int], geo: Geometry, *, persistent: bool, along_m: bool,
                 sms: int) -> tuple[int, int, int]:
     """The CUDA grid: one CTA per tile, or one persistent CTA per SM (clusters kept whole).
@@ -205,6 +269,8 @@ __all__ = [
     "EPILOGUE_N",
     "Raster",
     "Release",
+    "TILE_CANDIDATES",
+    "TilePick",
     "TileShape",
     "Geometry",
     "H200_DENSE_BF16_TFLOPS",
@@ -218,6 +284,7 @@ __all__ = [
     "flops",
     "k_blocks",
     "launch_grid",
+    "pick_tile",
     "shape_refusal",
     "tile_counts",
 ]
