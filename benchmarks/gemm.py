@@ -1,6 +1,6 @@
 """TS-scheduled WGMMA GEMM vs torch.matmul: one timing method for both, alternating on the same tensors.
 
-    python benchmarks/gemm.py [--quick] [--no-diagnosis]
+    python benchmarks/gemm.py [--quick] [--no-diagnosis] [--small]
 
 How it times (the same for our kernel and torch.matmul):
 
@@ -10,12 +10,15 @@ How it times (the same for our kernel and torch.matmul):
   launches (``L`` chosen so one replay takes about 10 ms), so neither pays
   Python or driver launch overhead per launch; our kernel's arguments are
   converted once, at capture;
-* a run replays the two graphs in alternation (ours, torch, ours, torch, ...)
-  ``REPLAYS`` times each, with CUDA events around every replay; a run's time per
-  launch is the median replay over ``L``; its ratio is torch's time over ours;
-* runs repeat until the last five agree within 2 % (each operation's time,
-  max - min over the median), at most ``MAX_RUNS``; the table shows the median
-  of those five and their spread.
+* after a warm-up of alternating replays (``WARM_MS``, so clocks settle under
+  load), a run replays the two graphs in alternation (ours, torch, ours, torch,
+  ...) ``REPLAYS`` times each, with CUDA events around every replay; a run's
+  time per launch is the median replay over ``L``; its ratio is torch's time
+  over ours;
+* runs repeat until the ratios of the last five agree within 2 % (max - min over
+  the median), at most ``MAX_RUNS``; the table shows the medians of those five
+  runs, the ratios' spread, and the spread of our own times (the clocks drift
+  under sustained load, moving both operations alike).
 
 Before timing, each config's output (poisoned with NaN first) is checked
 against an fp32 reference, and again after its graph replays, so a graph that
@@ -44,6 +47,7 @@ TARGET, TARGET_RATIO = (8192, 8192, 8192), 0.90
 SMALL, SMALL_RATIO = (1000, 1032, 520), 0.80
 REPLAY_MS = 10.0  # one graph replay lasts about this long
 REPLAYS = 5  # replays of each graph per run
+WARM_MS = 300.0  # alternating replays before the first timed run
 AGREE, RUNS_AGREEING, MAX_RUNS = 0.02, 5, 20
 
 
@@ -64,11 +68,19 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
         ("64x128 1wg 4st static", dict(tile=TileShape.T64x128, consumer_wgs=1, stages=4)),
         ("64x128 1wg 6st no-queue", dict(tile=TileShape.T64x128, consumer_wgs=1, stages=6,
                                          persistence=QueueKind.NONE)),
+        ("128x128 2wg 4st no-queue", dict(tile=TileShape.T128x128, stages=4, persistence=QueueKind.NONE)),
+        ("128x128 2wg 4st static 2x1", dict(tile=TileShape.T128x128, stages=4, cluster=Cluster.C2x1)),
+        ("128x128 2wg 4st no-queue 2x1", dict(tile=TileShape.T128x128, stages=4, cluster=Cluster.C2x1,
+                                              persistence=QueueKind.NONE)),
+        ("128x128 2wg 4st static wait0", dict(tile=TileShape.T128x128, stages=4, release=Release.AFTER_WAIT)),
+        ("128x128 1wg 4st static", dict(tile=TileShape.T128x128, consumer_wgs=1, stages=4)),
     ]
 
 
 # The small tiles are there for the small shape; on the large ones they only cost device time.
-SMALL_ONLY = {"128x128 2wg 4st static", "64x256 1wg 4st static", "64x128 1wg 4st static", "64x128 1wg 6st no-queue"}
+SMALL_ONLY = {"128x128 2wg 4st static", "64x256 1wg 4st static", "64x128 1wg 4st static", "64x128 1wg 6st no-queue",
+              "128x128 2wg 4st no-queue", "128x128 2wg 4st static 2x1", "128x128 2wg 4st no-queue 2x1",
+              "128x128 2wg 4st static wait0", "128x128 1wg 4st static"}
 
 
 @dataclass
@@ -78,7 +90,8 @@ class Paired:
     ours_ms: float
     torch_ms: float
     ratio: float  # torch time / our time (our speed as a share of torch's)
-    spread: float  # largest (max - min) / median over the agreeing runs of either operation
+    spread: float  # (max - min) / median of the ratios of the agreeing runs
+    drift: float  # the same of our own times (clock drift under load)
     runs: int
     settled: bool
     launches: int
@@ -157,18 +170,21 @@ def paired(ours: Callable[[], Any], theirs: Callable[[], Any], stream: Any, esti
     if how_theirs != how:
         mine, how = Batch(ours, launches), how_theirs
     graphs = (mine, other)
-    one_run(graphs, stream)  # warm-up run: clocks and caches settle
+    start = time.perf_counter()
+    while 1e3 * (time.perf_counter() - start) < WARM_MS:  # clocks and caches settle under this load
+        one_run(graphs, stream)
     runs: list[tuple[float, float]] = []
     while True:
         runs.append(one_run(graphs, stream))
         last = runs[-RUNS_AGREEING:]
-        worst = max(spread([r[0] for r in last]), spread([r[1] for r in last])) if len(last) > 1 else 1.0
+        worst = spread([r[1] / r[0] for r in last]) if len(last) > 1 else 1.0
         settled = len(last) == RUNS_AGREEING and worst <= AGREE
         if settled or len(runs) >= MAX_RUNS:
             break
     o = statistics.median(r[0] for r in last) / launches
     t = statistics.median(r[1] for r in last) / launches
-    return Paired(o, t, statistics.median(r[1] / r[0] for r in last), worst, len(runs), settled, launches, how)
+    return Paired(o, t, statistics.median(r[1] / r[0] for r in last), worst, spread([r[0] for r in last]),
+                  len(runs), settled, launches, how)
 
 
 def time_once(run: Callable[[], Any], stream: Any) -> float:
@@ -203,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="only 'by shape' and the 128x256 static config")
     parser.add_argument("--no-diagnosis", action="store_true", help="skip the per-launch timing comparison")
+    parser.add_argument("--small", action="store_true", help=f"only {'x'.join(map(str, SMALL))}")
     args = parser.parse_args(argv)
     try:
         import torch
@@ -235,27 +252,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compiled {label} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     print(f"bf16 GEMM C = A·Bᵀ (fp32 accumulate) on {props.name} ({sms} SMs), random-normal inputs; "
           f"dense bf16 peak {H200_DENSE_BF16_TFLOPS:.0f} TFLOP/s.")
-    print(f"Timing: ours and torch.matmul(A, B.T, out=C2) each captured as a CUDA graph of L back-to-back launches "
-          f"(one replay ~{REPLAY_MS:g} ms), on one stream, same A and B; a run replays the two graphs in alternation, "
-          f"{REPLAYS} times each, CUDA events around each replay; runs repeat until {RUNS_AGREEING} agree within "
-          f"{100 * AGREE:g} % (at most {MAX_RUNS}); ms = median of those runs per launch; 'x torch' = torch ms / our ms "
-          "of the same runs; spread = (max - min) / median of the agreeing runs.")
+    print(f"Timing: ours and torch.matmul(A, B.T) each captured as a CUDA graph of L back-to-back launches "
+          f"(one replay ~{REPLAY_MS:g} ms), on one stream, same A and B; after {WARM_MS:g} ms of warm-up a run replays "
+          f"the two graphs in alternation, {REPLAYS} times each, CUDA events around each replay; runs repeat until the "
+          f"ratios of {RUNS_AGREEING} runs agree within {100 * AGREE:g} % (at most {MAX_RUNS}); ms = median of those "
+          "runs per launch; 'x torch' = median of their torch ms / our ms; spread = (max - min) / median of those "
+          "ratios; drift = the same of our times.")
     head = (f"{'shape':>16s}  {'config':30s} {'tile picked':>11s} {'ms':>8s} {'TFLOP/s':>8s} {'x torch':>8s} "
-            f"{'% peak':>7s} {'torch ms':>8s} {'L':>5s} {'runs':>4s} {'spread':>6s}  ok")
+            f"{'% peak':>7s} {'torch ms':>8s} {'L':>5s} {'runs':>4s} {'spread':>6s} {'drift':>6s}  ok")
     print(head)
     print("-" * len(head))
     results: dict[tuple, dict[str, float]] = {}
-    for shape in SHAPES:
+    for shape in [SMALL] if args.small else SHAPES:
         m, n, k = shape
         a, b = gemm.make_inputs(shape, seed=0)
         c = torch.empty((m, n), device="cuda", dtype=torch.bfloat16)
-        c_torch = torch.empty((m, n), device="cuda", dtype=torch.bfloat16)
         ref = gemm.reference(a, b)
         name = "x".join(map(str, shape))
         torch.cuda.synchronize()
 
-        def theirs(a: Any = a, b: Any = b, out: Any = c_torch) -> Any:
-            return torch.matmul(a, b.T, out=out)
+        def theirs(a: Any = a, b: Any = b) -> Any:
+            return torch.matmul(a, b.T)
 
         for label, fn in compiled.items():
             if shape != SMALL and label in SMALL_ONLY:
@@ -274,10 +291,10 @@ def main(argv: list[str] | None = None) -> int:
             results.setdefault(shape, {})[label] = p.ratio if ok else 0.0
             print(f"{name:>16s}  {label:30s} {picked:>11s} {p.ours_ms:8.4f} {tf:8.1f} {p.ratio:8.3f} "
                   f"{100 * tf / H200_DENSE_BF16_TFLOPS:6.1f}% {p.torch_ms:8.4f} {p.launches:5d} {p.runs:4d} "
-                  f"{100 * p.spread:5.1f}%  {'yes' if ok else 'WRONG'}{'' if p.settled else ' (did not settle)'}"
+                  f"{100 * p.spread:5.1f}% {100 * p.drift:5.1f}%  {'yes' if ok else 'WRONG'}{'' if p.settled else ' (did not settle)'}"
                   f"{'' if p.how == 'graph' else ' (' + p.how + ', no graph)'}",
                   flush=True)
-        del a, b, c, c_torch, ref
+        del a, b, c, ref
         torch.cuda.empty_cache()
     if not args.no_diagnosis and "128x256 2wg 4st static" in compiled:
         diagnose(compiled["128x256 2wg 4st static"], scenario.config(**dict(chosen)["128x256 2wg 4st static"]),
