@@ -82,6 +82,9 @@ CONTROLS: list[dict[str, Any]] = [
     dict(tile=TileShape.T64x256, consumer_wgs=1),
     dict(tile=TileShape.T64x128, consumer_wgs=1, stages=8, persistence=QueueKind.NONE),
     dict(tile=TileShape.BY_SHAPE),
+    dict(swizzle=8),
+    dict(swizzle=3),  # pads the tile columns of SMALL (5) to 6
+    dict(swizzle=4, raster=Raster.ALONG_N, cluster=Cluster.C2x1),
 ]
 
 

@@ -26,7 +26,9 @@ def test_the_small_shape_gets_a_tile_that_fills_more_sms_and_the_plan_says_so() 
     plan = launch_plan("hopper_gemm", (1000, 1032, 520), device=H200, tile=TileShape.BY_SHAPE)
     text = plan.summary()
     assert plan.ctas == 72 and "tiles of 128 x 128" in text, text
-    assert "tile by shape: 128x128x64 with 2 consumer warpgroups: 72 tiles on 132 SMs" in text
+    assert ("tile by shape: 128x128x64 with 2 consumer warpgroups in 2x1 clusters (B multicast): 72 tiles on 132 SMs"
+            in text)
+    assert BY_SHAPE.resolved((1000, 1032, 520), 132).cluster.m == 2
     assert "128x256x64 would make 40 tiles" in text
     fixed = launch_plan("hopper_gemm", (1000, 1032, 520), device=H200)
     assert fixed.ctas == 40 and "tile by shape" not in fixed.summary(), "a fixed tile is left as it is"
@@ -57,6 +59,7 @@ def test_the_pick_keeps_the_default_while_it_fills_half_the_sms_else_takes_the_c
 
     assert cost(pick.tile) == min(cost(t) for t, _ in TILE_CANDIDATES)
     assert (pick.tile, pick.consumer_wgs) in TILE_CANDIDATES
+    assert pick.cluster_m == (2 if pick.tile.mn[0] == 128 else 1), "small grids of 128-row tiles share B"
     tm, tn = pick.tile.mn
     assert pick.tiles == -(-m // tm) * -(-n // tn)
 

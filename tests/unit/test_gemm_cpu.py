@@ -34,6 +34,7 @@ CONTROL_VALUES: list[dict[str, Any]] = [
     *(dict(raster=r) for r in Raster),
     *(dict(raster=Raster.ALONG_N, persistence=QueueKind.NONE, cluster=Cluster.C2x1),),
     *(dict(release=r) for r in Release),
+    dict(swizzle=4), dict(swizzle=3, raster=Raster.ALONG_N, cluster=Cluster.C2x1),
 ]
 
 
@@ -135,6 +136,7 @@ BAD: list[tuple[dict[str, Any], str]] = [
     (dict(tile=TileShape.T128x128, stages=8), "use stages <= 6"),
     (dict(n=100), "multiples of 8"),
     (dict(block=10_000), "pick block <"),
+    (dict(swizzle=2, persistence=QueueKind.NONE), "use persistence=static, or swizzle=1"),
 ]
 
 

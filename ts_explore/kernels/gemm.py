@@ -27,7 +27,7 @@ from .host import DeviceProblem, SizeError, strided_instances
 from .common import BuiltHook, quiet_task_manager, run_tasks
 from .gemm_geometry import (
     EPILOGUE_N, H200_DENSE_BF16_TFLOPS, TILE_K, Geometry, Raster, Release, bytes_moved, cluster_dims, flops,
-    k_blocks, launch_grid, shape_refusal, tile_counts,
+    k_blocks, launch_grid, shape_refusal, tile_counts, work_units,
 )
 from .gemm_resources import IN_DTYPE, OUT_DTYPE, load_slices, smem_layouts
 from .trace import address, recorder_for
@@ -155,7 +155,7 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
                                                  cute.slice_(c_layout, (None, None, 0)), (geo.tile_m, EPILOGUE_N))
         tiles_m = (m + geo.tile_m - 1) // geo.tile_m
         tiles_n = (n + geo.tile_n - 1) // geo.tile_n
-        sched = utils.PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (geo.cluster_m, 1, 1), 1, along_m)
+        sched = utils.PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (geo.cluster_m, 1, 1), cfg.swizzle, along_m)
         n_k = (k + TILE_K - 1) // TILE_K
         kernel(tma_a, g_a, tma_b, g_b, tma_c, g_c, n_k, sched, address(events), address(progress)).launch(
             grid=(grid_x, grid_y, grid_z), block=(geo.threads, 1, 1), cluster=cluster, stream=stream,
@@ -200,7 +200,8 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: int | None = None
     extra = {"k_blocks": n_k, **({"shape": shape, "sms": limits.sms} if by_shape else {})}  # by shape: same pick
     if cfg.persistence is QueueKind.STATIC:
         c = geo.cluster_m
-        per_cluster = strided_instances(-(-tiles_m // c) * tiles_n, ctas // c, "tile",
+        units = work_units(shape, geo, cfg.swizzle, cfg.raster is Raster.ALONG_M)  # padded to whole swizzle groups
+        per_cluster = strided_instances(units, ctas // c, "tile",
                                         view=lambda b: {"block": b * c, "grid": ctas, "extra": extra})
         instances = tuple(Instance(ctas=(range(i.ctas[0].start * c, (i.ctas[0][-1] + 1) * c),), view=i.view,
                                    work=f"{i.work}, {each}", iterations=i.iterations) for i in per_cluster)
@@ -212,6 +213,10 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: int | None = None
                    f"{geo.tile_m} x {geo.tile_n}",)
     if by_shape:
         assumptions += (f"tile by shape: {pick_tile(shape, limits.sms).text}",)
+    if cfg.swizzle > 1 and cfg.persistence is QueueKind.STATIC:
+        pad = work_units(shape, geo, cfg.swizzle, cfg.raster is Raster.ALONG_M) - -(-tiles_m // geo.cluster_m) * tiles_n
+        assumptions += (f"tiles handed out in groups of {cfg.swizzle} (L2 swizzle)"
+                        + (f"; {pad} padded tile{'s' if pad != 1 else ''} outside C do no work" if pad else ""),)
     return LaunchPlan(kernel=__name__, size=shape, grid=(gx, gy, gz), threads=geo.threads,
                       smem_bytes=geo.smem_bytes, device=limits, instances=instances, registers=registers,
                       work_units="(M, N, K)", assumptions=assumptions)

@@ -42,6 +42,9 @@ class HopperGemm:
     persistence: QueueKind = QueueKind.STATIC
     cluster: Cluster = Cluster.C1x1
     raster: Raster = Raster.ALONG_M
+    swizzle: int = knob(1, min=1, max=16, label="tile swizzle (group size)",
+                        help="static persistence hands tiles out S columns (rows along N) at a time, so CTAs "
+                             "busy at once share operand tiles in L2; 1: plain raster order")
     release: Release = Release.LAGGED
     m: int = knob(512, min=1, max=65536, label="M (CPU view)")
     n: int = knob(512, min=8, max=65536, step=8, label="N (CPU view)")
@@ -54,7 +57,8 @@ class HopperGemm:
         """This config with ``tile='by shape'`` replaced by the tile :func:`pick_tile` picks (else itself).
 
         The pick also sets the consumer warpgroups (a 64-row tile is one
-        warpgroup's WGMMA) and keeps the stages within shared memory.
+        warpgroup's WGMMA) and the cluster (2x1 B multicast for a small grid of
+        128-row tiles), and keeps the stages within shared memory.
         Default shape and SMs: the CPU view's (M, N, K) and its CTAs (an H200's SMs).
         """
         if self.tile is not TileShape.BY_SHAPE:
@@ -63,7 +67,8 @@ class HopperGemm:
                          sms or self.ctas or DeviceLimits.h200().sms)
         tm, tn = pick.tile.mn
         most = Geometry(tile_m=tm, tile_n=tn, stages=2, consumer_wgs=pick.consumer_wgs).max_stages()
-        return replace(self, tile=pick.tile, consumer_wgs=pick.consumer_wgs, stages=min(self.stages, most))
+        return replace(self, tile=pick.tile, consumer_wgs=pick.consumer_wgs, stages=min(self.stages, most),
+                       cluster=Cluster.C2x1 if pick.cluster_m == 2 else self.cluster)
 
     def geometry(self) -> Geometry:
         cfg = self.resolved()
@@ -101,6 +106,9 @@ def check(cfg: HopperGemm) -> None:
             "227 KiB of shared memory per CTA", f"use stages <= {geo.max_stages()}")
     require(cfg.stages >= 2, f"stages={cfg.stages} leaves the load task nothing to fill while WGMMA reads",
             "use stages >= 2")
+    require(cfg.swizzle == 1 or cfg.persistence is QueueKind.STATIC,
+            f"swizzle={cfg.swizzle} orders the tiles a static persistent scheduler hands out; with persistence="
+            f"{cfg.persistence.value} tiles follow the grid (or CLC)", "use persistence=static, or swizzle=1")
     require(cfg.m >= 1 and cfg.n % 8 == 0 and cfg.k % 8 == 0,
             f"(M, N, K)=({cfg.m}, {cfg.n}, {cfg.k}) breaks TMA's 16-byte row alignment",
             "use N and K multiples of 8")
@@ -256,8 +264,10 @@ def _notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False) -
     if by_shape:
         notes.append(f"tile by shape: {pick_tile(cfg.shape, cfg.ctas or DeviceLimits.h200().sms).text}")
     if cfg.persistence is QueueKind.STATIC:
+        order = f"in groups of {cfg.swizzle} tile {'columns' if cfg.raster is Raster.ALONG_M else 'rows'}, " \
+            if cfg.swizzle > 1 else ""
         notes.append(f"CTA {where.block} of {cfg.ctas_launched()} persistent CTAs walks tiles "
-                     f"{where.block}, {where.block}+{cfg.ctas_launched()}, ... ({cfg.raster.value})")
+                     f"{where.block}, {where.block}+{cfg.ctas_launched()}, ... ({order}{cfg.raster.value})")
     elif cfg.persistence is QueueKind.CLC:
         notes.append("CLC hands tiles out at run time; it needs sm_100+, where WGMMA does not exist: "
                      "this variant records and verifies but launches on no GPU")
