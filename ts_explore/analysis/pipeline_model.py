@@ -10,9 +10,10 @@ task, the steady-state time per item (the period) is bounded three ways::
   reads, stores, MMAs) split over the task's warps: with ``w`` warps
   instead of ``w0`` the work part scales by ``w0 / w``; steps that are
   per-warp overhead (barriers, try-steps) do not.
-* ``O``: how long one slot is occupied, from the producer acquiring it to
-  the consumer releasing it (issue, transfer latency, the consumer's work
-  while it holds the slot). At most ``S`` slots are in flight, so at most
+* ``O``: how long one slot is occupied when nothing queues: from the
+  producer acquiring it to the data landing (read off the items the
+  consumer waited for), plus the consumer's hold from its wait to its
+  release. At most ``S`` slots are in flight, so at most
   ``S`` items per ``O`` pass (Little's law). The consumer's and the
   producer's work inside ``O`` scales with their warps as above.
 
@@ -71,7 +72,7 @@ class RingProfile:
     consumer_busy_ns: float
     producer_work_ns: float  # the part of the busy time in work steps (splits over the task's warps)
     consumer_work_ns: float
-    occupancy_ns: float  # acquire (end) to release (end) of one slot
+    occupancy_ns: float  # fill (acquire end to full) plus hold (wait end to release end) of one slot
     loop_share: float  # of the traced CTA's span, the consumer's loop over this pipeline
     stages: int | None = None  # slots (None: not known from the trace alone)
     producer_warps: int = 1
@@ -127,6 +128,33 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else 0.0
+
+
+def _occupancy(acquires: list[TimelineEvent], consumers: list[tuple[list[TimelineEvent], list[TimelineEvent]]],
+               slack: int = 32) -> float:
+    """How long a slot is held when nothing queues: the fill (acquire to full) plus the consumer's hold.
+
+    The fill is read off the items the consumer had to wait for (then its
+    wait ended when the data landed); the hold is wait end to release end.
+    A filled slot that waits for a busy consumer is queueing, not latency,
+    so it is left out (it vanishes when the consumer gets faster).
+    """
+    fills, holds = [], []
+    for waits, releases in consumers:
+        for k, wait in enumerate(waits):
+            if k < len(acquires) and wait.duration_ns > slack:
+                fills.append(float(wait.end_ns - acquires[k].end_ns))
+            if k < len(releases):
+                holds.append(float(releases[k].end_ns - wait.end_ns))
+    if not fills:  # the consumer never waited: the fill is at most the time until it looked
+        fills = [float(w.end_ns - acquires[k].end_ns) for waits, _ in consumers for k, w in enumerate(waits)
+                 if k < len(acquires)]
+    return max(0.0, _median(fills)) + _mean(holds)
+
+
 def _per_cta(timeline: Timeline, cta: int, pipeline: str, producer: str, consumer: str) -> dict[str, float] | None:
     lanes: dict[int, list[TimelineEvent]] = {}
     for e in timeline.events:
@@ -169,18 +197,13 @@ def _per_cta(timeline: Timeline, cta: int, pipeline: str, producer: str, consume
         p_rows.append((n, (last - first - blocked) / n, work / n, acquires))
     if not c_rows or not p_rows:
         return None
-    occupancy = []
-    acquires = p_rows[0][3]
-    for k, acq in enumerate(acquires):
-        ends = [row[5][k].end_ns for row in c_rows if k < len(row[5])]
-        if ends:
-            occupancy.append(max(ends) - acq.end_ns)
+    occupancy = _occupancy(p_rows[0][3], [(row[4], row[5]) for row in c_rows])
     span = max(e.end_ns for lane in lanes.values() for e in lane) - min(e.start_ns for lane in lanes.values()
                                                                         for e in lane)
     return {"items": _mean([r[0] for r in c_rows]), "period": _mean([r[1] for r in c_rows]),
             "consumer_busy": _mean([r[2] for r in c_rows]), "consumer_work": _mean([r[3] for r in c_rows]),
             "producer_busy": _mean([r[1] for r in p_rows]), "producer_work": _mean([r[2] for r in p_rows]),
-            "occupancy": _mean([float(o) for o in occupancy]),
+            "occupancy": occupancy,
             "loop_share": _mean([r[6] for r in c_rows]) / span if span else 0.0,
             "producer_warps": len(p_rows), "consumer_warps": len(c_rows)}
 
