@@ -31,21 +31,19 @@ machine without a GPU it says so and returns the predictions only.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..analysis.advice_rank import MIN_GAIN, Ranked, occupancy_factor, simplest_first
 from ..analysis.pipeline_model import RingProfile, ring_profiles
 from ..analysis.stalls import Stalls, stalls
-from ..model.plan import DeviceLimits, LaunchPlan
+from ..model.plan import DeviceLimits
 from ..model.timeline import Timeline
 from ..scenarios import Scenario, get
 from ..scenarios.knobs import ConfigError, configure, knobs, option_text
 from .advice_knobs import Role, Shape, roles, shape_of, values
 from .errors import LaunchError
 
-MIN_GAIN = 1.05  # a change predicted to gain less is not worth a launch
-TIE = 1.02  # predicted gains within 2 % of each other are not told apart (the model is not that precise)
 
 
 @dataclass(frozen=True)
@@ -111,29 +109,6 @@ class Advice:
         from ..render.stalls import advice_html
 
         return advice_html(self)
-
-
-def _concurrency(plan: LaunchPlan) -> int:
-    """CTAs that run at once: the grid, or what fits on the device."""
-    per_sm = plan.device.ctas_per_sm(plan.threads, plan.smem_bytes, plan.registers)
-    return max(1, min(plan.ctas, plan.device.sms * per_sm))
-
-
-def occupancy_factor(now: LaunchPlan, new: LaunchPlan) -> float:
-    """Speedup from how many CTAs run at once: kernel time ~ waves x period / CTAs (same per-CTA period).
-
-    >>> from types import SimpleNamespace as P
-    >>> dev = DeviceLimits.h200()
-    >>> a = P(ctas=264, threads=160, smem_bytes=16 * 1024, registers=None, device=dev)
-    >>> occupancy_factor(a, P(ctas=132, threads=160, smem_bytes=128 * 1024, registers=None, device=dev))
-    0.5
-    >>> occupancy_factor(a, a)
-    1.0
-    """
-    def cost(p: LaunchPlan) -> float:
-        return math.ceil(p.ctas / _concurrency(p)) / p.ctas
-
-    return cost(now) / cost(new)
 
 
 def _copy_cap(result: Any) -> float | None:
@@ -242,7 +217,7 @@ def advise(source: Any, config: Any = None, *, sizes: Any = None, top: int = 3, 
     accepted, passed = candidates(scenario, config, found)
     base_plans = plans_for(scenario, config, sizes, limits)
     cap = _copy_cap(result)
-    ranked: list[tuple[float, str, tuple[tuple[str, Any], ...], Any]] = []
+    ranked: list[Ranked] = []
     for changes, cfg in accepted:
         try:
             gain, why = _predict(profiles, now, shape_of(scenario, cfg))
@@ -258,49 +233,20 @@ def advise(source: Any, config: Any = None, *, sizes: Any = None, top: int = 3, 
             gain, why = cap, why + f"; capped at {cap:.2f}x (the fastest reference copy of the same bytes)"
         ranked.append((gain, why, changes, cfg))
     offered: list[Suggestion] = []
-    for gain, why, changes, cfg in simplest_first(config, ranked, min_gain):
-        if len(offered) >= top:
-            break
+
+    def safe(row: Ranked) -> bool:
+        gain, why, changes, cfg = row
         gate = prove(scenario, cfg, plans_for(scenario, cfg, sizes, limits))
-        text = ", ".join(f"{n}={option_text(v)}" for n, v in changes)
         if not gate.ok:
-            passed.append((text, "not proven SAFE: " + (gate.problem or "; ".join(
-                f"{p.describe()}: {p.status}" for p in gate.refused_by))))
-            continue
+            passed.append((", ".join(f"{n}={option_text(v)}" for n, v in changes), "not proven SAFE: " + (
+                gate.problem or "; ".join(p.describe() for p in gate.refused_by))))
+            return False
         offered.append(Suggestion(changes, cfg, gain, why, "proven SAFE: " + gate.summary().replace("\n", "; ")))
+        return True
+
+    simplest_first(config, ranked, min_gain, accept=safe, top=top)
     advice = Advice(scenario.name, config, report, profiles, tuple(offered), tuple(passed))
     return measure(advice, scenario, sizes, reps) if check else advice
-
-
-def _distance(config: Any, name: str, value: Any) -> float:
-    now = getattr(config, name)
-    return abs(float(value - now)) if isinstance(value, (int, float)) and isinstance(now, (int, float)) else 0.0
-
-
-Ranked = tuple[float, str, tuple[tuple[str, Any], ...], Any]
-
-
-def simplest_first(config: Any, ranked: list[Ranked], min_gain: float = MIN_GAIN,
-                   tie: float = TIE) -> list[Ranked]:
-    """Candidates in the order to offer them: the best gain first, but among gains within ``tie`` of the best
-    the one that moves the fewest controls the least; a candidate that only adds controls or moves them
-    further for no more than ``tie`` over one already ordered is dropped.
-
-    >>> from types import SimpleNamespace as C
-    >>> rows = [(1.37, "", (("stages", 5), ("warps", 16)), 0), (1.36, "", (("warps", 16),), 0),
-    ...         (1.355, "", (("warps", 8),), 0), (1.2, "", (("stages", 8),), 0), (1.01, "", (("stages", 5),), 0)]
-    >>> [r[2] for r in simplest_first(C(stages=4, warps=4), rows)]
-    [(('warps', 8),), (('stages', 8),)]
-    """
-    left = sorted((r for r in ranked if r[0] >= min_gain), key=lambda r: -r[0])
-    out: list[Ranked] = []
-    while left:
-        pool = [r for r in left if r[0] * tie >= left[0][0]]
-        pick = min(pool, key=lambda r: (len(r[2]), sum(_distance(config, n, v) for n, v in r[2]), -r[0]))
-        out.append(pick)
-        names = {n for n, _ in pick[2]}
-        left = [r for r in left if r is not pick and not ({n for n, _ in r[2]} >= names and r[0] <= pick[0] * tie)]
-    return out
 
 
 def measure(advice: Advice, scenario: Scenario, sizes: tuple[Any, ...], reps: int = 20) -> Advice:
@@ -327,5 +273,4 @@ def measure(advice: Advice, scenario: Scenario, sizes: tuple[Any, ...], reps: in
                         f"this config {base:.4f} ms")
 
 
-__all__ = ["Advice", "MIN_GAIN", "Suggestion", "TIE", "advise", "candidates", "measure", "occupancy_factor",
-           "simplest_first"]
+__all__ = ["Advice", "Suggestion", "advise", "candidates", "measure"]
