@@ -124,3 +124,23 @@ def test_the_ring_model_predicts_the_simulated_speedup(ring: Ring, change: dict[
     measured = t.span_ns / simulate(replace(ring, **scaled)).span_ns
     predicted = profile.speedup(**scaled)
     assert predicted == pytest.approx(measured, rel=0.12), profile.explain()
+
+
+def test_the_launch_tab_shows_why_slow_when_the_launch_was_traced() -> None:
+    from types import SimpleNamespace
+
+    from ts_explore.app.launch_panel import LaunchPanel
+    from ts_explore.gpu.probe import Probe
+    from ts_explore.model import TaskSet
+    from ts_explore.model.plan import DeviceLimits
+
+    timeline = load_trace(RESULTS / "pipelined_copy.h200.trace.json")
+    launched = SimpleNamespace(timeline=timeline, _repr_html_=lambda: "<p>ran</p>")
+    probe = Probe(None, "NVIDIA H200", DeviceLimits(name="NVIDIA H200", cc=(9, 0), sms=132))
+    panel = LaunchPanel(launch=lambda s, c, **k: launched, probe=lambda: probe)
+    panel.update("s", "c", TaskSet(tasks=(), resources=(), edges=()))
+    panel.button.click()
+    assert "Why slow" in panel.result.value and timeline.stalls().bottleneck().split("`")[0] in panel.result.value
+    launched.timeline = None
+    panel.button.click()
+    assert "Why slow" not in panel.result.value and "<p>ran</p>" in panel.result.value
