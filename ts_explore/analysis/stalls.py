@@ -149,6 +149,13 @@ class Stalls:
         """The waiting task's share of time spent at ``side`` of ``pipeline`` (0 when it never waits there)."""
         return next((p.share for p in self.pipelines if p.pipeline == pipeline and p.side == side), 0.0)
 
+    def regime(self, pipeline: str) -> str | None:
+        """What the waits on ``pipeline`` say: both ends wait (``latency-bound``), only the producer waits for
+        empty slots (``consumer-bound``), only the consumer for full ones (``producer-bound``), or None."""
+        full, empty = self.share(pipeline, FULL) >= QUIET, self.share(pipeline, EMPTY) >= QUIET
+        return {(True, True): "latency-bound", (False, True): "consumer-bound",
+                (True, False): "producer-bound"}.get((full, empty))
+
     def worst(self) -> PipelineWait | None:
         """The pipeline and side with the largest share of its task's time."""
         return max(self.pipelines, key=lambda p: (p.share, p.wait_ns), default=None)

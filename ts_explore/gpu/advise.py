@@ -86,7 +86,12 @@ class Advice:
 
     def text(self) -> str:
         lines = [f"bound: {self.stalls.bottleneck()}"]
-        lines += [f"model: {p.explain()}" for p in self.profiles]
+        for p in self.profiles:
+            lines.append(f"model: {p.explain()}")
+            seen = self.stalls.regime(p.pipeline)
+            if seen is not None and seen != p.regime():
+                lines.append(f"  the waits read {seen} but the per-item times {p.regime()}: with {p.items:.0f} items "
+                             "per warp the ring's fill and drain weigh in the waits; the advice follows the model")
         if not self.profiles:
             lines.append("model: no traced pipeline has both a producer and a consumer task; nothing to predict")
         if self.suggestions:
