@@ -144,3 +144,17 @@ def test_the_launch_tab_shows_why_slow_when_the_launch_was_traced() -> None:
     launched.timeline = None
     panel.button.click()
     assert "Why slow" not in panel.result.value and "<p>ran</p>" in panel.result.value
+
+
+def test_the_critical_path_follows_the_data_to_the_producer_only_when_the_consumer_waited_for_it() -> None:
+    from ts_explore.model import Stage
+
+    latency = stalls(simulate(Ring(stages=1))).path
+    assert latency.crossings() > 0 and latency.by_task()["load"] > 0
+    for before, after, link in zip(latency.steps, latency.steps[1:], latency.links[1:]):
+        if link.endswith("full"):  # the k-th wait is let through by the k-th commit
+            assert before.stage is Stage.PRODUCER_COMMIT and after.stage is Stage.CONSUMER_WAIT
+            assert before.iteration == after.iteration and before.end_ns <= after.end_ns
+    consumer = stalls(simulate(Ring(latency_ns=200, work_ns=1600, consumer_warps=1, stages=4))).path
+    shares = consumer.by_task()
+    assert shares["store"] >= 0.9 * sum(shares.values())

@@ -12,10 +12,12 @@ let it through, found through the schedule's pipeline semantics:
   ``release`` on ``P`` (any consumer warp of the CTA) that ended while it
   waited; when none did, the slot was already free.
 
-The later of the two is the one the step really waited for, so the chain
-accounts for the span from its first step to the kernel's last event; the
-time between a signal and the wait it ends (a TMA transfer in flight, the
-barrier's hand-over) stays on the waiting step.
+A blocking step that really waited (longer than the timer's resolution)
+was let through by its signal, even when the signal ended before the wait
+began: the bytes a ``commit`` announced were still in flight (a TMA
+transfer), and the time from the signal's end to the wait's end stays on
+the waiting step. Any other step follows the later of the two. So the chain
+accounts for the span from its first step to the kernel's last event.
 """
 
 from __future__ import annotations
@@ -147,7 +149,9 @@ def critical_path(timeline: Timeline) -> CriticalPath:
     while True:
         before = index.previous(current)
         signal = index.signal(current)
-        if signal is not None and id(signal) not in seen and (before is None or signal.end_ns > before.end_ns):
+        blocked = current.duration_ns > SLACK_NS  # it waited: the signal (and what it started) ended the wait
+        if (signal is not None and id(signal) not in seen and signal.end_ns <= current.end_ns + SLACK_NS
+                and (blocked or before is None or signal.end_ns > before.end_ns)):
             link = f"`{current.label.split('.', 1)[0]}` {'full' if signal.stage is Stage.PRODUCER_COMMIT else 'empty'}"
             nxt = signal
         elif before is not None and id(before) not in seen:
