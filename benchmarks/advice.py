@@ -134,14 +134,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label}: {exc}", file=sys.stderr)
             if exc.reason in NO_GPU:
                 return 2
-    if not rows:
+            rows.append({"label": label, "top": None, "order": None, "base": float("nan"), "error": str(exc)})
+        except Exception as exc:  # noqa: BLE001 - one config's failure is a row of the report, not the end of it
+            print(f"== {label}: FAILED {type(exc).__name__}: {exc}")
+            rows.append({"label": label, "top": None, "order": None, "base": float("nan"), "error": str(exc)})
+    if not any("error" not in r for r in rows):
         return 2
     print()
     print(f"{'config':44s} {'top suggestion':30s} {'predicted':>9s} {'measured':>9s}  same order")
     for r in rows:
         top = r["top"]
         order = {None: "-", True: "yes", False: "no"}[r["order"]]
-        print(f"{r['label']:44s} {top.change_text() if top else '(none)':30s} "
+        shown = top.change_text() if top else ("(failed)" if "error" in r else "(none)")
+        print(f"{r['label']:44s} {shown:30s} "
               f"{f'{top.predicted:.2f}x' if top else '-':>9s} {f'{top.measured:.2f}x' if top else '-':>9s}  {order}")
     slower = [r for r in rows if r["top"] is not None and r["top"].measured < 1 - TARGET_SLOWER]
     ranked = [r["order"] for r in rows if r["order"] is not None]

@@ -268,10 +268,10 @@ def measure(advice: Advice, scenario: Scenario, sizes: tuple[Any, ...], reps: in
                                     "model's predictions only")
     if not advice.suggestions:
         return replace(advice, note="nothing to launch: no suggestion")
-    base = launch(scenario, advice.config, sizes=list(sizes), reps=reps).runs[0].kernel.median_ms
+    base = launch(scenario, advice.config, sizes=list(sizes), reps=reps, references=False).runs[0].kernel.median_ms
     measured = []
     for s in advice.suggestions:
-        ms = launch(scenario, s.config, sizes=list(sizes), reps=reps).runs[0].kernel.median_ms
+        ms = launch(scenario, s.config, sizes=list(sizes), reps=reps, references=False).runs[0].kernel.median_ms
         measured.append(replace(s, measured=base / ms))
     return replace(advice, suggestions=tuple(measured), baseline_ms=base,
                    note=f"measured: medians of {reps} CUDA-event timings of the plain build at {sizes[0]}, "
