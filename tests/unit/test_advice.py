@@ -139,3 +139,26 @@ def test_a_launch_without_a_timeline_is_told_to_trace() -> None:
 def test_examples_run(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0, result
+
+
+def test_check_with_a_gpu_launches_each_suggestion_and_reports_measured_speedups(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    launched: list[Any] = []
+
+    def fake_launch(scenario: Any, config: Any, **kwargs: Any) -> Any:  # 1 ms per store warp fewer than 8
+        launched.append(config)
+        ms = 1.0 + (8 - config.store_warps) / 4
+        return SimpleNamespace(runs=(SimpleNamespace(kernel=SimpleNamespace(median_ms=ms)),))
+
+    monkeypatch.setattr(gpu, "cuda_unavailable_reason", lambda: None)
+    monkeypatch.setattr(gpu, "launch", fake_launch)
+    result = _traced_result()
+    checked = result.advise(check=True)
+    assert checked.suggestions and launched[0] == result.config and launched[1:] == [s.config for s in
+                                                                                      checked.suggestions]
+    for s in checked.suggestions:
+        assert s.measured == pytest.approx(checked.baseline_ms / (1.0 + (8 - s.config.store_warps) / 4))
+        assert "measured" in s.text()
+    assert checked.note.startswith("measured: medians of 20 CUDA-event timings")

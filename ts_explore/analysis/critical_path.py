@@ -130,7 +130,8 @@ class _Index:
         name = e.label.split(".", 1)[0]
         if Stage.PRODUCER_COMMIT in kinds:
             k = self.ordinal[id(e)]
-            found = [lane[k] for w, lane in self.commits.get((e.cta, name), {}).items() if w != e.warp and k < len(lane)]
+            lanes = self.commits.get((e.cta, name), {})
+            found = [lane[k] for w, lane in lanes.items() if w != e.warp and k < len(lane)]
             return max(found, key=lambda s: s.end_ns, default=None)
         released = [r for r in self.releases.get((e.cta, name), ())
                     if r.warp != e.warp and e.start_ns <= r.end_ns <= e.end_ns + SLACK_NS]

@@ -99,7 +99,8 @@ class RingProfile:
     def regime(self) -> str:
         """``latency-bound``, ``consumer-bound`` or ``producer-bound``: the largest of the three bounds now."""
         bp, bc, lat = self._bounds(self.stages or 1, self.producer_warps, self.consumer_warps)
-        return {0: "producer-bound", 1: "consumer-bound", 2: "latency-bound"}[max(range(3), key=(bp, bc, lat).__getitem__)]
+        names = ("producer-bound", "consumer-bound", "latency-bound")
+        return names[max(range(3), key=(bp, bc, lat).__getitem__)]
 
     def fit(self) -> float:
         """The model's period now over the measured one (1.0: exact)."""

@@ -168,11 +168,14 @@ def _sizes(scenario: Scenario, result: Any, sizes: Any) -> tuple[Any, ...]:
     return tuple(getattr(kernel_module(scenario), "DEFAULT_SIZES", DEFAULT_SIZES))
 
 
-def candidates(scenario: Scenario, config: Any, found: tuple[Role, ...]) -> tuple[list[tuple[tuple[tuple[str, Any], ...], Any]],
-                                                                                list[tuple[str, str]]]:
+Changes = tuple[tuple[str, Any], ...]  # (control, value) pairs
+
+
+def candidates(scenario: Scenario, config: Any,
+               found: tuple[Role, ...]) -> tuple[list[tuple[Changes, Any]], list[tuple[str, str]]]:
     """Every accepted config that moves one role control (or a slots and a warps control together)."""
     table = {k.name: k for k in knobs(type(config))}
-    accepted: list[tuple[tuple[tuple[str, Any], ...], Any]] = []
+    accepted: list[tuple[Changes, Any]] = []
     refused: list[tuple[str, str]] = []
     singles: dict[str, list[Any]] = {}
     for name in dict.fromkeys(r.knob for r in found):
@@ -268,11 +271,11 @@ def measure(advice: Advice, scenario: Scenario, sizes: tuple[Any, ...], reps: in
                                     "model's predictions only")
     if not advice.suggestions:
         return replace(advice, note="nothing to launch: no suggestion")
-    base = launch(scenario, advice.config, sizes=list(sizes), reps=reps, references=False).runs[0].kernel.median_ms
-    measured = []
-    for s in advice.suggestions:
-        ms = launch(scenario, s.config, sizes=list(sizes), reps=reps, references=False).runs[0].kernel.median_ms
-        measured.append(replace(s, measured=base / ms))
+    def median_ms(config: Any) -> float:
+        return launch(scenario, config, sizes=list(sizes), reps=reps, references=False).runs[0].kernel.median_ms
+
+    base = median_ms(advice.config)
+    measured = [replace(s, measured=base / median_ms(s.config)) for s in advice.suggestions]
     return replace(advice, suggestions=tuple(measured), baseline_ms=base,
                    note=f"measured: medians of {reps} CUDA-event timings of the plain build at {sizes[0]}, "
                         f"this config {base:.4f} ms")
