@@ -45,15 +45,30 @@ def _distance(config: Any, name: str, value: Any) -> float:
     return abs(float(value - now)) if isinstance(value, (int, float)) and isinstance(now, (int, float)) else 0.0
 
 
+def _adds_nothing(names: set[str], gain: float, picked: set[str], picked_gain: float, tie: float) -> bool:
+    """Whether a candidate moving ``names`` for ``gain`` adds nothing to one accepted (``picked``, ``picked_gain``).
+
+    >>> _adds_nothing({"stages"}, 1.36, {"stages"}, 1.55, 1.02), _adds_nothing({"stages"}, 1.54, {"stages"}, 1.55, 1.02)
+    (False, True)
+    >>> _adds_nothing({"stages", "warps"}, 1.08, {"warps"}, 1.28, 1.02)
+    True
+    """
+    if names == picked:
+        return picked_gain / tie <= gain <= picked_gain * tie
+    return names > picked and gain <= picked_gain * tie
+
+
 def simplest_first(config: Any, ranked: list[Ranked], min_gain: float = MIN_GAIN, tie: float = TIE, *,
                    accept: Callable[[Ranked], bool] = lambda row: True, top: int | None = None) -> list[Ranked]:
     """The candidates ``accept`` takes, in the order to offer them, at most ``top``.
 
     The best gain first, but among gains within ``tie`` of the best the one
     that moves the fewest controls the least. Once a candidate is accepted,
-    those that only add controls to it or move them further, for no more
-    than ``tie`` over it, are dropped; a candidate ``accept`` refuses (not
-    proven SAFE) drops nothing else.
+    those that add nothing to it are dropped: other values of the same
+    controls for a gain within ``tie`` of its own (a value with a clearly
+    smaller gain stays, as a cheaper alternative), and moves of more
+    controls that are not clearly better. A candidate ``accept`` refuses
+    (not proven SAFE) drops nothing else.
 
     >>> from types import SimpleNamespace as C
     >>> rows = [(1.37, "", (("stages", 5), ("warps", 16)), 0), (1.36, "", (("warps", 16),), 0),
@@ -73,7 +88,7 @@ def simplest_first(config: Any, ranked: list[Ranked], min_gain: float = MIN_GAIN
             continue
         out.append(pick)
         names = {n for n, _ in pick[2]}
-        left = [r for r in left if not ({n for n, _ in r[2]} >= names and r[0] <= pick[0] * tie)]
+        left = [r for r in left if not _adds_nothing({n for n, _ in r[2]}, r[0], names, pick[0], tie)]
     return out
 
 

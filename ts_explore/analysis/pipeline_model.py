@@ -177,7 +177,8 @@ def _per_cta(timeline: Timeline, cta: int, pipeline: str, producer: str, consume
         releases = [e for e in lane if on(e, Stage.CONSUMER_RELEASE)]
         if not waits:
             continue
-        first = min(e.start_ns for e in lane if pipeline_of(e) == pipeline)
+        # The loop from the first item's arrival: the ring's first fill is latency no change of shape removes.
+        first = waits[0].end_ns
         last = max(e.end_ns for e in lane if pipeline_of(e) == pipeline)
         inside = [e for e in lane if first <= e.start_ns and e.end_ns <= last]
         blocked = sum(e.duration_ns for e in inside if e.blocking)
