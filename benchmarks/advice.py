@@ -3,7 +3,8 @@
     python3 benchmarks/advice.py [--reps 30] [--only TEXT]
 
 For each config: one launch with ``trace=True`` (the instrumented first run
-records two CTAs; the timed repetitions run the plain build), its stall
+records two CTAs; the timed repetitions run the plain build; the reference
+copies are timed too, and cap a copy's predicted gain), its stall
 report (``timeline.stalls()``), and ``r.advise(top=3)``: control changes
 ranked by the ring model's predicted speedup, each accepted by the
 scenario's coercion and proven SAFE on every instance of its launch. Each
@@ -81,7 +82,8 @@ def run_config(label: str, name: str, overrides: dict[str, Any], size: Any, reps
 
     from ts_explore.gpu import launch
 
-    result = launch(name, sizes=[size], reps=reps, warmup=5, trace=True, references=False, **overrides)
+    # with the reference copies timed, a copy's predicted gain is capped at the fastest copy of the same bytes
+    result = launch(name, sizes=[size], reps=reps, warmup=5, trace=True, **overrides)
     before = result.runs[0].kernel.median_ms
     advice = result.advise(top=3)
     measured = []

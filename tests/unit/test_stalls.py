@@ -158,3 +158,13 @@ def test_the_critical_path_follows_the_data_to_the_producer_only_when_the_consum
     consumer = stalls(simulate(Ring(latency_ns=200, work_ns=1600, consumer_warps=1, stages=4))).path
     shares = consumer.by_task()
     assert shares["store"] >= 0.9 * sum(shares.values())
+
+
+def test_the_per_warp_rows_add_up_to_the_pipeline_sums(traced: tuple[str, Timeline]) -> None:
+    _, t = traced
+    s = t.stalls()
+    df = s.frame()
+    assert len(df) == len(s.warps) and df["wait_ns"].sum() == s.wait_ns
+    for p in s.pipelines:
+        mine = df[(df["pipeline"] == p.pipeline) & (df["waits for"] == p.side) & (df["task"] == p.task)]
+        assert mine["wait_ns"].sum() == p.wait_ns and mine["count"].sum() == p.count

@@ -160,6 +160,14 @@ class Stalls:
         """The pipeline and side with the largest share of its task's time."""
         return max(self.pipelines, key=lambda p: (p.share, p.wait_ns), default=None)
 
+    def frame(self) -> Any:
+        """One row per warp, pipeline and stage (a pandas DataFrame): the per-warp numbers behind the sums."""
+        import pandas as pd
+
+        return pd.DataFrame([{"pipeline": w.pipeline, "waits for": w.side, "stage": w.stage.value, "task": w.task,
+                              "cta": w.cta, "warp": w.warp, "count": w.count, "wait_ns": w.wait_ns,
+                              "active_ns": w.active_ns, "share": w.share} for w in self.warps])
+
     def bottleneck(self) -> str:
         """The bound in one sentence (the largest wait, or the work steps when nobody waits much)."""
         worst = self.worst()
