@@ -72,15 +72,17 @@ def stalls_figure(stalls: Stalls, *, cta: int | None = None, width: float = 12.0
         left.set_xlabel("time since the first traced step (µs)")
         left.grid(axis="x", alpha=0.3)
         scope = f"CTA {cta}" if cta is not None else f"{len(timeline.ctas)} CTA(s)"
-        left.set_title(f"{stalls.scenario}: waits by pipeline, {scope}; black outline: critical path",
-                       fontsize="medium")
+        ends = stalls.path.steps[-1].cta if stalls.path.steps else None
+        where = ("black outline: critical path" if cta is None or any(e.cta == cta for e in stalls.path.steps)
+                 else f"the critical path runs in CTA {ends}, not shown")
+        left.set_title(f"{stalls.scenario}: waits by pipeline, {scope}; {where}", fontsize="medium")
     handles = [Patch(facecolor=WORK_FILL, label="work and other steps")]
     for name, side in dict.fromkeys((p.pipeline, p.side) for p in stalls.pipelines):
         handles.append(Patch(facecolor=colours[name], label=f"waits for `{name}` to fill") if side == "full" else
                        Patch(facecolor=colours[name], hatch="///", edgecolor="white",
                              label=f"waits for a free `{name}` slot"))
     handles.append(Patch(facecolor="none", edgecolor=PATH_EDGE, label="on the critical path"))
-    left.legend(handles=handles, fontsize="x-small", loc="upper left", bbox_to_anchor=(0.0, -0.12), ncol=3)
+    fig.legend(handles=handles, fontsize="x-small", loc="outside lower left", ncol=4)
     rows = list(stalls.pipelines)
     labels = [f"{p.task} waits for\n{'free ' if p.side == 'empty' else ''}`{p.pipeline}`"
               f"{' to fill' if p.side == 'full' else ''}" for p in rows]
