@@ -81,6 +81,8 @@ def test_advice_from_the_h200_copy_trace_ranks_coerced_safe_changes() -> None:
                                                                reverse=True) or len(advice.suggestions) <= 1
     _offered_are_coerced_and_safe(advice)
     assert advice.stalls.bottleneck() in advice.text()
+    page = advice._repr_html_()
+    assert "Why slow" in page and "<img" in page and "store_warps=" in page
 
 
 def test_no_pipeline_no_prediction() -> None:

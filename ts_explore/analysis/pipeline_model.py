@@ -156,13 +156,9 @@ def _occupancy(acquires: list[TimelineEvent], consumers: list[tuple[list[Timelin
     return max(0.0, _median(fills)) + _mean(holds)
 
 
-def _per_cta(timeline: Timeline, cta: int, pipeline: str, producer: str, consumer: str) -> dict[str, float] | None:
-    lanes: dict[int, list[TimelineEvent]] = {}
-    for e in timeline.events:
-        if e.cta == cta:
-            lanes.setdefault(e.warp, []).append(e)
-    for lane in lanes.values():
-        lane.sort(key=lambda e: (e.start_ns, e.end_ns))
+def _per_cta(lanes: dict[int, list[TimelineEvent]], pipeline: str, producer: str,
+             consumer: str) -> dict[str, float] | None:
+    """One CTA's per-item measures of ``pipeline`` from its lanes (warp -> events in time order)."""
 
     def on(e: TimelineEvent, *stages: Stage) -> bool:
         return e.stage in stages and pipeline_of(e) == pipeline
@@ -216,11 +212,17 @@ def ring_profiles(timeline: Timeline, stages: dict[str, int] | None = None) -> t
     ``stages`` gives each pipeline's slots (from the recorded schedule); a
     pipeline not named keeps ``stages=None`` (its ring bound then assumes 1).
     """
+    by_cta: dict[int, dict[int, list[TimelineEvent]]] = {}
+    for e in timeline.events:
+        by_cta.setdefault(e.cta, {}).setdefault(e.warp, []).append(e)
+    for lanes in by_cta.values():
+        for lane in lanes.values():
+            lane.sort(key=lambda e: (e.start_ns, e.end_ns))
     out = []
     for name, producer, consumer in roles(timeline):
         if producer is None or consumer is None or producer == consumer:
             continue
-        rows = [r for r in (_per_cta(timeline, cta, name, producer, consumer) for cta in timeline.ctas) if r]
+        rows = [r for r in (_per_cta(lanes, name, producer, consumer) for lanes in by_cta.values()) if r]
         if not rows:
             continue
         mean = {k: _mean([float(r[k]) for r in rows]) for k in rows[0]}
