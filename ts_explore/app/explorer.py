@@ -469,7 +469,12 @@ class Explorer(traitlets.HasTraits):
         elif name == "deadlock":
             self.deadlock_box.children = deadlock_children(out.verdict, NOTHING_DRAWN, self._repair_widgets(out))
         elif name == "launch":
-            self.launch_panel.update(self.scenario, out.config, out.task_set if out.ok else None)
+            repaired = self._unrepaired is not None  # the kernel is built from the scenario, not from the repair
+            self.launch_panel.update(self.scenario, out.config, out.task_set if out.ok and not repaired else None)
+            if repaired:
+                self.launch_panel.reasons.value = panels.note_html(
+                    "A repair is shown: a launch builds the kernel from the scenario, which does not have the "
+                    "repair yet. Put the edit into the scenario's schedule (the Deadlock tab shows it), or Undo.")
         elif name in self.extra_tabs:
             self.extra_tabs[name].update()
         else:
