@@ -126,3 +126,23 @@ def test_move_edits_compose_and_keep_uids() -> None:
     assert [s.uid for s in moved.task("Ping").schedule.steps()] == uids[3:] + uids[:3]
     back = MoveSteps("Ping", (uids[0], uids[1], uids[2]), uids[3], False).apply(moved)
     assert back == ts
+
+
+def test_a_build_returning_a_pair_or_a_wrong_value() -> None:
+    case = gallery.get("missing_release")
+
+    def pair():
+        d = case.broken()
+        return d["tasks"], d["resource_dependency_graph"]
+
+    assert ts_explore.repairs(pair, depth=1)[0].sentence.startswith("task `Store`: insert")
+    with pytest.raises(TypeError, match="build\\(\\) must return"):
+        ts_explore.repairs(lambda: 3)
+
+
+def test_an_inconclusive_verdict_is_not_repaired_and_says_why() -> None:
+    case = gallery.get("cross_wait")
+    capped = ts_explore.verify(**case.fixed(), checker="reduced", max_states=2)
+    assert capped.status.value == "inconclusive"
+    found = ts_explore.repairs(capped, case.fixed)
+    assert not found and "INCONCLUSIVE, not UNSAFE" in found.tried

@@ -55,16 +55,20 @@ def repairs(
     if not isinstance(verdict, Verdict):
         if not callable(verdict):
             raise TypeError(f"repairs() takes a Verdict (with build=) or a build function, got {type(verdict).__name__}")
-        build = verdict
+        build = _as_dict_builder(verdict)
         verdict = ts_explore.verify(**build(), checker="reduced", **verify_kwargs)
     if build is None:
         raise TypeError(NO_BUILD)
+    build = _as_dict_builder(build)
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0:
         raise ValueError(f"repairs(seconds=...) takes a positive time bound in seconds, got {seconds!r}")
     if depth not in (1, 2):
         raise ValueError(f"repairs(depth=...) takes 1 or 2 edits per repair, got {depth!r}")
     if verdict.ok:
         return Repairs((), "nothing to repair: the schedule is proven SAFE")
+    if verdict.status.value != "unsafe":
+        return Repairs((), "nothing to repair: the verdict is INCONCLUSIVE, not UNSAFE (" + "; ".join(verdict.reasons)
+                       + "); settle that first")
     fresh = build()
     base = capture_task_set(fresh["tasks"], fresh.get("resource_dependency_graph") or {})
     if verdict.task_set is not None and [t.schedule for t in verdict.task_set.tasks] != [t.schedule for t in base.tasks]:
@@ -72,6 +76,26 @@ def repairs(
                          "tasks this verdict verified")
     return search_repairs(verdict, build, base, seconds=seconds, depth=depth, limit=limit, progress=progress,
                           cancel=cancel, verify_kwargs=verify_kwargs)
+
+
+def _as_dict_builder(build: Callable[[], Any]) -> Callable[[], dict[str, Any]]:
+    """``build`` as a function returning ``dict(tasks=..., resource_dependency_graph=...)`` (a pair works too)."""
+    if getattr(build, "_ts_explore_dict_builder", False):
+        return build
+
+    def made() -> dict[str, Any]:
+        value = build()
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], dict):
+            return {"tasks": list(value[0]), "resource_dependency_graph": value[1]}
+        if hasattr(value, "verify_kwargs"):  # a scenario's Built
+            return value.verify_kwargs()
+        if not isinstance(value, dict) or "tasks" not in value:
+            raise TypeError("build() must return dict(tasks=..., resource_dependency_graph=...), a (tasks, graph) "
+                            f"pair or a scenario's Built; got {type(value).__name__}")
+        return value
+
+    made._ts_explore_dict_builder = True  # type: ignore[attr-defined]
+    return made
 
 
 __all__ = [
