@@ -40,7 +40,7 @@ _EXPORTS: dict[str, str] = {
     "TaskSet": "ts_explore.model:TaskSet",
     "QueueKind": "ts_explore.model:QueueKind",
     # verification and deadlock debugging
-    "verify": "ts_explore.reader.verify:verify",
+    "verify": "ts_explore.verification.verify:verify",
     "Verdict": "ts_explore.model.verdict:Verdict",
     "swimlanes": "ts_explore.render.verdict_drawings:swimlanes",
     "deadlock_graph": "ts_explore.render.verdict_drawings:deadlock_graph",

@@ -190,8 +190,8 @@ def test_tile_argument_refuses_what_it_cannot_cover():
 
 
 def test_a_needed_run_that_did_not_run_is_named(monkeypatch):
-    from ts_explore.reader import scope as reader_scope
-    from ts_explore.reader import verify as reader_verify
+    from ts_explore.verification import scope as reader_scope
+    from ts_explore.verification import verify as reader_verify
 
     real = reader_scope.needed_runs
 

@@ -23,7 +23,7 @@ def prove(scenario: Scenario, config: Any, plans: Iterable[LaunchPlan],
           known: dict[Any, tuple[str, str]] | None = None) -> GateReport:
     """Verify each distinct instance of ``plans``; ``known`` carries results between calls (same config)."""
     from ..reader import capture_task_set
-    from ..reader.verify import verify
+    from ..verification.verify import verify
 
     plans = tuple(plans)
     known = {} if known is None else known

@@ -303,7 +303,7 @@ def hang_report(scenario: Any, config: Any, plans: Any, warps: Any, timeout: flo
     from ..analysis.timeline_hang import predicted_blocks
     from ..kernels.contract import BuildContext
     from ..model.hang import HangReport
-    from ..reader.verify import verify
+    from ..verification.verify import verify
 
     predicted: tuple[Any, ...] = ()
     target = next((p.instance for p in getattr(gate, "proven", ()) if p.status not in ("safe", "vacuous")), None)

@@ -21,7 +21,7 @@ from ..analysis.tiles import INDEPENDENT, INERT, MAX_TILES, MIXED_SENTENCES, Til
 from ..model import TaskSet
 from ..model.scope import TS_ENGINE, WORK_QUEUE_NOT_MODELLED, Abstraction, Scope, TaskTrips
 from ..model.verdict import ExhaustiveRun, run_scope
-from . import ts_search as ck
+from ..reader import ts_search as ck
 
 NameOf = Callable[[Any], str]
 

@@ -36,14 +36,14 @@ from cutlass.experimental.task_scheduling.task_manager import TaskManager
 from ..model import Family, TaskSet
 from ..model.verdict import CheckOutcome, ExhaustiveRun, Note, Verdict
 from . import scope as sc
-from . import ts_search as ck
-from .checks import ANALYSIS, SETUP, ObservedTaskManager, check_hint, check_title
+from ..reader import ts_search as ck
+from ..reader.checks import ANALYSIS, SETUP, ObservedTaskManager, check_hint, check_title
 from .engines import Engine, engine_for
-from .problems import problem_from_exception
-from .schedule import resource_namer
-from .simulation import SIMULATION, simulation_findings
-from .tasks import _all_resources, capture_task_set
-from .ts_text import parse_printed_notes
+from ..reader.problems import problem_from_exception
+from ..reader.schedule import resource_namer
+from ..reader.simulation import SIMULATION, simulation_findings
+from ..reader.tasks import _all_resources, capture_task_set
+from ..reader.ts_text import parse_printed_notes
 
 _TM_PARAMS = frozenset(inspect.signature(TaskManager.__init__).parameters) - {"self", "tasks", "resource_dependency_graph"}
 

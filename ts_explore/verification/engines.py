@@ -49,7 +49,7 @@ def engine_for(checker: str, *, progress: Callable[[int, float, float], None] | 
                          "own checker, 'ts' TS's exhaustive_checker)")
     if checker == "ts":
         return Engine(TS_ENGINE, _ts_check, own=False)
-    from .own_checker import check_all_interleavings
+    from ..reader.own_checker import check_all_interleavings
 
     reduce = checker != "unreduced"
     options: dict[str, Any] = {"reduce": reduce, "progress": progress, "cancel": cancel}
