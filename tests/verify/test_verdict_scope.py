@@ -195,11 +195,17 @@ def test_a_needed_run_that_did_not_run_is_named(monkeypatch):
 
     real = reader_scope.needed_runs
 
-    def with_an_extra_run(tasks, tm_kwargs, num_tiles=None):
-        return [*real(tasks, tm_kwargs, num_tiles), {"num_tiles": 1, "skipped_tile": True, "opaque_assignment": {}}]
+    def with_an_extra_run(instance, tm_kwargs, num_tiles=None):
+        return [*real(instance, tm_kwargs, num_tiles), {"num_tiles": 1, "skipped_tile": True, "opaque_assignment": {}}]
+
+    read = reader_verify.search_inputs
+
+    def without_it(*args, **kwargs):  # the extra run is needed but never read, so never searched
+        inputs, unread = read(*args, **kwargs)
+        return tuple(i for i in inputs if not i.kwargs.get("skipped_tile")), unread
 
     monkeypatch.setattr(reader_scope, "needed_runs", with_an_extra_run)
-    monkeypatch.setattr(reader_verify, "_complete_runs", lambda *args: None)
+    monkeypatch.setattr(reader_verify, "search_inputs", without_it)
     v = verify(**gallery.get("cross_wait").fixed())
     assert v.status is Status.INCONCLUSIVE
     assert v.reasons == ("needed search run(s) did not run: skipped-tile",)

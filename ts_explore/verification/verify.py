@@ -1,16 +1,19 @@
-"""``verify(tasks=..., resource_dependency_graph=...)``: run TS's verification quietly, return a Verdict.
+"""``verify(tasks=..., resource_dependency_graph=...)``: verify a TS task set quietly, return a Verdict.
 
-How it works (all TS reading happens here and in ``checks``/``ts_search``):
+How it works:
 
-1. capture the task set (before TS touches the tasks);
-2. construct TaskManager through :class:`ObservedTaskManager`, which records
-   every check's outcome and keeps going after a failure, with stdout/stderr
-   redirected and Python warnings recorded;
-3. while it runs, ``exhaustive_checker.check_all_interleavings`` is wrapped so
-   every ``CheckResult`` is kept with its arguments; variants TaskManager did
-   not reach (it stops at the first unsafe one) are run afterwards;
-4. each unsafe variant is run once more with TS's verbose reporter replaced by
-   a recorder, for the shortest path; credits are replayed along it.
+1. the reader captures the task set (before TS touches the tasks) and runs
+   TaskManager's checks with its exhaustive search switched off, keeping
+   every check's outcome, printout and warnings (:mod:`ts_explore.reader.checks`);
+2. the reader reads the instance once (:mod:`ts_explore.reader.instance`):
+   the facts that decide which searches it needs and, for each of them, the
+   checker's input and the lanes its findings are told in;
+3. :mod:`.scope` says which runs are needed (each key assignment, the
+   skipped-tile run, the tile counts of a persistent schedule) and the
+   engine (:mod:`.engines`) runs them; our checker's findings become model
+   findings directly (:mod:`.findings`), TS's reference search goes
+   through :mod:`ts_explore.reader.reference`;
+4. the checks, the runs and the scope make the :class:`~ts_explore.model.verdict.Verdict`.
 
 TS mutates tasks and resources while verifying (register defaults, profiling
 flags, sometimes a resource's pipeline config), so **build fresh tasks and
@@ -19,193 +22,29 @@ resources for every call**; the gallery and scenarios do.
 
 from __future__ import annotations
 
-import contextlib
-import inspect
-import io
 import time
-import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from cutlass.experimental.task_scheduling import exhaustive_checker as ec
-from cutlass.experimental.task_scheduling.resources import MemoryResource
-from cutlass.experimental.task_scheduling.task import Task
-from cutlass.experimental.task_scheduling.task_manager import TaskManager
-
-from ..model import Family, TaskSet
-from ..model.verdict import CheckOutcome, ExhaustiveRun, Note, Verdict
-from . import scope as sc
+from ..model import TaskSet
+from ..model.verdict import CheckOutcome, Verdict
 from ..reader import ts_search as ck
-from ..reader.checks import ANALYSIS, SETUP, ObservedTaskManager, check_hint, check_title
-from .engines import Engine, engine_for
-from ..reader.problems import problem_from_exception
+from ..reader.checks import (
+    ANALYSIS,
+    SEARCH_SWITCH,
+    SETUP,
+    CheckRecord,
+    check_arguments,
+    run_checks,
+)
+from ..reader.instance import Instance, Searched, read_instance, search_inputs
+from ..reader.reference import reference_search
 from ..reader.schedule import resource_namer
 from ..reader.simulation import SIMULATION, simulation_findings
 from ..reader.tasks import _all_resources, capture_task_set
-from ..reader.ts_text import parse_printed_notes
-
-_TM_PARAMS = frozenset(inspect.signature(TaskManager.__init__).parameters) - {"self", "tasks", "resource_dependency_graph"}
-
-
-@dataclass
-class _Collected:
-    """What one verification collects while TaskManager runs."""
-
-    outcomes: list[tuple[str, BaseException | None]]
-    records: list[ck.RunRecord]
-    caught: list[warnings.WarningMessage]
-    output: str = ""
-
-
-def _check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[Any]:
-    if not isinstance(tasks, (list, tuple)):
-        raise TypeError(f"verify(tasks=...) takes a list of TS Task objects, got {type(tasks).__name__}")
-    bad = [type(t).__name__ for t in tasks if not isinstance(t, Task)]
-    if bad:
-        raise TypeError(f"verify(tasks=...) takes TS Task objects; got {', '.join(sorted(set(bad)))}")
-    if not isinstance(graph, Mapping):
-        raise TypeError(
-            "verify(resource_dependency_graph=...) takes a dict {downstream resource: [upstream resources]}, "
-            f"got {type(graph).__name__}"
-        )
-    bad_values = [type(v).__name__ for v in graph.values() if not isinstance(v, (list, tuple))]
-    if bad_values:
-        raise TypeError(
-            "verify(resource_dependency_graph=...) maps each downstream resource to a LIST of upstream "
-            f"resources (use [] for sources); got {', '.join(sorted(set(bad_values)))}"
-        )
-    named = [x for k, v in graph.items() for x in (k, *v) if not isinstance(x, MemoryResource)]
-    if named:
-        example = named[0]
-        raise TypeError(
-            "verify(resource_dependency_graph=...) takes the resource objects the tasks use, not names or other "
-            f"values: got {example!r} ({type(example).__name__}); write {{smem: [src]}}, not {{'smem': ['src']}}"
-        )
-    unknown = sorted(set(tm_kwargs) - _TM_PARAMS)
-    if unknown:
-        raise TypeError(
-            f"verify() got unknown TaskManager argument(s) {', '.join(unknown)}; "
-            f"TaskManager accepts: {', '.join(sorted(_TM_PARAMS))}"
-        )
-    return list(tasks)
-
-
-def _run_task_manager(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dict[str, Any],
-                      engine: Engine) -> _Collected:
-    collected = _Collected(outcomes=[], records=[], caught=[])
-    original = ec.check_all_interleavings
-
-    def intercept(*args: Any, **kwargs: Any) -> Any:
-        if engine.own:  # our search: its paths come with the result
-            start = time.perf_counter()
-            result = engine.run(*args, **kwargs)
-            collected.records.append(ck.RunRecord(dict(kwargs), result, paths=result.paths,
-                                                  seconds=time.perf_counter() - start, engine=engine.name))
-            return result
-        stalled = any(name == SIMULATION and exc is not None for name, exc in collected.outcomes)
-        if stalled and not kwargs.get("verbose") and len(args) == 1:
-            # the credit simulation already failed: the search will too, so record its
-            # paths in this same run instead of searching twice
-            start = time.perf_counter()
-            result, paths = ck.run_with_paths(args[0], kwargs, original)
-            collected.records.append(
-                ck.RunRecord(dict(kwargs), result, paths=paths, seconds=time.perf_counter() - start)
-            )
-            return result
-        start = time.perf_counter()
-        result = original(*args, **kwargs)
-        collected.records.append(ck.RunRecord(dict(kwargs), result, seconds=time.perf_counter() - start))
-        return result
-
-    out = io.StringIO()
-    with ck.LOCK, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        ec.check_all_interleavings = intercept  # type: ignore[assignment]
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                ObservedTaskManager(
-                    tasks, dict(graph), outcomes=collected.outcomes, **{"verbose": False, **tm_kwargs}
-                )
-        except Exception as exc:  # noqa: BLE001 - a crash outside the checks is a failed setup check
-            collected.outcomes.insert(0, (SETUP, exc))
-        finally:
-            ec.check_all_interleavings = original  # type: ignore[assignment]
-        collected.caught = list(caught)
-    collected.output = out.getvalue()
-    return collected
-
-
-def _complete_runs(tasks: list[Any], collected: _Collected, tm_kwargs: dict[str, Any], engine: Engine) -> None:
-    """Run the checker variants TaskManager skipped after its first unsafe result."""
-    if not any(name == "_exhaustive_aliasing_races" for name, _ in collected.outcomes):
-        return
-    for kwargs in sc.needed_runs(tasks, tm_kwargs):
-        if not any(sc.same_call(kwargs, r.kwargs) for r in collected.records):
-            collected.records.append(sc.timed_run(tasks, kwargs, engine.run, engine.name))
-
-
-def _opaque_text(assignment: dict | None, id_names: dict[int, str]) -> tuple[tuple[str, bool], ...]:
-    items = []
-    for key, value in (assignment or {}).items():
-        if isinstance(key, tuple) and len(key) == 3 and key[0] in id_names:
-            text = f"{id_names[key[0]]}.{key[1]}.{key[2]}"
-        else:
-            text = str(key)
-        items.append((text, bool(value)))
-    return tuple(items)
-
-
-def _checks(collected: _Collected) -> tuple[CheckOutcome, ...]:
-    out = []
-    for name, exc in collected.outcomes:
-        if exc is None:
-            out.append(CheckOutcome(name, check_title(name), True))
-            continue
-        problem = problem_from_exception(exc) if name == SETUP else None
-        out.append(
-            CheckOutcome(
-                name=name, title=check_title(name), passed=False,
-                message=str(exc).strip() or type(exc).__name__, error_type=type(exc).__name__,
-                hint=problem.hint if problem and problem.rule not in ("schedule-error", "python-error")
-                else check_hint(name),
-                problem=problem,
-            )
-        )
-    return tuple(out)
-
-
-def _notes(collected: _Collected, task_set: TaskSet | None) -> tuple[Note, ...]:
-    notes = [
-        Note(n.kind, f"{n.level}: {n.text}", n.task, n.resource) for n in parse_printed_notes(collected.output)
-    ]
-    for w in collected.caught:
-        notes.append(Note("ts-warning", str(w.message).strip()))
-    if task_set is not None:
-        notes.extend(_unconsumed_outputs(task_set))
-    return tuple(dict.fromkeys(notes))
-
-
-def _unconsumed_outputs(task_set: TaskSet) -> list[Note]:
-    """Work calls whose returned variables feed no route and no condition (TS warns only while recording)."""
-    notes = []
-    for info in task_set.tasks:
-        tree = info.schedule
-        used = {r.source for r in tree.routes} | {
-            b.condition.step for b in tree.blocks() if b.condition is not None and b.condition.step is not None
-        }
-        for step in tree.steps():
-            # a WorkQueue's work_tile feeds the next tile inside TS, never a route
-            if step.returns and step.uid not in used and step.family is not Family.QUEUE:
-                notes.append(
-                    Note(
-                        "unconsumed-output",
-                        f"{info.name}: {step.title} returns {', '.join(step.returns)} but no later step uses it",
-                        info.name,
-                        step.resource,
-                    )
-                )
-    return notes
+from . import scope as sc
+from .engines import Engine, engine_for
+from .outcomes import EXHAUSTIVE, exhaustive_outcome, raw_output, rule_checks, unconsumed_outputs
 
 
 @dataclass(frozen=True)
@@ -274,151 +113,102 @@ def verify(
     (False, 'Ping waits for a commit on right; only Pong commits right')
     """
     start = time.perf_counter()
-    task_list = _check_arguments(tasks, resource_dependency_graph, task_manager_kwargs)
+    task_list = check_arguments(tasks, resource_dependency_graph, task_manager_kwargs)
     if tiles is not None and (isinstance(tiles, bool) or not isinstance(tiles, int) or tiles < 0):
         raise TypeError(f"verify(tiles=...) takes the number of work tiles a CTA runs (an int >= 0), got {tiles!r}")
     if isinstance(not_modelled, str):
         not_modelled = (not_modelled,)
     engine = engine_for(checker, progress=progress, cancel=cancel, max_states=max_states)
     if engine.own:  # our search runs whether or not TS's was switched off
-        task_manager_kwargs = {k: v for k, v in task_manager_kwargs.items() if k != "exhaustive_deadlock_race_check"}
+        task_manager_kwargs = {k: v for k, v in task_manager_kwargs.items() if k != SEARCH_SWITCH}
     ask = _Ask(tiles, instance, tuple(not_modelled), tuple(rules), engine)
     graph = dict(resource_dependency_graph)
     resources = _all_resources(task_list, graph)
     name_of = resource_namer(resources)
+    capture_error = ""
     try:
         task_set: TaskSet | None = capture_task_set(task_list, graph)
-    except Exception:  # noqa: BLE001 - drawings lose their tree; verification still runs
-        task_set = None
+    except Exception as exc:  # noqa: BLE001 - drawings lose their tree; verification still runs
+        task_set, capture_error = None, f"{type(exc).__name__}: {exc}"
     with ck.cached_domain_probes():
-        return _verify(task_list, graph, task_manager_kwargs, ask, resources, name_of, task_set, start)
+        return _verify(task_list, graph, task_manager_kwargs, ask, resources, name_of, task_set, capture_error, start)
 
 
 def _verify(
     task_list: list[Any],
     graph: dict[Any, Any],
-    task_manager_kwargs: dict[str, Any],
+    tm_kwargs: dict[str, Any],
     ask: _Ask,
     resources: list[Any],
     name_of: Callable[[Any], str],
     task_set: TaskSet | None,
+    capture_error: str,
     start: float,
 ) -> Verdict:
-    infos = {id(t): info for t, info in zip(task_list, task_set.tasks)} if task_set else {}
-    collected = _run_task_manager(task_list, graph, task_manager_kwargs, ask.engine)
-    notes: list[Note] = []
-    runs: list[ExhaustiveRun] = []
+    record = run_checks(task_list, graph, tm_kwargs)
+    searched: list[Searched] = []
     blocked: tuple[Any, ...] = ()
     imbalances: tuple[Any, ...] = ()
     plan = None
     unread = ""
     try:
-        with warnings.catch_warnings(record=True):  # repeats of TaskManager's own warnings
-            warnings.simplefilter("always")
-            _complete_runs(task_list, collected, task_manager_kwargs, ask.engine)
-            plan = _search_tiles(task_list, collected, task_manager_kwargs, ask, name_of)
-            runs, blocked, imbalances = _analyse(task_list, collected, resources, name_of, infos, notes)
+        instance = read_instance(task_list, task_set, resources, name_of)
+        if _search_on(ask.engine, tm_kwargs) and record.reached_search:
+            searched, plan, unread = _search(task_list, task_set, instance, name_of, record, tm_kwargs, ask)
+            record.outcomes.append((EXHAUSTIVE, exhaustive_outcome(searched, instance.persistent)))
+        runs = [s.run for s in searched if s.run is not None]
+        if unread or len(runs) < len(searched):
+            raise ValueError(f"could not read TS's search results: {unread or instance.unread}")
+        infos = {id(t): info for t, info in zip(task_list, task_set.tasks)} if task_set else {}
+        blocked, imbalances = simulation_findings(record.outcomes, task_list, infos, name_of, runs)
     except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
         runs = []
-        collected.outcomes.append((ANALYSIS, exc))
-        unread = f"{type(exc).__name__}: {exc}"
-    checks = _checks(collected) + _rule_checks(ask.rules, task_set)
+        record.outcomes.append((ANALYSIS, exc))
+        unread = unread or f"{type(exc).__name__}: {exc}"
+        instance = instance if "instance" in locals() else None
+    checks = record.checks() + rule_checks(ask.rules, task_set, capture_error)
     scope = sc.build_scope(
-        task_list, task_set, runs, [r.kwargs for r in collected.records], task_manager_kwargs,
-        tiles=ask.tiles, tile_plan=plan, instance=ask.instance, not_modelled=ask.not_modelled, unread=unread,
-        engine=ask.engine.name,
-    )
+        instance, runs, [s.input.kwargs for s in searched], tm_kwargs, tiles=ask.tiles, tile_plan=plan,
+        instance=ask.instance, not_modelled=ask.not_modelled, unread=unread, engine=ask.engine.name,
+    ) if instance is not None else None
+    notes = record.notes() + (tuple(unconsumed_outputs(task_set)) if task_set is not None else ())
     return Verdict(
         checks=checks,
-        warnings=_notes(collected, task_set) + tuple(notes),
+        warnings=tuple(dict.fromkeys(notes)),
         simulation_blocked=blocked,
         imbalances=imbalances,
         runs=tuple(runs),
-        raw_output=_raw_output(collected, checks),
+        raw_output=raw_output(record.output, checks, [str(w.message) for w in record.caught], capture_error),
         task_set=task_set,
         elapsed_s=time.perf_counter() - start,
         scope=scope,
     )
 
 
-def _rule_checks(rules: tuple[Callable[[TaskSet], CheckOutcome], ...], task_set: TaskSet | None
-                 ) -> tuple[CheckOutcome, ...]:
-    """Our own checks of what TS does not model; a rule that cannot run is a failed check naming why."""
-    out = []
-    for rule in rules:
-        name = getattr(rule, "__name__", type(rule).__name__)
-        if task_set is None:
-            out.append(CheckOutcome(name, name.replace("_", " "), False, "the task set could not be captured, so "
-                                    "this rule could not run", hint="see the failed capture in the raw output"))
-            continue
-        try:
-            out.append(rule(task_set))
-        except Exception as exc:  # noqa: BLE001 - a broken rule must not crash the notebook
-            out.append(CheckOutcome(name, name.replace("_", " "), False, f"{type(exc).__name__}: {exc}",
-                                    error_type=type(exc).__name__, hint="the rule itself failed; report it"))
-    return tuple(out)
+def _search_on(engine: Engine, tm_kwargs: dict[str, Any]) -> bool:
+    """Our engine always searches; TS's only when the caller did not switch its search off."""
+    return engine.own or tm_kwargs.get(SEARCH_SWITCH, True) is not False
 
 
-def _search_tiles(
-    task_list: list[Any], collected: _Collected, tm_kwargs: dict[str, Any], ask: _Ask, name_of: Callable[[Any], str]
-) -> Any:
-    """For a persistent schedule: the tile plan, and the tile counts it needs searched when nothing failed yet."""
-    searched = any(name == "_exhaustive_aliasing_races" for name, _ in collected.outcomes)
-    if not searched or not sc.is_persistent(task_list):
-        return None
-    plan = sc.coverage(task_list, name_of)
-    clean = all(exc is None for _n, exc in collected.outcomes) and all(r.result.is_safe for r in collected.records)
+def _search(task_list: list[Any], task_set: TaskSet | None, instance: Instance, name_of: Callable[[Any], str],
+            record: CheckRecord, tm_kwargs: dict[str, Any], ask: _Ask) -> tuple[list[Searched], Any, str]:
+    """Every search run the instance needs, read first, then run; the tile plan; what could not be read."""
+    needed = sc.needed_runs(instance, tm_kwargs)
+    plan = sc.coverage(instance) if instance.persistent else None
+    extra = sc.extra_tile_runs(instance, tm_kwargs, sc.tile_counts(plan, ask.tiles, instance.skip), needed) \
+        if plan is not None else []
+    inputs, unread = search_inputs(task_list, task_set, instance, name_of, [*needed, *extra],
+                                   problems=ask.engine.own)
+    stalled = any(name == SIMULATION and exc is not None for name, exc in record.outcomes)
+    reference = None if ask.engine.own else reference_search(task_list, instance, stalled=stalled)
+    searched = [ask.engine.search(i, instance, reference) for i in inputs[:len(needed)]
+                if i.problem is not None or not ask.engine.own]
+    clean = all(exc is None for _n, exc in record.outcomes) and not any(
+        s.unsafe or (ask.engine.own and s.capped) for s in searched)
     if clean:  # a failure already decides the verdict: no need to search more tiles
-        skip = any(getattr(t, "skip_if", None) is not None for t in task_list)
-        sc.extra_tile_runs(task_list, collected.records, tm_kwargs, sc.tile_counts(plan, ask.tiles, skip),
-                           ask.engine.run, ask.engine.name)
-    return plan
-
-
-def _analyse(
-    task_list: list[Any],
-    collected: _Collected,
-    resources: list[Any],
-    name_of: Callable[[Any], str],
-    infos: dict[int, Any],
-    notes: list[Note],
-) -> tuple[list[ExhaustiveRun], tuple[Any, ...], tuple[Any, ...]]:
-    """Turn the recorded checker runs and the simulation's failure into model data."""
-    persistent = sc.is_persistent(task_list)
-    ts_names = [t.name for t in task_list]
-    display: dict[str, str] = {}
-    for r in resources:
-        display.setdefault(getattr(r, "name", ""), name_of(r))
-    id_names = {id(r): name_of(r) for r in resources}
-    model = ck.credit_model(task_list, name_of)
-    runs = []
-    for record in collected.records:
-        kw = record.kwargs
-        lanes = ck.lanes_for(
-            task_list, infos, name_of, skipped_tile=bool(kw.get("skipped_tile")),
-            opaque_assignment=kw.get("opaque_assignment"), num_tiles=int(kw.get("num_tiles", 1)),
-        )
-        paths: list[Any] = record.paths or []
-        if not record.result.is_safe and record.paths is None:
-            try:
-                paths = ck.capture_paths(task_list, kw, ec.check_all_interleavings)
-            except Exception as exc:  # noqa: BLE001 - the verdict stands without a path
-                notes.append(Note("counterexample-unavailable", f"{type(exc).__name__}: {exc}"))
-        opaque = _opaque_text(kw.get("opaque_assignment"), id_names)
-        runs.append(ck.convert_run(record, lanes, model, ts_names, display, paths, opaque, persistent))
-    blocked, imbalances = simulation_findings(collected.outcomes, task_list, infos, name_of, runs)
-    return runs, blocked, imbalances
-
-
-def _raw_output(collected: _Collected, checks: tuple[CheckOutcome, ...]) -> str:
-    parts = [collected.output.rstrip()]
-    failed = [c for c in checks if not c.passed]
-    if failed:
-        parts.append("\n".join(f"--- {c.name} ({c.error_type}) ---\n{c.message}" for c in failed))
-    if collected.caught:
-        parts.append("--- warnings ---\n" + "\n".join(str(w.message) for w in collected.caught))
-    return "\n\n".join(p for p in parts if p)
-
+        searched += [ask.engine.search(i, instance, reference) for i in inputs[len(needed):]
+                     if i.problem is not None or not ask.engine.own]
+    return searched, plan, unread
 
 
 __all__ = ["verify"]
