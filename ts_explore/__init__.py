@@ -59,6 +59,11 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = sorted([*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"])
 
+# model classes get their notebook display hooks and drawing methods here, in one place
+from .app.hooks import attach as _attach_hooks  # noqa: E402
+
+_attach_hooks()
+
 
 def __getattr__(name: str) -> Any:
     target = _EXPORTS.get(name)
