@@ -313,3 +313,18 @@ def test_shapes_plot_marks_refused_shapes() -> None:
 def test_result_html_embeds_the_panel_figures() -> None:
     page = fake_result(wrong=True)._repr_html_()
     assert page.count("<img") == 3 and "WRONG" in page and "data:image/png;base64," in page
+
+
+def test_architecture_rules_live_in_the_launch_gate() -> None:
+    from ts_explore.gpu.safety import launch_refusal
+    from ts_explore.model import QueueKind
+    from ts_explore.model.plan import DeviceLimits
+    from ts_explore.scenarios import get as scenario
+
+    copy = scenario("persistent_copy")
+    a100, h200 = DeviceLimits(name="A100", cc=(8, 0), sms=108), DeviceLimits.h200()
+    assert launch_refusal(copy, copy.config(), a100)[0] == "needs_newer_gpu"
+    assert launch_refusal(None, None, a100)[0] == "needs_newer_gpu"  # the minimum holds without a scenario
+    reason, message = launch_refusal(copy, copy.config(queue=QueueKind.CLC), h200)
+    assert reason == "needs_sm100" and "CLC" in message and "H200" in message
+    assert launch_refusal(copy, copy.config(), h200) is None

@@ -137,6 +137,11 @@ class SkippingQueue(WorkQueue):
                          logical_tiles=self.logical_tiles)
 
 
+def features(cfg: Any) -> frozenset[str]:
+    """Hardware features this config's kernel uses (:data:`ts_explore.gpu.safety.FEATURES` says which GPUs have them)."""
+    return frozenset({"clc"}) if cfg.queue is QueueKind.CLC else frozenset()
+
+
 def ctas(cfg: Any, total_tiles: int, limits: DeviceLimits, registers: int | None = None) -> int:
     """CTAs launched: one per tile without a queue or with CLC; static persistence fills the GPU at most."""
     if cfg.queue is QueueKind.STATIC:
@@ -247,4 +252,4 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
     return compile_with_pointers(host, pointers=2, ints=4, arch=arch, traced=trace is not None)
 
 
-__all__ = ["SkippingQueue", "TileRows", "compile", "ctas", "host_problem", "plan"]
+__all__ = ["SkippingQueue", "TileRows", "compile", "ctas", "features", "host_problem", "plan"]
