@@ -277,7 +277,7 @@ def test_launch_result_summary_and_ratio() -> None:
 
 
 def test_bandwidth_plot_has_reference_lines_and_peak() -> None:
-    from ts_explore.gpu.plots import bandwidth_vs_size
+    from ts_explore.render.launch_plots import bandwidth_vs_size
 
     ax = bandwidth_vs_size(fake_result()).axes[0]
     labels = [h.get_label() for h in ax.get_legend().legend_handles]
@@ -285,7 +285,7 @@ def test_bandwidth_plot_has_reference_lines_and_peak() -> None:
 
 
 def test_panel_adds_a_heatmap_only_when_wrong() -> None:
-    from ts_explore.gpu.plots import launch_panel_figures, mismatch_heatmap, to_png
+    from ts_explore.render.launch_plots import launch_panel_figures, mismatch_heatmap, to_png
 
     assert len(launch_panel_figures(fake_result())) == 2 and mismatch_heatmap(fake_result()) is None
     figs = launch_panel_figures(fake_result(wrong=True))
@@ -294,7 +294,7 @@ def test_panel_adds_a_heatmap_only_when_wrong() -> None:
 
 
 def test_shapes_plot_marks_refused_shapes() -> None:
-    from ts_explore.gpu.plots import shapes_side_by_side
+    from ts_explore.render.launch_plots import shapes_side_by_side
 
     sc = get("persistent_copy")
     results = {

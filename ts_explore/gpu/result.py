@@ -160,7 +160,7 @@ class LaunchResult:
 
     def _repr_html_(self) -> str:
         """Summary plus timing, bandwidth (and mismatch) figures: what notebooks and the launch panel show."""
-        from .plots import result_html
+        from ..render.launch_plots import result_html
 
         html = result_html(self)
         if self.timeline is not None:

@@ -18,6 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 
+# Labels of the reference operations timed next to a kernel (the launch results and their plots use them).
+MEMCPY = "cudaMemcpyAsync D2D"
+TORCH = "torch.copy_"
+MATMUL = "torch.matmul"
+
 @dataclass(frozen=True)
 class DeviceLimits:
     """The resources a launch is planned against (a real GPU's, or assumed ones)."""
@@ -188,4 +193,5 @@ def span_text(spans: tuple[range, ...] | list[range], word: str = "CTAs") -> str
     return f"{label} {', '.join(parts)}" if parts else f"no {word}"
 
 
-__all__ = ["DeviceLimits", "GateReport", "Instance", "LaunchPlan", "ProvenInstance", "runs_of", "span_text"]
+__all__ = ["MATMUL", "MEMCPY", "TORCH", "DeviceLimits", "GateReport", "Instance", "LaunchPlan", "ProvenInstance", "runs_of",
+           "span_text"]

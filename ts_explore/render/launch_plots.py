@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 from matplotlib.figure import Figure
 
-from .timing import MATMUL, MEMCPY, TORCH
+from ..model.plan import MATMUL, MEMCPY, TORCH
 
 if TYPE_CHECKING:  # the result imports this module to draw itself
-    from .result import LaunchResult
+    from ..gpu.result import LaunchResult
 
 REFERENCE_STYLE = {MEMCPY: dict(color="tab:gray", linestyle="--"), TORCH: dict(color="tab:purple", linestyle=":"),
                    MATMUL: dict(color="tab:purple", linestyle=":")}
