@@ -302,10 +302,13 @@ def test_shapes_plot_marks_refused_shapes() -> None:
         "static": fake_result(config=sc.config(queue=QueueKind.STATIC, ctas=5)),
         "clc": LaunchError("needs_sm100", "CLC needs sm_100"),
     }
-    fig = shapes_side_by_side(results, {"clc": sc.config(queue=QueueKind.CLC)}, tiles=12)
+    configs = {"none": results["none"].config, "static": results["static"].config, "clc": sc.config(queue=QueueKind.CLC)}
+    plans = {label: plans_for(sc, cfg, (12 * cfg.tile,), DeviceLimits.h200())[0] for label, cfg in configs.items()}
+    fig = shapes_side_by_side(results, plans, tiles=12)
     texts = [t.get_text() for t in fig.axes[0].texts] + [t.get_text() for t in fig.axes[1].texts]
     assert any("needs_sm100" in t for t in texts) and any("run time" in t for t in texts)
     owners = fig.axes[1].images[0].get_array()
+    assert list(owners[0][:7]) == [0, 1, 2, 3, 4, 5, 6]  # no queue: one tile per CTA
     assert list(owners[1][:7]) == [0, 1, 2, 3, 4, 0, 1]  # static: tile t -> CTA t % 5
     assert dataclasses.is_dataclass(results["static"].config)
 

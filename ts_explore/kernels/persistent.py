@@ -29,7 +29,7 @@ from cutlass.experimental.task_scheduling.resources import (
 )
 
 from ..model import QueueKind
-from ..model.plan import DeviceLimits, Instance, LaunchPlan
+from ..model.plan import DeviceLimits, Instance, LaunchPlan, TileOwners
 from .access import CacheHint, load_vector, store_vector, units
 from .common import BuiltHook, int32_vector_ssa, run_built, thread_vectors
 from .host import FILL, HostProblem, pattern, require_size, split_out, strided_instances
@@ -190,7 +190,8 @@ def plan(cfg: Any, size: int, limits: DeviceLimits, registers: int | None = None
     return LaunchPlan(kernel=__name__, size=n, grid=(1, 1, grid) if cfg.queue is QueueKind.STATIC else (grid, 1, 1),
                       threads=cfg.threads_per_cta, smem_bytes=16 * cfg.scheduler_stages
                       if cfg.queue is QueueKind.CLC else 0, device=limits, instances=instances,
-                      registers=registers, assumptions=assumptions)
+                      registers=registers, assumptions=assumptions,
+                      tile_owners=TileOwners(total, 0 if cfg.queue is QueueKind.CLC else grid))
 
 
 def host_problem(cfg: Any, plan: LaunchPlan) -> HostProblem:

@@ -91,6 +91,25 @@ class Instance:
 
 
 @dataclass(frozen=True)
+class TileOwners:
+    """Which CTA runs each work tile, as the kernel's plan decides: tile ``t`` on CTA ``t % ctas``.
+
+    One tile per CTA is ``ctas == tiles``; ``ctas == 0``: tiles are handed out
+    at run time (a dynamic queue), so no CTA is known beforehand.
+
+    >>> TileOwners(tiles=7, ctas=5).owner(6), TileOwners(tiles=7, ctas=0).owner(6)
+    (1, None)
+    """
+
+    tiles: int
+    ctas: int
+
+    def owner(self, tile: int) -> int | None:
+        """The CTA that runs ``tile`` (None: decided at run time)."""
+        return tile % self.ctas if self.ctas else None
+
+
+@dataclass(frozen=True)
 class LaunchPlan:
     """How one problem size launches: grid, block, resources, and the distinct per-CTA instances."""
 
@@ -103,6 +122,7 @@ class LaunchPlan:
     instances: tuple[Instance, ...]
     registers: int | None = None  # per thread, from the compiled kernel when known
     assumptions: tuple[str, ...] = ()
+    tile_owners: TileOwners | None = None  # which CTA runs each work tile (None: the kernel does not say)
     work_units: str = "elements"
 
     @property
@@ -193,5 +213,5 @@ def span_text(spans: tuple[range, ...] | list[range], word: str = "CTAs") -> str
     return f"{label} {', '.join(parts)}" if parts else f"no {word}"
 
 
-__all__ = ["MATMUL", "MEMCPY", "TORCH", "DeviceLimits", "GateReport", "Instance", "LaunchPlan", "ProvenInstance", "runs_of",
-           "span_text"]
+__all__ = ["MATMUL", "MEMCPY", "TORCH", "DeviceLimits", "GateReport", "Instance", "LaunchPlan", "ProvenInstance", "TileOwners",
+           "runs_of", "span_text"]
