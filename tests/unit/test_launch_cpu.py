@@ -331,3 +331,20 @@ def test_architecture_rules_live_in_the_launch_gate() -> None:
     reason, message = launch_refusal(copy, copy.config(queue=QueueKind.CLC), h200)
     assert reason == "needs_sm100" and "CLC" in message and "H200" in message
     assert launch_refusal(copy, copy.config(), h200) is None
+
+
+def test_the_gate_keeps_its_verdicts_and_the_hang_report_reads_them(stuck_scenario: Scenario, monkeypatch) -> None:
+    from ts_explore.gpu import trace_run
+    from ts_explore.verification import verify as verification
+
+    cfg = stuck_scenario.default_config()
+    report = gate(stuck_scenario, cfg, 1 << 12)
+    (verdict,) = report.verdicts
+    assert report.refused_by[0].verdict is verdict and verdict.deadlocks
+
+    def no_second_proof(*args, **kwargs):
+        raise AssertionError("the hang report verified again")
+
+    monkeypatch.setattr(verification, "verify", no_second_proof)
+    hang = trace_run.hang_report(stuck_scenario, cfg, report.plans, (), 5.0, report)
+    assert hang.predicted and {p.task for p in hang.predicted} <= {t.name for t in verdict.task_set.tasks}

@@ -96,6 +96,11 @@ class LaunchResult:
         return all(r.ok for r in self.runs)
 
     @property
+    def verdicts(self) -> tuple[Any, ...]:
+        """The Verdicts the launch gate proved before launching, one per distinct instance (``gate.proven`` says which)."""
+        return self.gate.verdicts if self.gate is not None else ()
+
+    @property
     def timeline(self) -> Timeline | None:
         """The per-warp trace of the first size's instrumented run (None unless launched with ``trace=``)."""
         return next((r.timeline for r in self.runs if r.timeline is not None), None)

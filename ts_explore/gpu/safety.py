@@ -15,12 +15,18 @@ from typing import Any, Iterable
 
 from ..kernels.contract import BuildContext
 from ..model.plan import DeviceLimits, GateReport, LaunchPlan, ProvenInstance
+from ..model.verdict import Verdict
 from ..scenarios.base import Scenario
 
 
 def prove(scenario: Scenario, config: Any, plans: Iterable[LaunchPlan],
-          known: dict[Any, tuple[str, str]] | None = None) -> GateReport:
-    """Verify each distinct instance of ``plans``; ``known`` carries results between calls (same config)."""
+          known: dict[Any, Verdict] | None = None) -> GateReport:
+    """Verify each distinct instance of ``plans``; ``known`` carries the Verdicts between calls (same config).
+
+    Each instance is built and captured once; instances whose captured task
+    sets are equal share one verification, and every :class:`ProvenInstance`
+    keeps its :class:`~ts_explore.model.verdict.Verdict` (the hang report reads it).
+    """
     from ..reader import capture_task_set
     from ..verification.verify import verify
 
@@ -34,15 +40,15 @@ def prove(scenario: Scenario, config: Any, plans: Iterable[LaunchPlan],
                 continue
             try:
                 built = scenario.build(config, BuildContext.for_instance(instance.view))
-                key = _fingerprint(capture_task_set(built.tasks, built.resource_dependency_graph))
+                task_set = capture_task_set(built.tasks, built.resource_dependency_graph)
+                key = _fingerprint(task_set)
                 if key not in known:
-                    verdict = verify(**built.verify_kwargs(), instance=instance.describe())
-                    known[key] = (verdict.status.value, verdict.summary())
+                    known[key] = verify(**built.verify_kwargs(), instance=instance.describe(), task_set=task_set)
             except Exception as exc:  # noqa: BLE001 - a build that fails is a refusal with its cause
                 return GateReport(plans, tuple(proven), problem=f"recording {instance.describe()} failed: "
                                                                 f"{type(exc).__name__}: {exc}")
-            status, summary = known[key]
-            proven.append(ProvenInstance(instance, status, summary))
+            verdict = known[key]
+            proven.append(ProvenInstance(instance, verdict.status.value, verdict.summary(), verdict))
     return GateReport(plans, tuple(proven))
 
 

@@ -299,20 +299,16 @@ def _spec(trace: Any) -> TraceSpec | None:
 
 
 def hang_report(scenario: Any, config: Any, plans: Any, warps: Any, timeout: float, gate: Any) -> Any:
-    """The :class:`HangReport` of a hung launch: measured warps beside the verifier's predicted blocked steps."""
-    from ..analysis.timeline_hang import predicted_blocks
-    from ..kernels.contract import BuildContext
-    from ..model.hang import HangReport
-    from ..verification.verify import verify
+    """The :class:`HangReport` of a hung launch: measured warps beside the verifier's predicted blocked steps.
 
-    predicted: tuple[Any, ...] = ()
-    target = next((p.instance for p in getattr(gate, "proven", ()) if p.status not in ("safe", "vacuous")), None)
-    if target is not None:
-        try:
-            built = scenario.build(config, BuildContext.for_instance(target.view))
-            predicted = predicted_blocks(verify(**built.verify_kwargs()))
-        except Exception:  # noqa: BLE001 - the hang is the news; a failed re-verification only loses the prediction
-            predicted = ()
+    The prediction comes from the Verdict the launch gate proved for the first
+    instance it did not prove safe (nothing is verified again here).
+    """
+    from ..analysis.timeline_hang import predicted_blocks
+    from ..model.hang import HangReport
+
+    refused = next((p for p in getattr(gate, "proven", ()) if p.status not in ("safe", "vacuous")), None)
+    predicted = predicted_blocks(refused.verdict) if refused is not None and refused.verdict is not None else ()
     plan = plans[0] if plans else None
     measured = tuple(w for w in (warps or ()) if isinstance(w, WarpProgress))
     return HangReport(scenario.name, timeout, measured, predicted, gate.summary() if gate is not None else "",

@@ -15,7 +15,10 @@ proves and the grid the GPU runs cannot drift apart.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from .verdict import Verdict
 
 
 # Labels of the reference operations timed next to a kernel (the launch results and their plots use them).
@@ -155,6 +158,7 @@ class ProvenInstance:
     instance: Instance
     status: str  # "safe" | "unsafe" | "inconclusive" | "vacuous"
     summary: str
+    verdict: Verdict | None = field(default=None, compare=False, repr=False)  # None: no work, nothing verified
 
     def describe(self) -> str:
         """``CTAs 0-394: 83 tiles - proven``."""
@@ -174,6 +178,12 @@ class GateReport:
     def ok(self) -> bool:
         """True when every instance with work was proven safe."""
         return not self.problem and all(p.status in ("safe", "vacuous") for p in self.proven)
+
+    @property
+    def verdicts(self) -> tuple[Verdict, ...]:
+        """The Verdicts the gate proved, one per distinct instance (equal instances share one)."""
+        found = {id(p.verdict): p.verdict for p in self.proven if p.verdict is not None}
+        return tuple(found.values())
 
     @property
     def refused_by(self) -> tuple[ProvenInstance, ...]:

@@ -70,6 +70,7 @@ def verify(
     progress: Callable[[int, float, float], None] | None = None,
     cancel: Any = None,
     max_states: int | None = None,
+    task_set: TaskSet | None = None,
     **task_manager_kwargs: Any,
 ) -> Verdict:
     """Verify tasks the way ``TaskManager`` does, without printing, and return a :class:`Verdict`.
@@ -104,6 +105,8 @@ def verify(
     - ``exhaustive_deadlock_race_check=False`` (TaskManager's): switches TS's
       search off; with ``checker="ts"`` the verdict is then INCONCLUSIVE at
       best, with our checker ours searches instead.
+    - ``task_set``: the capture of these very tasks, when the caller already
+      made it (before TS touched them); it is used instead of a second capture.
     - every other keyword goes to ``TaskManager`` unchanged.
 
 
@@ -126,10 +129,11 @@ def verify(
     resources = _all_resources(task_list, graph)
     name_of = resource_namer(resources)
     capture_error = ""
-    try:
-        task_set: TaskSet | None = capture_task_set(task_list, graph)
-    except Exception as exc:  # noqa: BLE001 - drawings lose their tree; verification still runs
-        task_set, capture_error = None, f"{type(exc).__name__}: {exc}"
+    if task_set is None:
+        try:
+            task_set = capture_task_set(task_list, graph)
+        except Exception as exc:  # noqa: BLE001 - drawings lose their tree; verification still runs
+            capture_error = f"{type(exc).__name__}: {exc}"
     with ck.cached_domain_probes():
         return _verify(task_list, graph, task_manager_kwargs, ask, resources, name_of, task_set, capture_error, start)
 
