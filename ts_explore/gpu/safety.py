@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Iterable
 
-from ..kernels.contract import BuildContext
+from ..kernels.contract import BuildContext, optional
 from ..model.plan import DeviceLimits, GateReport, LaunchPlan, ProvenInstance
 from ..model.verdict import Verdict
 from ..scenarios.base import Scenario
@@ -88,15 +88,15 @@ def launch_refusal(scenario: Scenario | None, config: Any, limits: DeviceLimits)
             reason = "needs_sm100" if need[0] == 10 else "needs_newer_gpu"
             return (reason, f"{what} needs an sm_{need[0]}{need[1]}+ GPU; the schedule still records and verifies "
                             f"on this machine; this GPU is {limits.name} ({arch})")
-    rule = getattr(module, "launch_refusal", None)
-    message = rule(config, arch + "a" if limits.cc >= MIN_CC else arch) if callable(rule) else None
+    rule = optional(module, "launch_refusal")
+    message = rule(config, arch + "a" if limits.cc >= MIN_CC else arch) if rule is not None else None
     return ("cannot_run_here", message) if message else None
 
 
 def required_features(module: Any, config: Any) -> frozenset[str]:
     """The hardware features the kernel module says ``config`` uses (none when it declares no ``features``)."""
-    declare = getattr(module, "features", None)
-    found = frozenset(declare(config)) if callable(declare) else frozenset()
+    declare = optional(module, "features")
+    found = frozenset(declare(config)) if declare is not None else frozenset()
     unknown = found - set(FEATURES)
     if unknown:
         raise ValueError(f"kernel module {module.__name__} names unknown hardware feature(s) {sorted(unknown)}; "

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..kernels.contract import optional
 from ..kernels.trace import ENTERED as ENTERED_CODE
 from ..kernels.trace import EVENT_WORDS, LEFT as LEFT_CODE, PROGRESS_WORDS
 from ..model import Section, TaskSet
@@ -341,7 +342,7 @@ def schedule_for(scenario: Any, config: Any, plan: Any, cta: int, warp: int) -> 
     if instance.threads or "thread" in instance.view:
         view["thread"] = thread
 
-    tile_view = getattr(importlib.import_module(scenario.kernel), "tile_view", None) if scenario.kernel else None
+    tile_view = optional(importlib.import_module(scenario.kernel), "tile_view") if scenario.kernel else None
 
     def record(tile: int | None) -> tuple[Any, int] | None:
         named = tile_view(config, tile) if tile_view is not None and tile is not None else {"view_tile": tile}
