@@ -29,7 +29,7 @@ from ..model.recording import Recording
 from .constexpr import range_constexpr_on_cpu
 from .problems import located, not_a_schedule, problem_from_exception
 from .schedule import capture_schedule
-from .task_rules import OpenedBlocks, task_problem
+from .task_problems import OpenedBlocks, task_problem
 
 _TRACED_CODE = sb.schedule(lambda: None).__code__
 
