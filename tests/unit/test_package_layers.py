@@ -25,7 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     "seed_examples": {"reader", "model"},
     "gallery": {"reader", "model", "seed_examples"},
     "kernels": {"model", "reader"},
-    "scenarios": {"model", "analysis", "kernels"},
+    "scenarios": {"model", "analysis", "kernels", "verification"},
     "gpu": {"model", "analysis", "reader", "verification", "render", "kernels", "scenarios"},
     "sweeps": {"model", "verification", "gpu", "scenarios"},
     "app": {"model", "analysis", "reader", "verification", "render", "gallery", "scenarios", "gpu", "sweeps"},

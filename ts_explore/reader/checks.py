@@ -29,8 +29,8 @@ from .ts_text import parse_printed_notes
 SETUP = "TaskManager"
 ANALYSIS = ANALYSIS_CHECK  # our own reading of TS's results failed (INCONCLUSIVE, not a TS rejection)
 
-# TS check method -> (title in words, how to fix a failure)
-CHECKS: dict[str, tuple[str, str]] = {
+# TS checks: TaskManager's check method -> (title in words, how to fix a failure)
+TS_CHECKS: dict[str, tuple[str, str]] = {
     SETUP: ("TaskManager construction",
             "TaskManager could not start verifying these objects; read the message and check the tasks and graph."),
     ANALYSIS: ("reading TS's results",
@@ -85,12 +85,12 @@ CHECKS: dict[str, tuple[str, str]] = {
 
 def check_title(name: str) -> str:
     """A TS check's name in words."""
-    return CHECKS.get(name, (name.strip("_").replace("_", " "), ""))[0]
+    return TS_CHECKS.get(name, (name.strip("_").replace("_", " "), ""))[0]
 
 
 def check_hint(name: str) -> str:
     """How to fix a failure of a TS check."""
-    return CHECKS.get(name, ("", "Read TS's message; it names the rule."))[1]
+    return TS_CHECKS.get(name, ("", "Read TS's message; it names the rule."))[1]
 
 
 def check_name(check_fn: Callable[[], Any]) -> str:
@@ -216,5 +216,5 @@ def run_checks(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dict[str, 
     return record
 
 
-__all__ = ["ANALYSIS", "CHECKS", "SEARCH_SWITCH", "SETUP", "CheckRecord", "ObservedTaskManager", "check_arguments",
+__all__ = ["ANALYSIS", "TS_CHECKS", "SEARCH_SWITCH", "SETUP", "CheckRecord", "ObservedTaskManager", "check_arguments",
            "check_hint", "check_name", "check_title", "run_checks"]

@@ -1,15 +1,13 @@
 """The Verdict's checks beyond TaskManager's: the exhaustive search's outcome, the caller's rules, notes.
 
 :func:`exhaustive_outcome` makes the search runs one check, failed at the
-first run that found something (in TaskManager's order); :func:`rule_checks`
+first run that found something (in TaskManager's order); :mod:`.rules`
 runs the verification rules of ours (``verify(rules=...)``);
 :func:`unconsumed_outputs` notes work results nothing uses; :func:`raw_output`
 is what the "raw output" panel shows.
 """
 
 from __future__ import annotations
-
-from typing import Callable
 
 from ..model import Family, TaskSet
 from ..model.verdict import CheckOutcome, Note
@@ -39,25 +37,6 @@ def exhaustive_outcome(searched: list[Searched], persistent: bool) -> BaseExcept
         lines += [f"  {r.describe()}" for r in first.run.races]
         lines += [f"  {p.describe()}" for p in first.run.pdl_violations]
     return ValueError("\n".join(lines))
-
-
-def rule_checks(rules: tuple[Callable[[TaskSet], CheckOutcome], ...], task_set: TaskSet | None,
-                capture_error: str = "") -> tuple[CheckOutcome, ...]:
-    """Our own checks of what TS does not model; a rule that cannot run is a failed check naming why."""
-    out = []
-    for rule in rules:
-        name = getattr(rule, "__name__", type(rule).__name__)
-        if task_set is None:
-            out.append(CheckOutcome(name, name.replace("_", " "), False, "the task set could not be captured "
-                                    f"({capture_error or 'no cause recorded'}), so this rule could not run",
-                                    hint="fix what the capture failed on (the message says what), then verify again"))
-            continue
-        try:
-            out.append(rule(task_set))
-        except Exception as exc:  # noqa: BLE001 - a broken rule must not crash the notebook
-            out.append(CheckOutcome(name, name.replace("_", " "), False, f"{type(exc).__name__}: {exc}",
-                                    error_type=type(exc).__name__, hint="the rule itself failed; report it"))
-    return tuple(out)
 
 
 def unconsumed_outputs(task_set: TaskSet) -> list[Note]:
@@ -91,4 +70,4 @@ def raw_output(printed: str, checks: tuple[CheckOutcome, ...], warnings_text: li
     return "\n\n".join(p for p in parts if p)
 
 
-__all__ = ["EXHAUSTIVE", "exhaustive_outcome", "raw_output", "rule_checks", "unconsumed_outputs"]
+__all__ = ["EXHAUSTIVE", "exhaustive_outcome", "raw_output", "unconsumed_outputs"]

@@ -44,7 +44,8 @@ from ..reader.simulation import SIMULATION, simulation_findings
 from ..reader.tasks import _all_resources, capture_task_set
 from . import scope as sc
 from .engines import Engine, engine_for
-from .outcomes import EXHAUSTIVE, exhaustive_outcome, raw_output, rule_checks, unconsumed_outputs
+from .outcomes import EXHAUSTIVE, exhaustive_outcome, raw_output, unconsumed_outputs
+from .rules import run_rules
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,10 @@ def verify(
     - ``not_modelled``: effects outside TS's model the caller knows of (e.g.
       ``"asynchronous shared-memory reads by tensor-core instructions"``),
       listed in the scope.
-    - ``rules``: checks of ours for what TS does not model, each a function of
-      the captured :class:`~ts_explore.model.TaskSet` returning a
-      :class:`~ts_explore.model.verdict.CheckOutcome`; a rule that fails makes
+    - ``rules``: verification rules of ours for what TS does not model
+      (:mod:`ts_explore.verification.rules`; or any function of the captured
+      :class:`~ts_explore.model.TaskSet` returning a
+      :class:`~ts_explore.model.verdict.CheckOutcome`); a rule that fails makes
       the verdict UNSAFE like a failed TS check (e.g. the GEMM's async-read rule).
     - ``checker``: the exhaustive search - ``"auto"`` (default) and
       ``"reduced"``: ts-explore's own checker with partial-order reduction
@@ -170,7 +172,7 @@ def _verify(
         record.outcomes.append((ANALYSIS, exc))
         unread = unread or f"{type(exc).__name__}: {exc}"
         instance = instance if "instance" in locals() else None
-    checks = record.checks() + rule_checks(ask.rules, task_set, capture_error)
+    checks = record.checks() + run_rules(ask.rules, task_set, capture_error)
     scope = sc.build_scope(
         instance, runs, [s.input.kwargs for s in searched], tm_kwargs, tiles=ask.tiles, tile_plan=plan,
         instance=ask.instance, not_modelled=ask.not_modelled, unread=unread, engine=ask.engine.name,
