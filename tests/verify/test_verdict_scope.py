@@ -107,7 +107,7 @@ def test_unsafe_stays_unsafe_whatever_the_scope():
 
 
 def test_a_failure_to_read_ts_results_is_inconclusive_not_unsafe(monkeypatch):
-    from ts_explore.reader import ts_search
+    from ts_explore.reader import lanes as ts_search  # where the checker's lanes are read
 
     def boom(*args, **kwargs):
         raise AttributeError("unexpected checker entry")

@@ -245,7 +245,7 @@ def test_work_queue_tiles_are_not_unconsumed_outputs():
 
 
 def test_a_failure_while_reading_ts_results_is_a_failed_check(monkeypatch):
-    from ts_explore.reader import ts_search as checker
+    from ts_explore.reader import lanes as checker  # where the checker's lanes are read
 
     def boom(*args, **kwargs):
         raise AttributeError("unexpected checker entry")

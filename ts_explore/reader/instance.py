@@ -5,7 +5,7 @@ which searches an instance needs (persistent or not, ``skip_if``, the
 ``when_true``/``when_false`` key assignments), the per-task trip counts, the
 credit model, the one-tile lanes the tile-count argument reads, and
 :func:`search_inputs` turns each needed run into a :class:`SearchInput`: the
-checker's :class:`~ts_explore.check.problem.SearchProblem` and the lanes its
+checker's :class:`~ts_explore.cheln.problem.SearchProblem` and the lanes its
 findings are told in. Everything after this point
 (:mod:`ts_explore.verification`, :mod:`ts_explore.check`) works on these.
 """
@@ -24,7 +24,7 @@ from ..check.problem import SearchProblem
 from ..model import TaskSet
 from ..model.scope import TaskTrips
 from ..model.verdict import CreditModel, ExhaustiveRun, Lane
-from . import ts_search as ck
+from . import lanes as ln
 from .search_input import search_problem
 
 NameOf = Callable[[Any], str]
@@ -100,12 +100,12 @@ def _python_conditions(tasks: list[Any]) -> bool:
 def _trips(tasks: list[Any], task_set: TaskSet | None) -> tuple[TaskTrips, ...]:
     out = []
     for task in tasks:
-        name = ck.task_name(task)
+        name = ln.task_name(task)
         loop = None
         if task_set is not None:
             loop = next((t.schedule.domain_loop() for t in task_set.tasks if t.name == name), None)
         bounds = loop.title.split(", unroll=")[0] + ")" if loop is not None else "its domain_loop"
-        out.append(TaskTrips(name, bounds, ck.loop_iterations(task), ck.static_domain(task),
+        out.append(TaskTrips(name, bounds, ln.loop_iterations(task), ln.static_domain(task),
                              len(task.loop_schedule_list)))
     return tuple(out)
 
@@ -124,12 +124,12 @@ def read_instance(tasks: list[Any], task_set: TaskSet | None, resources: list[An
         trips=_trips(tasks, task_set), names_of_ids={id(r): name_of(r) for r in resources},
     )
     try:
-        model = ck.credit_model(tasks, name_of)
+        model = ln.credit_model(tasks, name_of)
         one_tile = ()
         if persistent:
             one_tile = tuple(
-                (ck.lanes_for(tasks, {}, name_of, opaque_assignment=a, num_tiles=1),
-                 ck.lanes_for(tasks, {}, name_of, skipped_tile=True, opaque_assignment=a, num_tiles=1))
+                (ln.lanes_for(tasks, {}, name_of, opaque_assignment=a, num_tiles=1),
+                 ln.lanes_for(tasks, {}, name_of, skipped_tile=True, opaque_assignment=a, num_tiles=1))
                 for a in assignments
             )
     except Exception as exc:  # noqa: BLE001 - the searches still run; their findings cannot be told
@@ -166,7 +166,7 @@ def search_inputs(tasks: list[Any], task_set: TaskSet | None, instance: Instance
                 unread = unread or f"{type(exc).__name__}: {exc}"
             if not unread:
                 try:
-                    lanes = ck.lanes_for(tasks, infos, name_of, skipped_tile=bool(kwargs.get("skipped_tile")),
+                    lanes = ln.lanes_for(tasks, infos, name_of, skipped_tile=bool(kwargs.get("skipped_tile")),
                                          opaque_assignment=kwargs.get("opaque_assignment"),
                                          num_tiles=int(kwargs.get("num_tiles", 1)))
                 except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook

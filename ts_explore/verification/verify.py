@@ -28,7 +28,6 @@ from typing import Any, Callable
 
 from ..model import TaskSet
 from ..model.verdict import CheckOutcome, Verdict
-from ..reader import ts_search as ck
 from ..reader.checks import (
     ANALYSIS,
     SEARCH_SWITCH,
@@ -38,6 +37,7 @@ from ..reader.checks import (
     run_checks,
 )
 from ..reader.instance import Instance, Searched, read_instance, search_inputs
+from ..reader.lanes import cached_domain_probes
 from ..reader.reference import reference_search
 from ..reader.schedule import resource_namer
 from ..reader.simulation import SIMULATION, simulation_findings
@@ -136,7 +136,7 @@ def verify(
             task_set = capture_task_set(task_list, graph)
         except Exception as exc:  # noqa: BLE001 - drawings lose their tree; verification still runs
             capture_error = f"{type(exc).__name__}: {exc}"
-    with ck.cached_domain_probes():
+    with cached_domain_probes():
         return _verify(task_list, graph, task_manager_kwargs, ask, resources, name_of, task_set, capture_error, start)
 
 
