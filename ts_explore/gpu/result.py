@@ -108,7 +108,7 @@ class LaunchResult:
     def compare(self, cta: int | None = None) -> Any:
         """The traced warps (of ``cta``, or all) checked step by step against the schedule recorded on the CPU."""
         from ..scenarios import get
-        from .trace_run import compare
+        from .trace_compare import compare
 
         timeline, plan = self._traced()
         return compare(get(self.scenario), self.config, plan, timeline, cta)
@@ -117,7 +117,7 @@ class LaunchResult:
         """The schedule's predicted order beside the measured lanes of ``cta`` (default: the first CTA traced)."""
         from ..render.timeline import comparison_figure
         from ..scenarios import get
-        from .trace_run import predicted_order
+        from .trace_compare import predicted_order
 
         timeline, plan = self._traced()
         if cta is None:
