@@ -3,7 +3,8 @@
 The model is data: :mod:`ts_explore.model` and :mod:`ts_explore.analysis`
 import neither :mod:`ts_explore.render` nor :mod:`ts_explore.app`. What a
 notebook shows for a model object (``_repr_html_``) and the drawing methods
-users call on it (``Timeline.plot``, ``Timeline.table``) are attached here,
+users call on it (``Timeline.plot``, ``Timeline.table``, ``Timeline.stalls``,
+``Stalls.plot``) are attached here,
 by :func:`attach`, which ``import ts_explore`` runs. Each hook imports its
 renderer when first called, so importing the package stays cheap.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.stalls import Stalls
 from ..analysis.timeline import StepTable
 from ..model.hang import HangReport
 from ..model.recording import Recording
@@ -80,11 +82,35 @@ def timeline_table(self: Timeline) -> StepTable:
     return step_table(self)
 
 
+def timeline_stalls(self: Timeline) -> Stalls:
+    """Where warps wait, per pipeline and stage, the critical path and the bound in a sentence."""
+    from ..analysis.stalls import stalls
+
+    return stalls(self)
+
+
+def stalls_plot(self: Stalls, **kwargs: Any) -> Any:
+    """Lanes with each wait coloured by its pipeline, and the wait share per pipeline (a Figure)."""
+    from ..render.stalls import stalls_figure
+
+    return stalls_figure(self, **kwargs)
+
+
+def stalls_html(self: Stalls) -> str:
+    """A stall report in a notebook."""
+    from ..render.stalls import stalls_html as render
+
+    return render(self)
+
+
 HOOKS: tuple[tuple[type, str, Any], ...] = (
     (Verdict, "_repr_html_", verdict_html),
     (Timeline, "_repr_html_", timeline_html),
     (Timeline, "plot", timeline_plot),
     (Timeline, "table", timeline_table),
+    (Timeline, "stalls", timeline_stalls),
+    (Stalls, "plot", stalls_plot),
+    (Stalls, "_repr_html_", stalls_html),
     (HangReport, "_repr_html_", hang_html),
     (Recording, "_repr_mimebundle_", recording_mimebundle),
     (StepTable, "_repr_html_", step_table_html),

@@ -125,6 +125,15 @@ class LaunchResult:
         return comparison_figure(timeline, predicted_order(get(self.scenario), self.config, plan, timeline, cta),
                                  cta=cta, steps=steps)
 
+    def advise(self, *, check: bool = False, top: int = 3, **kwargs: Any) -> Any:
+        """Ranked control changes from this launch's stalls, each proven SAFE (:func:`ts_explore.gpu.advise.advise`).
+
+        ``check=True`` launches the suggestions and reports measured against predicted speedups.
+        """
+        from .advise import advise
+
+        return advise(self, check=check, top=top, **kwargs)
+
     def _traced(self) -> tuple[Timeline, LaunchPlan]:
         for run, plan in zip(self.runs, self.plans):
             if run.timeline is not None:
