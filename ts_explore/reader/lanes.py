@@ -10,10 +10,9 @@ Our checker's findings and TS's are told in these lanes.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from cutlass.experimental.task_scheduling import task_manager as ts_tm
@@ -27,7 +26,7 @@ from .schedule import family_of
 from .search_input import participants
 
 NameOf = Callable[[Any], str]
-LOCK = threading.RLock()  # guards TS's probe function while verifying (see cached_domain_probes)
+LOCK = threading.RLock()  # guards TS's verbose reporter while the reference engine records paths
 
 _SECTION_OF_TAG = {"H": Section.HEAD, "SH": Section.HEAD, "T": Section.TAIL, "ST": Section.TAIL}
 
@@ -37,33 +36,9 @@ def task_name(task: Any) -> str:
     return task.name or f"task@{task.warp_start}"
 
 
-_TS_PROBE = ts_tm._try_probe_domain
-_probe_cache: dict[int, tuple[Any, int | None]] | None = None  # set while a verification runs
-
-
 def probe_domain(task: Any) -> int | None:
-    """TS's host-side ``get_domain`` probe (an int loop end, or None); cached while verifying."""
-    if _probe_cache is None:
-        return _TS_PROBE(task)
-    hit = _probe_cache.get(id(task))
-    if hit is None or hit[0] is not task:
-        hit = _probe_cache[id(task)] = (task, _TS_PROBE(task))
-    return hit[1]
-
-
-@contextlib.contextmanager
-def cached_domain_probes() -> Iterator[None]:
-    """One probe per task per verification: TS probes in every expansion and each probe traces DSL code."""
-    global _probe_cache
-    with LOCK:
-        outer = _probe_cache
-        _probe_cache = {} if outer is None else outer
-        ts_tm._try_probe_domain = probe_domain
-        try:
-            yield
-        finally:
-            ts_tm._try_probe_domain = _TS_PROBE if outer is None else probe_domain
-            _probe_cache = outer
+    """TS's host-side ``get_domain`` probe: an int loop end, or None when it is a runtime value."""
+    return ts_tm._try_probe_domain(task)
 
 
 def loop_iterations(task: Any) -> int:
@@ -215,5 +190,5 @@ def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
     )
 
 
-__all__ = ["LOCK", "cached_domain_probes", "credit_model", "lanes_for", "loop_iterations", "probe_domain",
+__all__ = ["LOCK", "credit_model", "lanes_for", "loop_iterations", "probe_domain",
            "static_domain", "task_name"]

@@ -34,7 +34,6 @@ from ..model.verdict import (
 )
 from .lanes import (  # re-exported: the reference engine's results are told in these lanes
     LOCK,
-    cached_domain_probes,
     credit_model,
     lanes_for,
     loop_iterations,
@@ -207,7 +206,6 @@ def convert_run(
 __all__ = [
     "LOCK",
     "RunRecord",
-    "cached_domain_probes",
     "probe_domain",
     "capture_paths",
     "convert_run",
