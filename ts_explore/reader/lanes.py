@@ -10,9 +10,10 @@ Our checker's findings and TS's are told in these lanes.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from cutlass.experimental.task_scheduling import task_manager as ts_tm
@@ -34,6 +35,47 @@ _SECTION_OF_TAG = {"H": Section.HEAD, "SH": Section.HEAD, "T": Section.TAIL, "ST
 def task_name(task: Any) -> str:
     """The name ts-explore shows for a task (TaskInfo's rule)."""
     return task.name or f"task@{task.warp_start}"
+
+
+@contextlib.contextmanager
+def remembered_domains(tasks: list[Any]) -> Iterator[None]:
+    """While verifying, each task's ``get_domain`` answers each work tile once.
+
+    TS probes a dynamic bound (``get_domain`` on tile (0, 0, 0)) in every
+    expansion of a task, and a probe may trace DSL code; a verification
+    expands each task once per check and per search run. The memo is an
+    attribute of each task object (no TS class or module is patched) and is
+    removed again on the way out.
+    """
+    added = []
+    for task in tasks:
+        if getattr(task, "domain_getter", None) is None or "get_domain" in vars(task):
+            continue
+        method = task.get_domain
+        answers: dict[Any, Any] = {}
+
+        def remembered(tile: Any, _method: Any = method, _answers: dict[Any, Any] = answers) -> Any:
+            try:
+                hash(tile)
+            except TypeError:
+                return _method(tile)
+            if tile not in _answers:
+                try:
+                    _answers[tile] = (True, _method(tile))
+                except Exception as exc:  # noqa: BLE001 - a bound that cannot be probed fails the same way again
+                    _answers[tile] = (False, exc)
+            ok, answer = _answers[tile]
+            if not ok:
+                raise answer
+            return answer
+
+        task.get_domain = remembered
+        added.append(task)
+    try:
+        yield
+    finally:
+        for task in added:
+            vars(task).pop("get_domain", None)
 
 
 def probe_domain(task: Any) -> int | None:
@@ -190,5 +232,5 @@ def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
     )
 
 
-__all__ = ["LOCK", "credit_model", "lanes_for", "loop_iterations", "probe_domain",
+__all__ = ["LOCK", "credit_model", "remembered_domains", "lanes_for", "loop_iterations", "probe_domain",
            "static_domain", "task_name"]

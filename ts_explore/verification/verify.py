@@ -37,6 +37,7 @@ from ..reader.checks import (
     run_checks,
 )
 from ..reader.instance import Instance, Searched, read_instance, search_inputs
+from ..reader.lanes import remembered_domains
 from ..reader.reference import reference_search
 from ..reader.schedule import resource_namer
 from ..reader.simulation import SIMULATION, simulation_findings
@@ -135,7 +136,9 @@ def verify(
             task_set = capture_task_set(task_list, graph)
         except Exception as exc:  # noqa: BLE001 - drawings lose their tree; verification still runs
             capture_error = f"{type(exc).__name__}: {exc}"
-    return _verify(task_list, graph, task_manager_kwargs, ask, resources, name_of, task_set, capture_error, start)
+    with remembered_domains(task_list):
+        return _verify(task_list, graph, task_manager_kwargs, ask, resources, name_of, task_set, capture_error,
+                       start)
 
 
 def _verify(
