@@ -158,6 +158,7 @@ def _verify(
     imbalances: tuple[Any, ...] = ()
     plan = None
     unread = ""
+    instance: Instance | None = None
     try:
         instance = read_instance(task_list, task_set, resources, name_of)
         if _search_on(ask.engine, tm_kwargs) and record.reached_search:
@@ -172,7 +173,6 @@ def _verify(
         runs = []
         record.outcomes.append((ANALYSIS, exc))
         unread = unread or f"{type(exc).__name__}: {exc}"
-        instance = instance if "instance" in locals() else None
     checks = record.checks() + run_rules(ask.rules, task_set, capture_error)
     scope = sc.build_scope(
         instance, runs, [s.input.kwargs for s in searched], tm_kwargs, tiles=ask.tiles, tile_plan=plan,
