@@ -28,6 +28,7 @@ class SizeRun:
     traced_ms: float | None = None  # how long that instrumented run took (CUDA events)
     traced_timing: Timing | None = None  # the instrumented build timed like the plain one (launch(time_trace=True))
     traced_baseline: Timing | None = None  # the plain build, launched in turn with the instrumented one
+    outputs: dict[str, Any] | None = None  # launch(keep_output=True): output name -> host numpy array
 
     def overhead(self) -> float | None:
         """Instrumented over plain median time (``launch(..., time_trace=True)``), e.g. 1.03.

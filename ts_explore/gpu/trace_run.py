@@ -301,17 +301,22 @@ def _spec(trace: Any) -> TraceSpec | None:
 def hang_report(scenario: Any, config: Any, plans: Any, warps: Any, timeout: float, gate: Any) -> Any:
     """The :class:`HangReport` of a hung launch: measured warps beside the verifier's predicted blocked steps.
 
-    The prediction comes from the Verdict the launch gate proved for the first
-    instance it did not prove safe (nothing is verified again here).
+    Each distinct instance the gate refused is predicted apart (CTAs with 9
+    tiles block at another iteration than CTAs with 8), from the Verdict the
+    gate proved for it: nothing is verified again here.
     """
-    from ..analysis.timeline_hang import predicted_blocks
+    from ..analysis.timeline_hang import predicted_blocks, refused_instances
     from ..model.hang import HangReport
 
-    refused = next((p for p in getattr(gate, "proven", ()) if p.status not in ("safe", "vacuous")), None)
-    predicted = predicted_blocks(refused.verdict) if refused is not None and refused.verdict is not None else ()
+    verdicts = {id(p.instance): p.verdict for p in getattr(gate, "proven", ())}
+    predicted: list[Any] = []
+    for target in refused_instances(gate):
+        verdict = verdicts.get(id(target))
+        if verdict is not None:
+            predicted += predicted_blocks(verdict, target.ctas, target.describe())
     plan = plans[0] if plans else None
     measured = tuple(w for w in (warps or ()) if isinstance(w, WarpProgress))
-    return HangReport(scenario.name, timeout, measured, predicted, gate.summary() if gate is not None else "",
+    return HangReport(scenario.name, timeout, measured, tuple(predicted), gate.summary() if gate is not None else "",
                       plan.ctas if plan else 0, plan.threads if plan else 0)
 
 
