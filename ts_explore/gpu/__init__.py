@@ -15,9 +15,9 @@ lives on.
 from __future__ import annotations
 
 import atexit
-import inspect
 from typing import Any, Iterable
 
+from ..kernels.contract import traceable
 from ..kernels.host import HostProblem
 from ..model.plan import DeviceLimits, GateReport, LaunchPlan
 from ..scenarios import Scenario, get
@@ -109,7 +109,7 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
         raise LaunchError(*refusal)
     forced = force and not gate.ok
     spec = trace_spec(trace, forced)
-    if spec is not None and "trace" not in inspect.signature(module.compile).parameters:
+    if spec is not None and not traceable(module):
         if trace:
             raise LaunchError("no_trace", f"kernel module {module.__name__} cannot be instrumented (its compile takes "
                               "no trace=); launch without trace, or add trace support as the catalog kernels do")

@@ -30,6 +30,8 @@ these Protocols, signatures included.
 
 from __future__ import annotations
 
+import inspect
+
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
@@ -145,6 +147,16 @@ def missing_members(module: ModuleType) -> list[str]:
     return missing
 
 
+def traceable(module: ModuleType) -> bool:
+    """Whether ``module.compile`` takes ``trace=`` (a :class:`TracedKernel`).
+
+    ``isinstance`` cannot tell: a runtime Protocol checks member names, and
+    every kernel module has a ``compile``; the keyword is what differs.
+    """
+    compile_fn = getattr(module, "compile", None)
+    return callable(compile_fn) and "trace" in inspect.signature(compile_fn).parameters
+
+
 def optional(module: ModuleType, name: str) -> Callable[..., Any] | None:
     """An optional member of a kernel module (:data:`OPTIONAL`), or None when it does not define it."""
     if name not in OPTIONAL:
@@ -154,4 +166,4 @@ def optional(module: ModuleType, name: str) -> Callable[..., Any] | None:
 
 
 __all__ = ["OPTIONAL", "BuildContext", "Built", "DeviceChecked", "HostChecked", "KernelModule", "TracedKernel",
-           "missing_members", "optional"]
+           "missing_members", "optional", "traceable"]
