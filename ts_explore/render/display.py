@@ -47,7 +47,8 @@ def _inline(svg: str, source: str) -> str:
 FIT_CSS = (
     ".{scope} .ts-explore-fit-body{{overflow-x:auto}}"
     ".{scope} .ts-explore-fit-body>svg{{max-width:100%;height:auto}}"
-    ".{scope} input.ts-explore-full:checked~.ts-explore-fit-body>svg{{max-width:none}}"
+    # !important: the svg also carries an inline max-width, which beats any rule that is not
+    ".{scope} input.ts-explore-full:checked~.ts-explore-fit-body>svg{{max-width:none!important}}"
     ".{scope} label{{font:11px sans-serif;color:#555;cursor:pointer;user-select:none}}"
 )
 
