@@ -242,9 +242,10 @@ class Explorer(traitlets.HasTraits):
         """Set several config fields at once (one update); unknown names raise a ValueError.
 
         ``config`` (e.g. an earlier ``ex.config``) sets every field from it
-        first. Values are taken as given: a combination the scenario refuses
-        shows its message (controls a user moves are adjusted instead, see
-        ``adjusted``).
+        first. The values given are kept as given; a setting they leave
+        refused is moved as the controls would move it (``adjusted`` says
+        which). A combination of the given values the scenario refuses shows
+        its message.
         """
         if config is not None:
             if not isinstance(config, self.scenario.config_type):
@@ -256,7 +257,7 @@ class Explorer(traitlets.HasTraits):
         self._widen()
         self._show_config(self._config)
         self._changed = None
-        self.refresh(adjust_others=False)
+        self.refresh(adjust_others=False, keep=tuple(values))
 
     def reset(self) -> None:
         """Put every control back to the last configuration that verified."""
@@ -265,11 +266,12 @@ class Explorer(traitlets.HasTraits):
         self.set(self._safe.config)
 
     # ---------------------------------------------------------------- update
-    def refresh(self, adjust_others: bool = True) -> None:
+    def refresh(self, adjust_others: bool = True, keep: tuple[str, ...] | None = None) -> None:
         """Read the controls and recompute everything now (the debounce calls this).
 
         With ``adjust_others`` a refusal caused by the control changed last is
-        resolved by moving the control the scenario's check names.
+        resolved by moving the control the scenario's check names; ``keep``
+        (fields set from code) are never moved, the others are.
         """
         self.updates += 1
         start = time.perf_counter()
@@ -277,7 +279,8 @@ class Explorer(traitlets.HasTraits):
         self.verdict = None
         self.state = "verifying"
         try:
-            outcome = self._outcome_for_controls(changed if adjust_others else None, adjust_others)
+            kept: Any = keep if keep is not None else changed
+            outcome = self._outcome_for_controls(kept, adjust_others or keep is not None)
             self._show(outcome, time.perf_counter() - start)
         except Exception as exc:  # noqa: BLE001 - a bug must not freeze the panel
             self._outcome = Outcome(self._outcome.config, error=f"{type(exc).__name__}: {exc}")
@@ -294,7 +297,7 @@ class Explorer(traitlets.HasTraits):
             self.verdict = self._outcome.verdict
             self.state = "idle" if self._outcome.verdict is not None else "error"
 
-    def _outcome_for_controls(self, changed: str | None, adjust_others: bool) -> Outcome:
+    def _outcome_for_controls(self, changed: str | tuple[str, ...] | None, adjust_others: bool) -> Outcome:
         try:
             config = ctl.read_config(self._config, self.controls)
         except ctl.ConfigValueError as exc:
