@@ -183,6 +183,8 @@ def test_quickstart_runs_and_the_queue_dropdown_redraws(lab: LabServer, tmp_path
             _wait("the explorer's schedule drawing", lab, page, lambda: page.wait_for_selector(
                 SCHEDULE_SVG, state="attached", timeout=REDRAW_S * 1000))
             before = page.locator(SCHEDULE_SVG).first.inner_html()
+            status = page.locator(".ts-explore-explorer .ts-explore-status").first.inner_text()
+            assert "changes since" not in status, f"back at its start the explorer compares with another setting: {status}"
 
             dropdown = page.locator(".ts-explore-explorer .widget-dropdown").filter(has_text=QUEUE_LABEL)
             assert dropdown.count() >= 1, "the explorer shows no work-queue dropdown"

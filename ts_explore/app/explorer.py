@@ -105,6 +105,7 @@ class Explorer(traitlets.HasTraits):
         self._safe: Outcome | None = None  # the last configuration that verified
         self._baseline: Outcome | None = None  # what the current diff compares against
         self._diff: ScheduleDiff | None = None
+        self._rebase = False  # the next update starts afresh: set(config) went to a whole configuration
         self._cache: OrderedDict[Any, Outcome] = OrderedDict()
         self._choices: OrderedDict[Any, dict[str, Choice]] = OrderedDict()
         self._adjusted: tuple[str, ...] = ()  # sentences for controls the last change moved
@@ -242,7 +243,8 @@ class Explorer(traitlets.HasTraits):
         """Set several config fields at once (one update); unknown names raise a ValueError.
 
         ``config`` (e.g. an earlier ``ex.config``) sets every field from it
-        first. The values given are kept as given; a setting they leave
+        first and starts afresh, as the explorer opened: no changes are shown
+        against the configurations before it. The values given are kept as given; a setting they leave
         refused is moved as the controls would move it (``adjusted`` says
         which). A combination of the given values the scenario refuses shows
         its message.
@@ -257,6 +259,7 @@ class Explorer(traitlets.HasTraits):
         self._widen()
         self._show_config(self._config)
         self._changed = None
+        self._rebase = config is not None
         self.refresh(adjust_others=False, keep=tuple(values))
 
     def reset(self) -> None:
@@ -349,7 +352,8 @@ class Explorer(traitlets.HasTraits):
 
     def _show(self, outcome: Outcome, elapsed: float) -> None:
         self._outcome = outcome
-        safe = self._safe
+        safe = None if self._rebase else self._safe  # a whole configuration set from code is a new start
+        self._rebase = False
         self._baseline = safe if safe is not None and safe.config != outcome.config else None
         self._diff = None
         if self._baseline is not None and outcome.task_set is not None:
