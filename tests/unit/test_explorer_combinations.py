@@ -124,3 +124,26 @@ def test_a_fault_that_needs_a_queue_is_not_offered_without_one() -> None:
     assert ex.config.queue.value == "static" and ex.adjusted[0].startswith("work queue set to static")
     assert ex.problem is not None and ex.problem.rule == "workqueue-in-skippable"  # TS's refusal, as planted
     assert "raise" not in (ex.problem.source or ""), "the box quotes a line of TS's or ours"
+
+
+def test_a_refusal_while_building_shows_its_own_cause_and_fix() -> None:
+    """A scenario's ConfigError raised by its build (not its check) is a refusal, not a TS schedule error."""
+    from ts_explore.reader import problem_from_exception
+    from ts_explore.scenarios import Scenario
+    from ts_explore.scenarios.knobs import ConfigError
+
+    base = get("grid_stride_copy")
+
+    def build(config: Any, ctx: Any) -> Any:
+        raise ConfigError("4 CTAs cannot share this buffer", "ctas", hint="pick 1 CTA")
+
+    sc = Scenario("refuses_while_building", "refuses while building", base.config_type, build)
+    ex = Explorer(sc, debounce_s=0)
+    assert ex.problem is None and ex.error == "4 CTAs cannot share this buffer; pick 1 CTA"
+    assert "not verified" in ex.status.value and "schedule-error" not in ex.status.value
+    assert "Read TS's message" not in ex.message.value and "raise ConfigError" not in ex.message.value
+    try:
+        build(None, None)
+    except ConfigError as exc:
+        problem = problem_from_exception(exc)
+    assert (problem.rule, problem.hint, problem.message) == ("config-error", "pick 1 CTA", "4 CTAs cannot share this buffer")

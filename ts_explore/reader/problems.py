@@ -173,6 +173,9 @@ def problem_from_exception(exc: BaseException) -> Problem:
     """A Problem for any exception raised while recording or building a Task."""
     message = str(exc).strip() or type(exc).__name__
     rule, hint = classify(message)
+    own_hint = getattr(exc, "hint", None)
+    if rule == "schedule-error" and isinstance(own_hint, str) and own_hint:  # a ConfigError of ours: its own fix
+        rule, hint, message = "config-error", own_hint, str(getattr(exc, "cause", message))
     if rule == "unknown-method":
         hint = _did_you_mean(message) or hint
     where = user_frame(exc.__traceback__)  # only the user's own line: TS's or ours would point away from the fix
