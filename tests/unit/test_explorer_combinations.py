@@ -2,8 +2,10 @@
 queues), is accepted: picked in its widget, and set from code with ``Explorer.set``.
 
 The combinations are generated from the scenarios' own knobs. The default tier
-walks a seeded sample of (control, value) pairs in each combination; the soak
-tier walks every one, every slider position included.
+walks every value in the default combination (every dropdown and checkbox value,
+each slider's ends and middle) and a seeded sample of (control, value) pairs in
+each other combination; the soak tier walks every one, every slider position
+included.
 """
 
 from __future__ import annotations
@@ -68,12 +70,13 @@ def walk(name: str, every: bool) -> int:
     rng = random.Random(f"{name}-combinations")
     ex = Explorer(sc, debounce_s=0)
     checked = 0
+    default = sc.default_config()
     for combo in combinations(name):
         ex.set(combo)
         where = ", ".join(f"{n}={getattr(combo, n).name}" for n in DEPENDENT if hasattr(combo, n))
         _accepted(ex, combo, f"{name} [{where}]")
         pairs = [(field, v) for field, control in ex.controls.items() for v in offered(control, every)]
-        if not every:
+        if not every and combo != default:
             pairs = rng.sample(pairs, min(SAMPLE, len(pairs)))
         for field, value in pairs:
             label = ex.controls[field].description
