@@ -5,6 +5,7 @@ what to do. The failure is simulated: no worker process starts here."""
 from __future__ import annotations
 
 import copy
+import logging
 from typing import Any
 
 import dask
@@ -41,7 +42,11 @@ def slow(monkeypatch: pytest.MonkeyPatch) -> Any:
     return make
 
 
-def test_a_slow_start_is_retried_with_longer_timeouts(slow: Any, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_slow_start_is_retried_with_longer_timeouts(slow: Any, caplog: pytest.LogCaptureFixture,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # a cluster started earlier in this process may have reconfigured logging and disabled existing loggers
+    monkeypatch.setattr(logging.getLogger(cluster.__name__), "disabled", False)
+    caplog.set_level(logging.WARNING, logger=cluster.__name__)
     fake = slow(fails=len(START_TIMEOUTS_S) - 1)
     assert start_cluster(workers=2) == ("client of", fake)
     assert fake.attempts == [(t, t) for t in START_TIMEOUTS_S], "each attempt allows workers longer to start"
