@@ -5,7 +5,7 @@ The combinations are generated from the scenarios' own knobs. The default tier
 walks every value in the default combination (every dropdown and checkbox value,
 each slider's ends and middle) and a seeded sample of (control, value) pairs in
 each other combination; the soak tier walks every one, every slider position
-included.
+included (64 spread positions on a slider longer than that).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ts_explore.scenarios.knobs import knobs
 BUILT_IN = ["grid_stride_copy", "guards_demo", "persistent_copy", "pipelined_copy", "varlen_copy"]
 DEPENDENT = ("fault", "queue")  # knobs whose value changes what every other control accepts
 SAMPLE = 4  # (control, value) pairs per combination in the default tier
+SOAK_POSITIONS = 64  # slider positions per slider in the soak tier
 
 
 def combinations(name: str) -> Iterator[Any]:
@@ -51,7 +52,10 @@ def offered(control: widgets.Widget, every: bool) -> list[Any]:
         return [False, True]
     if isinstance(control, widgets.IntSlider):
         values = list(range(control.min, control.max + 1, control.step))
-        return values if every or len(values) <= 5 else sorted({*values[:2], values[len(values) // 2], *values[-2:]})
+        if every:  # every position, or 64 spread over a long range (CTAs up to 8192) with both ends
+            return values if len(values) <= SOAK_POSITIONS else sorted(
+                {values[round(i * (len(values) - 1) / (SOAK_POSITIONS - 1))] for i in range(SOAK_POSITIONS)})
+        return values if len(values) <= 5 else sorted({*values[:2], values[len(values) // 2], *values[-2:]})
     return []  # text boxes: free text, checked when typed
 
 
