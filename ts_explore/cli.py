@@ -244,7 +244,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .reader.verify import verify
+    from .verification.verify import verify
 
     kwargs = _verify_kwargs(args.target, args.set)
     if args.max_states is not None and args.max_states < 1:

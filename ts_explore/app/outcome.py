@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from ..model import Problem, TaskSet
 from ..model.verdict import Verdict
 from ..reader import problem_from_exception
-from ..reader.verify import verify
+from ..verification.verify import verify
 from ..render.tree import schedule_graph
 from ..scenarios.base import BuildContext, Built, Scenario
 from ..scenarios.choices import refusal

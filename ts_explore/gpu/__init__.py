@@ -94,7 +94,7 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     sizes = tuple(getattr(module, "DEFAULT_SIZES", DEFAULT_SIZES) if sizes is None else sizes)
     if not sizes:
         raise LaunchError("bad_size", "sizes is empty; pass e.g. sizes=[1 << 22]")
-    known: dict[Any, tuple[str, str]] = {}
+    known: dict[Any, Any] = {}  # captured task set -> its Verdict, so a re-planned instance is not verified again
     planned = plans_for(sc, cfg, sizes, device_limits())
     if keep_output:
         _refuse_large_outputs(planned)

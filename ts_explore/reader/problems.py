@@ -19,8 +19,8 @@ from types import TracebackType
 
 from ..model import Problem
 
-# (regex searched in the message, rule slug, how to fix it). First match wins.
-RULES: tuple[tuple[str, str, str], ...] = (
+# Grammar problems: (regex searched in TS's message, the Problem's rule slug, how to fix it). First match wins.
+GRAMMAR_PROBLEMS: tuple[tuple[str, str, str], ...] = (
     (r"must be called inside an @schedule function", "outside-schedule",
      "Call domain_loop / work_tile_loop / when_true only inside a function decorated with @schedule."),
     (r"must be passed as `group\.member`", "group-member",
@@ -125,7 +125,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
 
 def classify(message: str) -> tuple[str, str]:
     """(rule slug, hint) for a TS error message."""
-    for pattern, rule, hint in RULES:
+    for pattern, rule, hint in GRAMMAR_PROBLEMS:
         if re.search(pattern, message, flags=re.S):
             return rule, hint
     return "schedule-error", "Read TS's message above; it names the rule the schedule breaks."
@@ -237,4 +237,4 @@ def not_a_schedule(obj: object) -> Problem | None:
                    "the steps.", error_type="TypeError", **where)
 
 
-__all__ = ["RULES", "classify", "is_user_code", "located", "not_a_schedule", "problem_from_exception", "user_frame"]
+__all__ = ["GRAMMAR_PROBLEMS", "classify", "is_user_code", "located", "not_a_schedule", "problem_from_exception", "user_frame"]
