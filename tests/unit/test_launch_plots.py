@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ts_explore.gpu.plots import rate_per_problem, timing_distribution
 from ts_explore.gpu.result import DeviceInfo, LaunchResult, SizeRun
 from ts_explore.gpu.timing import MATMUL, Timing
+from ts_explore.render.launch_plots import rate_per_problem, timing_distribution
 from ts_explore.scenarios import get
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (16384, 1024, 4096), (1000, 1032, 520)]
