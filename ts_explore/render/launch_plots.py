@@ -25,6 +25,25 @@ H200_DENSE_BF16_TFLOPS = 989.0  # the data sheet's dense bf16 peak, drawn on TFL
 KERNEL_COLOR = "tab:blue"
 
 
+def _category_ticks(ax: Any, positions: Any, labels: list[str]) -> None:
+    """Put ``labels`` under ``positions``; turn them upright when they would overlap (long shapes: 16384x1024x4096).
+
+    The overlap is measured with the figure's own renderer, so it holds for any
+    figure width, font and number of labels.
+    """
+    ax.set_xticks(positions, labels)
+    figure = ax.get_figure()
+    if not hasattr(figure.canvas, "get_renderer"):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(figure)
+    figure.draw_without_rendering()  # lay the figure out first: the axes' final width decides
+    renderer = figure.canvas.get_renderer()
+    boxes = sorted((t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()), key=lambda b: b.x0)
+    if any(a.x1 + 2 > b.x0 for a, b in zip(boxes, boxes[1:])):
+        ax.set_xticks(positions, labels, rotation=90)  # upright: labels side by side never touch
+
+
 def timing_distribution(result: LaunchResult) -> Figure:
     """Per-repetition kernel times for each size (box + points), reference medians as markers."""
     fig = Figure(figsize=(6.4, 3.6), layout="constrained")
@@ -41,7 +60,7 @@ def timing_distribution(result: LaunchResult) -> Figure:
         meds = [r.reference(label).median_ms * 1e3 if r.reference(label) else np.nan for r in runs]
         if not np.all(np.isnan(meds)):
             ax.scatter(positions + 0.3, meds, marker="_", s=300, color=style["color"], label=f"{label} (median)")
-    ax.set_xticks(positions, [r.label for r in runs])
+    _category_ticks(ax, positions, [r.label for r in runs])
     ax.set_xlabel("problem size")
     ax.set_ylabel("time per launch (µs)")
     ax.set_title(f"{result.scenario}: timing spread over {len(runs[0].kernel.times_ms)} repetitions")
@@ -65,7 +84,7 @@ def rate_per_problem(result: LaunchResult) -> Figure:
     if runs and runs[0].unit == "TFLOP/s" and "H200" in result.device.name:
         ax.axhline(H200_DENSE_BF16_TFLOPS, color="tab:red", linewidth=1,
                    label=f"H200 dense bf16 peak {H200_DENSE_BF16_TFLOPS:.0f} TFLOP/s")
-    ax.set_xticks(x, [r.label for r in runs])
+    _category_ticks(ax, x, [r.label for r in runs])
     ax.set_ylabel(runs[0].unit if runs else "")
     ax.set_ylim(bottom=0)
     ax.set_title(f"{result.scenario} on {result.device.name}")
