@@ -105,6 +105,7 @@ def check_all_interleavings(
     reduce: bool = True,
     progress: Progress | None = None,
     cancel: CancelFlag | None = None,
+    ts_parity: bool = False,
     **kwargs: Any,
 ) -> CheckRun:
     """Our search over the instance TS's ``check_all_interleavings(tasks, **kwargs)`` explores.
@@ -112,7 +113,9 @@ def check_all_interleavings(
     ``max_states`` defaults to ``DEFAULT_MAX_STATES`` (TS's own default is
     1,000,000); ``early_exit`` and ``cursor_only_visited`` as in TS;
     ``verbose`` is accepted and changes nothing. ``reduce=False``
-    runs the same engine without the partial-order reduction.
+    runs the same engine without the partial-order reduction;
+    ``ts_parity=True`` knows states the way TS does (see
+    :func:`ts_explore.check.search`), so unreduced it visits TS's states.
     """
     problem = search_problem(tasks, **kwargs)
     result = search(
@@ -123,6 +126,7 @@ def check_all_interleavings(
         progress=progress,
         cancel=cancel,
         cursor_only=kwargs.get("cursor_only_visited", True),
+        ts_parity=ts_parity,
     )
     return check_run(problem, result)
 
