@@ -26,6 +26,11 @@ from __future__ import annotations
 
 from .tables import Tables
 
+#: The closure rules and the proviso, by name (see the package's SEMANTICS.md, "The reduction").
+CLAUSES = frozenset({"take", "alias", "give", "pdl", "proviso"})
+#: Clauses switched off, for tests that show each one is needed; always empty in real use.
+DISABLED: frozenset[str] = frozenset()
+
 
 def branch_set(t: Tables, cur: list[int], enabled: list[int], held_back: list[int], flag: bool) -> list[int]:
     """The enabled tasks to explore at a state (``enabled`` in task order; all of it when nothing smaller is sound).
@@ -36,11 +41,25 @@ def branch_set(t: Tables, cur: list[int], enabled: list[int], held_back: list[in
         return enabled
     vis = t.visible
     pdlw = t.pdl_wait
+    off = DISABLED
+    if off:
+        return _branch_set(t, cur, enabled, held_back, flag, off)
     # fast path: a step that conflicts with nothing and cannot end a violation
     for v in enabled:
         c = cur[v]
         if not t.dec_bits[v][c] and not t.group_bits[v][c] and not vis[v][c] and (flag or not pdlw[v][c]):
             return [v]
+    return _branch_set(t, cur, enabled, held_back, flag, off)
+
+
+def _branch_set(
+    t: Tables, cur: list[int], enabled: list[int], held_back: list[int], flag: bool, off: frozenset[str]
+) -> list[int]:
+    """The smallest closed set's enabled part, over every enabled seed (``off``: clauses left out)."""
+    vis = t.visible
+    pdlw = t.pdl_wait
+    take, alias, give, pdl = ("take" not in off, "alias" not in off, "give" not in off, "pdl" not in off)
+    proviso = "proviso" not in off
     enabled_set = set(enabled)
     held_set = set(held_back)
     unfinished = [u for u in range(t.n) if cur[u] < t.lens[u]]
@@ -55,13 +74,18 @@ def branch_set(t: Tables, cur: list[int], enabled: list[int], held_back: list[in
             v = stack.pop()
             c = cur[v]
             if v in enabled_set:
-                d, g = t.dec_bits[v][c], t.group_bits[v][c]
+                d = t.dec_bits[v][c] if take else 0
+                g = t.group_bits[v][c] if alias else 0
                 if not (d or g):
                     continue
                 add = [u for u in unfinished if u not in members and (fut_dec[u] & d or fut_grp[u] & g)]
             elif v in held_set:
+                if not pdl:
+                    continue
                 add = [u for u in unfinished if u not in members and t.fut_pdl_wait[u][cur[u]]]
             else:
+                if not give:
+                    continue
                 x = t.need_bit[v][c]
                 add = [u for u in unfinished if u not in members and fut_inc[u] & x]
             members.update(add)
@@ -71,11 +95,11 @@ def branch_set(t: Tables, cur: list[int], enabled: list[int], held_back: list[in
         chosen = [u for u in enabled if u in members]
         if len(chosen) >= len(best):
             continue
-        if any(not vis[u][cur[u]] and (flag or not pdlw[u][cur[u]]) for u in chosen):
+        if not proviso or any(not vis[u][cur[u]] and (flag or not pdlw[u][cur[u]]) for u in chosen):
             best = chosen
             if len(best) == 1:
                 break
     return best
 
 
-__all__ = ["branch_set"]
+__all__ = ["CLAUSES", "DISABLED", "branch_set"]
