@@ -88,6 +88,7 @@ and moving task) for the shortest paths.
 
 from __future__ import annotations
 
+from .cross import CrossCheck, cross_check
 from .engine import (
     DEFAULT_MAX_STATES,
     DeadlockFound,
@@ -100,6 +101,7 @@ from .engine import (
 from .problem import SearchProblem
 
 __all__ = [
+    "CrossCheck",
     "DEFAULT_MAX_STATES",
     "DeadlockFound",
     "Move",
@@ -107,5 +109,6 @@ __all__ = [
     "RaceFound",
     "SearchProblem",
     "SearchResult",
+    "cross_check",
     "search",
 ]
