@@ -37,12 +37,13 @@ class Engine:
 
 
 def engine_for(checker: str, *, progress: Callable[[int, float, float], None] | None = None,
-               cancel: Any = None, max_states: int | None = None) -> Engine:
+               cancel: Any = None, max_states: int | None = None, cross_check: bool = False) -> Engine:
     """The engine ``checker`` names; a ValueError listing the choices for anything else.
 
     ``progress(states, states_per_s, elapsed_s)`` and ``cancel`` (anything with
     ``is_set()``, e.g. a ``threading.Event``) reach our engine; ``max_states``
-    caps each of its runs (a capped run is never SAFE).
+    caps each of its runs (a capped run is never SAFE). ``cross_check`` runs
+    the independent second search on each run of our engine too.
     """
     if checker not in CHECKERS:
         raise ValueError(f"verify(checker={checker!r}): pick one of {', '.join(CHECKERS)} ('auto' uses ts-explore's "
@@ -52,7 +53,7 @@ def engine_for(checker: str, *, progress: Callable[[int, float, float], None] | 
     from .own_checker import check_all_interleavings
 
     reduce = checker != "unreduced"
-    options: dict[str, Any] = {"reduce": reduce, "progress": progress, "cancel": cancel}
+    options: dict[str, Any] = {"reduce": reduce, "progress": progress, "cancel": cancel, "cross_check": cross_check}
     if max_states is not None:
         options["max_states"] = max_states
     return Engine(OWN_REDUCED if reduce else OWN_UNREDUCED, functools.partial(_own_run, check_all_interleavings,
@@ -63,7 +64,8 @@ def _own_run(check: Callable[..., Any], options: dict[str, Any], tasks: Any, **k
     kwargs.pop("verbose", None)  # TS prints its path; ours returns it
     if "max_states" in options:
         kwargs["max_states"] = options["max_states"]
-    return check(tasks, reduce=options["reduce"], progress=options["progress"], cancel=options["cancel"], **kwargs)
+    return check(tasks, reduce=options["reduce"], progress=options["progress"], cancel=options["cancel"],
+                 cross_check=options["cross_check"], **kwargs)
 
 
 def _ts_check(tasks: Any, **kwargs: Any) -> Any:

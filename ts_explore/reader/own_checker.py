@@ -27,6 +27,7 @@ from typing import Any
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 
+from ..check.cross import cross_check as cross_checked
 from ..check.engine import DEFAULT_MAX_STATES, CancelFlag, Progress, SearchResult, search
 from ..check.problem import SearchProblem
 from .search_input import search_problem
@@ -48,6 +49,8 @@ class CheckRun:
     cancelled: bool = False
     elapsed_s: float = 0.0
     engine: str = "reduced"  # "reduced" | "unreduced"
+    cross_checked: bool = False  # the independent second search ran too (``cross_check=True``)
+    disagreement: str = ""  # both answers, when the two searches disagree (the run is then not a proof)
     search: SearchResult | None = None
     problem: SearchProblem | None = None
     _paths: list[tuple[str, tuple, Path]] | None = field(default=None, repr=False)
@@ -106,6 +109,7 @@ def check_all_interleavings(
     progress: Progress | None = None,
     cancel: CancelFlag | None = None,
     ts_parity: bool = False,
+    cross_check: bool = False,
     **kwargs: Any,
 ) -> CheckRun:
     """Our search over the instance TS's ``check_all_interleavings(tasks, **kwargs)`` explores.
@@ -116,6 +120,10 @@ def check_all_interleavings(
     runs the same engine without the partial-order reduction;
     ``ts_parity=True`` knows states the way TS does (see
     :func:`ts_explore.check.search`), so unreduced it visits TS's states.
+    ``cross_check=True`` also runs the independent second search
+    (:func:`ts_explore.check.cross_check`); when the two disagree the run
+    reports no finding and is not safe, with ``disagreement`` naming both
+    answers, so the verdict is INCONCLUSIVE.
     """
     problem = search_problem(tasks, **kwargs)
     result = search(
@@ -128,7 +136,15 @@ def check_all_interleavings(
         cursor_only=kwargs.get("cursor_only_visited", True),
         ts_parity=ts_parity,
     )
-    return check_run(problem, result)
+    run = check_run(problem, result)
+    if cross_check:
+        both = cross_checked(problem, first=result, early_exit=kwargs.get("early_exit", True))
+        run.cross_checked = True
+        if not both.agree:
+            run.deadlock_states, run.race_states, run.pdl_order_states = [], [], []
+            run.is_safe, run.hit_state_limit, run.disagreement = False, True, both.reason
+            run.search = None
+    return run
 
 
 def check_run(problem: SearchProblem, result: SearchResult) -> CheckRun:
