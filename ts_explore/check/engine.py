@@ -10,10 +10,11 @@ earlier levels keep just a parent index (4 bytes) and the task that moved
 Per state, in TS's order: races (held entries + the enabled tasks' next
 point accesses), completion, deadlock (nothing enabled), then the moves in
 task order, where a PDL launch before any PDL wait is reported instead of
-taken. With ``reduce=False`` every enabled move is taken and the visiting
-order, state count and findings are those of TS's
-``check_all_interleavings`` (same FIFO order, same cursor-only duplicate
-rule: the first path to a cursor vector wins).
+taken. States are told apart by the exact identity of SEMANTICS.md
+(ownership lists in order). With ``reduce=False, ts_parity=True`` every
+enabled move is taken and the visiting order, state count and findings are
+those of TS's ``check_all_interleavings`` (same FIFO order, same
+cursor-only duplicate rule: the first path to a cursor vector wins).
 """
 
 from __future__ import annotations

@@ -1,25 +1,28 @@
 """Stubborn sets: which enabled tasks a state must branch on (the partial-order reduction).
 
 Computed per state from static tables (:mod:`ts_explore.check.tables`), at
-task granularity: a set ``S`` of unfinished tasks is closed when
+task granularity: a set ``S`` of unfinished tasks is closed under the
+clauses of :data:`CLAUSES` (SEMANTICS.md, "The reduction"):
 
-* for every task in ``S`` whose next step is **enabled** and takes a credit
-  from counter ``x``, every task that may still take a credit from ``x`` is
-  in ``S``; and every task that may still touch an alias group the step
-  touches (ownership state) is in ``S``;
-* for every task in ``S`` whose next step is **disabled**, every task that
-  may still give the credit it needs (a commit or release on that counter)
-  is in ``S``; for a PDL launch held back because no PDL wait ran yet,
-  every task with a PDL wait still ahead is in ``S``.
+* ``take``: for a task in ``S`` whose next step is **enabled** and takes a
+  credit from counter ``x``, every task that may still take from ``x``;
+* ``alias``: for a task in ``S`` whose enabled step touches an alias group
+  (ownership lists or a point access), every task that may still touch it;
+* ``give``: for a task in ``S`` whose next step is **disabled**, every task
+  that may still give the credit it needs;
+* ``pdl``: for a PDL launch held back because no PDL wait ran yet, every
+  task with a PDL wait still ahead;
 
-Giving a credit, running local work, ``try_*`` probes, WorkQueue steps and
-PDL waits conflict with nothing (additions commute and never disable a
-step), so a task whose next step is one of those forms ``S`` alone. The
-branch set is the enabled part of the closed ``S`` with the fewest enabled
-steps; it must contain an invisible step (one that cannot end a race or a
-PDL violation: no ownership change, no point access on an aliased buffer,
-no PDL wait while none ran yet) unless it is every enabled step. The
-soundness argument is in the package docstring (:mod:`ts_explore.check`).
+and the ``proviso``: the branch set must contain an invisible step (no
+ownership change, no point access, no PDL wait while none ran, no take
+from a counter a point-access step needs) unless it is every enabled step.
+The branch set is the enabled part of the closed ``S`` with the fewest
+enabled steps. Giving a credit, local work, ``try_*`` probes, WorkQueue
+steps and PDL waits conflict with nothing, so a task whose next step is one
+of those and is invisible forms ``S`` alone (the fast path).
+
+:data:`DISABLED` leaves clauses out, for the tests that show each one is
+needed; it is empty in real use. The soundness argument is in SEMANTICS.md.
 """
 
 from __future__ import annotations
