@@ -4,7 +4,9 @@ TS-built task sets only produce the step sequences TS's pipelines allow;
 the checker's semantics is defined for any lane, and these problems reach
 shapes TS rarely builds: ownership steps on aliased resources in any order,
 waits and acquires of different tasks on one slot, shared every-n-th
-tallies, PDL waits and launches anywhere. Used to look for cases where a
+tallies, PDL waits and launches anywhere, PipelineGroup merge releases and
+fused-merge waits over several members, completion commits and waits that
+tag and clear DMA reads by generation, domain-interleaved resources. Used to look for cases where a
 reduction clause is needed, and by the differential tests of the two
 engines.
 """
@@ -29,7 +31,8 @@ from ts_explore.check.problem import (
     Step,
 )
 
-_OPS = ("acquire", "produce", "commit", "wait", "consume", "release", "local", "pdl_wait", "pdl_launch")
+_OPS = ("acquire", "produce", "commit", "wait", "consume", "release", "local", "pdl_wait", "pdl_launch",
+        "merge_release", "fused_wait")
 
 
 def random_problem(seed: int, max_tasks: int = 4, max_steps: int = 6) -> SearchProblem:
@@ -58,6 +61,7 @@ def random_problem(seed: int, max_tasks: int = 4, max_steps: int = 6) -> SearchP
         tally = tally_of.setdefault((counter, delta), len(tally_of))
         return CreditEffect(counter, delta, tally, every[counter])
 
+    dma = frozenset(r for r in aliased if rng.random() < 0.25)
     lanes = []
     for _ in range(rng.randint(2, max_tasks)):
         lane = []
@@ -67,16 +71,27 @@ def random_problem(seed: int, max_tasks: int = 4, max_steps: int = 6) -> SearchP
             slot = rng.choice((0, 0, 1, SLOTLESS))
             own = r in aliased
             commit, empty = r, n_res + r
-            if op == "acquire":
+            members = tuple((m, rng.choice((0, 1))) for m in sorted(rng.sample(range(n_res), rng.randint(1, n_res))))
+            if op == "merge_release":
+                lane.append(Step(r, "ConsumerRelease", effects=(effect(empty, +1),),
+                                 held=HeldOp(merge_release=members)))
+            elif op == "fused_wait":
+                lane.append(Step(r, "ConsumerWait", commit, (effect(commit, -1),), held=HeldOp(fused_wait=members)))
+            elif op == "acquire":
                 lane.append(Step(r, "ProducerAcquire", empty, (effect(empty, -1),),
                                  held=HeldOp(ACQUIRE, slot) if own else None))
             elif op == "produce":
                 lane.append(Step(r, "ProducerWork", point=(slot, PROD) if own else None,
                                  held=HeldOp(PRODUCE, slot, closes_window=rng.random() < 0.2) if own else None))
             elif op == "commit":
-                lane.append(Step(r, "ProducerCommit", effects=(effect(commit, +1),)))
+                tagged = tuple(sorted(dma & set(rng.sample(range(n_res), 1)))) if rng.random() < 0.5 else ()
+                held = HeldOp(tag_commit=tagged, generation=rng.randint(0, 1)) if tagged else None
+                lane.append(Step(r, "ProducerCommit", effects=(effect(commit, +1),), held=held))
             elif op == "wait":
-                lane.append(Step(r, "ConsumerWait", commit, (effect(commit, -1),), held=HeldOp(WAIT, slot) if own else None))
+                cleared = tuple(sorted(dma & set(rng.sample(range(n_res), 1)))) if rng.random() < 0.5 else ()
+                held = HeldOp(WAIT if own else "", slot, clear_wait=cleared, generation=rng.randint(0, 1))
+                lane.append(Step(r, "ConsumerWait", commit, (effect(commit, -1),),
+                                 held=held if own or cleared else None))
             elif op == "consume":
                 write = rng.random() < 0.2
                 lane.append(Step(r, "ConsumerWork", point=(slot, PROD if write else CONS) if own else None,
@@ -102,7 +117,8 @@ def random_problem(seed: int, max_tasks: int = 4, max_steps: int = 6) -> SearchP
         cons_alias=table,
         aliased=aliased,
         race_check=any(table),
-        dma_consumers=frozenset(r for r in aliased if rng.random() < 0.15),
+        dma_consumers=dma,
+        domain_interleaved=frozenset(r for r in aliased if rng.random() < 0.2),
         assume_pdl_wait_completed=rng.random() < 0.1,
     )
 
