@@ -53,7 +53,7 @@ def check(shape: tuple[int, int, int], seed: int = 0, **overrides: Any) -> None:
     bad = ~gemm.close(c, ref, shape[2])
     count = int(bad.sum())
     if count:
-        tiles = gemm.error_tiles(bad, cfg)
+        tiles = gemm.error_tiles(bad, cfg.resolved(shape, sms()))
         raise AssertionError(f"{shape} {overrides}: {count} of {c.numel()} elements off (max error "
                              f"{float((c.float() - ref).abs().nan_to_num(1e30).max()):.3g}); errors per "
                              f"output tile:\n{tiles}")
@@ -78,6 +78,13 @@ CONTROLS: list[dict[str, Any]] = [
     dict(cluster=Cluster.C2x1),
     dict(cluster=Cluster.C2x1, tile=TileShape.T256x128),
     dict(cluster=Cluster.C2x1, persistence=QueueKind.NONE, raster=Raster.ALONG_N),
+    dict(tile=TileShape.T64x128, consumer_wgs=1),
+    dict(tile=TileShape.T64x256, consumer_wgs=1),
+    dict(tile=TileShape.T64x128, consumer_wgs=1, stages=8, persistence=QueueKind.NONE),
+    dict(tile=TileShape.BY_SHAPE),
+    dict(swizzle=8),
+    dict(swizzle=3),  # pads the tile columns of SMALL (5) to 6
+    dict(swizzle=4, raster=Raster.ALONG_N, cluster=Cluster.C2x1),
 ]
 
 
@@ -126,3 +133,40 @@ def test_launch_runs_the_gemm_through_the_gate_and_reports_tflops() -> None:
     with pytest.raises(LaunchError) as err:
         launch("hopper_gemm", release="premature", sizes=[(512, 512, 512)])
     assert err.value.reason == "unverified" and "early release" in str(err.value), "the async-read rule refuses it"
+
+
+BY_SHAPE_SHAPES = [(1000, 1032, 520), (1, 8, 8), (130, 264, 72), (777, 1496, 3000), (64, 4096, 8), (4096, 4096, 1024)]
+
+
+def test_by_shape_compiles_the_planned_tile_for_each_shape_and_matches_torch() -> None:
+    """One 'by shape' config: small shapes get a smaller tile (more CTAs), large ones the 128x256 tile; tails too."""
+    from ts_explore.kernels.gemm_geometry import pick_tile
+
+    fn = compiled(tile=TileShape.BY_SHAPE)
+    for shape in BY_SHAPE_SHAPES:
+        check(shape, seed=3, tile=TileShape.BY_SHAPE)
+        assert fn.config_for(shape).tile is pick_tile(shape, sms()).tile
+    tiles = {cfg.tile for cfg in fn.compiled}
+    assert TileShape.T128x256 in tiles and len(tiles) >= 2, tiles
+
+
+def test_launch_by_shape_shows_the_pick_in_the_plan_and_hands_back_c() -> None:
+    """launch(tile='by shape', keep_output=True): the plan names the tile; C comes back and equals A·Bᵀ."""
+    from ts_explore.gpu import launch
+
+    shapes = [(1000, 1032, 520), (520, 1048, 584)]
+    result = launch("hopper_gemm", tile=TileShape.BY_SHAPE, sizes=shapes, reps=3, warmup=1, keep_output=True)
+    assert result.ok and result.gate is not None and result.gate.ok, result.summary()
+    from ts_explore.kernels.gemm_geometry import pick_tile
+
+    pick = pick_tile(shapes[0], sms())
+    assert f"tile by shape: {pick.text}" in result.plans[0].summary() and result.plans[0].ctas == pick.tiles
+    for shape, run in zip(shapes, result.runs):
+        assert run.outputs is not None and set(run.outputs) == {"C"}
+        out = run.outputs["C"]
+        assert out.shape == shape[:2] and str(out.dtype) == "float32"
+        a, b = gemm.make_inputs(shape, seed=0)
+        ref = gemm.reference(a, b)
+        assert bool(gemm.close(torch.from_numpy(out).cuda(), ref, shape[2]).all())
+    plain = launch("hopper_gemm", sizes=[(256, 256, 64)], reps=1, warmup=0)
+    assert plain.runs[0].outputs is None, "outputs are kept only when asked for"

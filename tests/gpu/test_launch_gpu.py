@@ -131,3 +131,24 @@ def test_bulk_copy_refills_never_overtake_the_readers(overrides: dict) -> None:
         result = launch("pipelined_copy", sizes=[1 << 27, (1 << 27) - 1], reps=1, warmup=0, references=False,
                         ctas=0, **overrides)
         assert result.ok, result.summary()
+
+
+@pytest.mark.parametrize("name,overrides", [("grid_stride_copy", dict(ctas=0)), ("persistent_copy", dict())])
+def test_keep_output_hands_back_exactly_what_the_host_reference_expects(name: str, overrides: dict) -> None:
+    import importlib
+
+    import numpy as np
+
+    from ts_explore.scenarios import get
+
+    size = SMALL + 77  # a tail
+    result = launch(name, sizes=[size], reps=1, warmup=0, keep_output=True, **overrides)
+    run = result.runs[0]
+    assert result.ok and run.outputs, result.summary()
+    module = importlib.import_module(get(name).kernel)
+    expected = module.host_problem(result.config, result.plans[0]).expected
+    assert set(run.outputs) == set(expected)
+    for key, want in expected.items():
+        got = run.outputs[key]
+        assert isinstance(got, np.ndarray) and got.dtype == np.int32
+        np.testing.assert_array_equal(got, want)

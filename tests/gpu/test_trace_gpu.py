@@ -45,6 +45,21 @@ def test_deadlocking_fault_hangs_and_each_warp_is_read_where_the_verifier_said(f
     assert after.ok, "the next launch works after a hang"
 
 
+def test_a_hang_over_ctas_with_9_and_8_tiles_predicts_each_instance_and_matches_it() -> None:
+    """34 tiles over 4 CTAs: CTAs 0-1 block at iteration 9, CTAs 2-3 at iteration 8; each measured where predicted."""
+    with pytest.raises(HangError) as err:
+        launch("pipelined_copy", sizes=[34 * 4096], fault=PipelineFault.CONSUMER_EXTRA, ctas=4, force=True,
+               timeout=8, reps=1, warmup=0)
+    report = err.value.report
+    print(report.describe())
+    assert [(p.task, p.iteration, p.instance) for p in report.predicted] == [
+        ("store", 9, "CTAs 0-1: 9 tiles"), ("store", 8, "CTAs 2-3: 8 tiles")]
+    assert agrees(report) == report.predicted, report.describe()
+    stuck = {(w.cta, w.iteration) for w in report.stuck}
+    assert stuck == {(0, 9), (1, 9), (2, 8), (3, 8)}, report.describe()
+    assert any(line.startswith("  store warp 0, CTAs 0-1: stopped in smem.wait, iteration 9") for line in report.lines())
+
+
 def test_racing_fault_runs_and_the_check_says_what_came_out_wrong() -> None:
     """Committing before the threads fill the stage lets the store task read stale shared memory."""
     r = launch("pipelined_copy", sizes=[SMALL], fault=PipelineFault.COMMIT_BEFORE_LOAD, loader=Loader.THREADS,

@@ -25,7 +25,8 @@ SC = get("hopper_gemm")
 
 # Every value of every control; companions keep the config valid (one consumer warpgroup needs 128x128).
 CONTROL_VALUES: list[dict[str, Any]] = [
-    *(dict(tile=t) for t in TileShape),
+    *(dict(tile=t) for t in TileShape if t not in (TileShape.T64x128, TileShape.T64x256)),
+    dict(tile=TileShape.T64x128, consumer_wgs=1), dict(tile=TileShape.T64x256, consumer_wgs=1),
     dict(stages=2), dict(stages=4), dict(tile=TileShape.T128x128, stages=6),
     dict(consumer_wgs=1, tile=TileShape.T128x128), dict(consumer_wgs=2),
     *(dict(persistence=q) for q in QueueKind),
@@ -33,6 +34,7 @@ CONTROL_VALUES: list[dict[str, Any]] = [
     *(dict(raster=r) for r in Raster),
     *(dict(raster=Raster.ALONG_N, persistence=QueueKind.NONE, cluster=Cluster.C2x1),),
     *(dict(release=r) for r in Release),
+    dict(swizzle=4), dict(swizzle=3, raster=Raster.ALONG_N, cluster=Cluster.C2x1),
 ]
 
 
@@ -129,10 +131,12 @@ def test_rule_matches_the_lag_arithmetic_on_random_schedules() -> None:
 BAD: list[tuple[dict[str, Any], str]] = [
     (dict(consumer_wgs=1), "use consumer_wgs=2 or tile 128x128x64"),
     (dict(tile=TileShape.T256x128, consumer_wgs=1), "use consumer_wgs=2"),
+    (dict(tile=TileShape.T64x128), "use consumer_wgs=1 with a 64-row tile"),
     (dict(stages=5), "use stages <= 4"),
     (dict(tile=TileShape.T128x128, stages=8), "use stages <= 6"),
     (dict(n=100), "multiples of 8"),
     (dict(block=10_000), "pick block <"),
+    (dict(swizzle=2, persistence=QueueKind.NONE), "use persistence=static, or swizzle=1"),
 ]
 
 

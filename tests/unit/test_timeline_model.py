@@ -229,7 +229,7 @@ def test_progress_names_each_warps_last_blocking_step() -> None:
     assert "predicted: store blocked in smem.wait, iteration 8 · measured: warp 0 stopped in smem.wait, " \
            "iteration 8" in text
     assert "no blocking step reached" in text and "past smem.acquire, iteration 7" in text
-    assert "  store warp 0, CTAs 0-1: stopped in smem.wait, iteration 8" in report.lines()
+    assert "  store warp 0, CTAs 0-1: stopped in smem.wait, iteration 8, tiles 0-1" in report.lines()
     from ts_explore.analysis.timeline_hang import agrees
 
     assert agrees(report) == report.predicted

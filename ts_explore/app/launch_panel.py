@@ -96,7 +96,7 @@ class LaunchPanel:
             extra = {k: True for k, box in (("trace", self.trace), ("force", self.force)) if box.value}
             result = launch(*self._target, **extra)
             if hasattr(result, "_repr_html_"):
-                self.result.value = result._repr_html_() + _comparison_html(result)
+                self.result.value = result._repr_html_() + _comparison_html(result) + _why_slow_html(result)
             else:
                 text = result.summary() if hasattr(result, "summary") else repr(result)
                 self.result.value = f"<pre>{html.escape(str(text))}</pre>"
@@ -118,6 +118,21 @@ def _comparison_html(result: Any) -> str:
         return png_html(result.plot_comparison())
     except Exception as exc:  # noqa: BLE001 - the launch itself worked; say why the comparison is missing
         return note_html(f"no comparison with the schedule: {type(exc).__name__}: {exc}", FAIL_COLOUR)
+
+
+def _why_slow_html(result: Any) -> str:
+    """A "Why slow" section when the launch was traced: where warps wait, the critical path, the bound."""
+    timeline = getattr(result, "timeline", None)
+    if timeline is None or not timeline.events or timeline.spec.stages != "all":
+        return ""
+    from ..render.stalls import stalls_html
+
+    try:
+        body = stalls_html(timeline.stalls())
+    except Exception as exc:  # noqa: BLE001 - the launch itself worked; say why the view is missing
+        return note_html(f"no stall view: {type(exc).__name__}: {exc}", FAIL_COLOUR)
+    return ("<details open><summary style='font-family:sans-serif'><b>Why slow</b> (waits per pipeline; "
+            "<code>r.advise()</code> ranks changes proven SAFE)</summary>" + body + "</details>")
 
 
 __all__ = ["LaunchPanel", "launch_blockers"]

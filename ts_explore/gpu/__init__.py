@@ -34,6 +34,7 @@ from .trace_run import HangError, hang_report, trace_spec
 from .worker import WorkerHandle, portable_config
 
 DEFAULT_SIZES = (1 << 22,)
+KEEP_LIMIT_BYTES = 2 << 30  # keep_output brings at most this much back to the calling process
 GRACE_S = 30.0  # the worker reports a hung kernel itself after ``timeout``; the parent kills it this much later
 _WORKER = WorkerHandle()
 atexit.register(_WORKER.stop)
@@ -54,7 +55,7 @@ def _config(sc: Scenario, config: Any, overrides: dict[str, Any]) -> Any:
 
 def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any] | None = None, reps: int = 20,
            warmup: int = 3, timeout: float = 180.0, force: bool = False, check: bool = True,
-           references: bool = True, trace: Any = False, time_trace: bool = False,
+           references: bool = True, trace: Any = False, time_trace: bool = False, keep_output: bool = False,
            **overrides: Any) -> LaunchResult:
     """Run ``scenario`` with ``config`` (or its defaults plus ``overrides``) once per size.
 
@@ -77,7 +78,16 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     ``report`` names each warp's last blocking step beside the verifier's
     predicted blocked steps. ``time_trace`` also times the instrumented build
     (``run.traced_timing``, ``run.overhead()``), for overhead tables.
+
+    ``keep_output=True`` hands back what the first (checked) run of each size
+    wrote: ``run.outputs`` maps each output's name to a host numpy array
+    (not a torch tensor: it crosses from the launch worker): the copies' int32
+    outputs, flat, and the GEMM's C as float32 (M x N, its bf16 values widened
+    exactly), whose inputs are ``ts_explore.kernels.gemm.make_inputs(shape, seed=0)``.
     """
+    if not isinstance(keep_output, bool):
+        raise LaunchError("bad_argument", f"keep_output must be True or False, got {keep_output!r}; pass "
+                          "keep_output=True to get each size's outputs back as host numpy arrays")
     sc = get(scenario)
     cfg = _config(sc, config, overrides)
     module = kernel_module(sc)
@@ -85,7 +95,10 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     if not sizes:
         raise LaunchError("bad_size", "sizes is empty; pass e.g. sizes=[1 << 22]")
     known: dict[Any, tuple[str, str]] = {}
-    gate = prove(sc, cfg, plans_for(sc, cfg, sizes, device_limits()), known)
+    planned = plans_for(sc, cfg, sizes, device_limits())
+    if keep_output:
+        _refuse_large_outputs(planned)
+    gate = prove(sc, cfg, planned, known)
     _refuse_unless_proven(gate, force, timeout)
     unavailable = cuda_unavailable_reason()
     if unavailable is not None:
@@ -111,7 +124,8 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     try:
         reply = _ask({"op": "run", **message, "plans": plans, "reps": max(1, int(reps)),
                       "warmup": max(0, int(warmup)), "check": check, "references": references,
-                      "kernel_timeout": timeout, "time_trace": bool(time_trace and spec is not None)},
+                      "kernel_timeout": timeout, "time_trace": bool(time_trace and spec is not None),
+                      "keep_output": keep_output},
                      timeout + GRACE_S, gate)
     except HangError as exc:
         exc.report = hang_report(sc, cfg, plans, exc.report, timeout, gate)
@@ -120,6 +134,18 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
                         compile_s=prepared["compile_s"], first_compile_s=prepared["first_compile_s"],
                         cache_hit=prepared["cache_hit"], verdict=gate.summary(), forced=force and not gate.ok,
                         plans=plans, gate=gate)
+
+
+def _refuse_large_outputs(plans: tuple[LaunchPlan, ...]) -> None:
+    """LaunchError when keep_output would copy more than KEEP_LIMIT_BYTES to this process (4 bytes an element)."""
+    def elements(size: Any) -> int:
+        return size[0] * size[1] if isinstance(size, tuple) else int(size)  # (M, N, K): C; else int32 elements
+
+    total = sum(4 * elements(p.size) for p in plans)
+    if total > KEEP_LIMIT_BYTES:
+        raise LaunchError("bad_argument", f"keep_output=True would bring about {total / 2**30:.1f} GiB of outputs back "
+                          f"to this process (at most {KEEP_LIMIT_BYTES / 2**30:.0f} GiB); keep it for fewer or smaller "
+                          "sizes, or rely on check=True, which compares every element on the GPU side")
 
 
 def _refuse_unless_proven(gate: GateReport, force: bool, timeout: float) -> None:
@@ -161,6 +187,7 @@ def shutdown() -> None:
 
 __all__ = [
     "DEFAULT_SIZES",
+    "KEEP_LIMIT_BYTES",
     "MEMCPY",
     "TORCH",
     "DeviceInfo",

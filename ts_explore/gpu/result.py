@@ -28,6 +28,7 @@ class SizeRun:
     traced_ms: float | None = None  # how long that instrumented run took (CUDA events)
     traced_timing: Timing | None = None  # the instrumented build timed like the plain one (launch(time_trace=True))
     traced_baseline: Timing | None = None  # the plain build, launched in turn with the instrumented one
+    outputs: dict[str, Any] | None = None  # launch(keep_output=True): output name -> host numpy array
 
     def overhead(self) -> float | None:
         """Instrumented over plain median time (``launch(..., time_trace=True)``), e.g. 1.03.
@@ -119,6 +120,15 @@ class LaunchResult:
             cta = min((c for c, _ in timeline.warps()), default=0)
         return comparison_figure(timeline, predicted_order(get(self.scenario), self.config, plan, timeline, cta),
                                  cta=cta, steps=steps)
+
+    def advise(self, *, check: bool = False, top: int = 3, **kwargs: Any) -> Any:
+        """Ranked control changes from this launch's stalls, each proven SAFE (:func:`ts_explore.gpu.advise.advise`).
+
+        ``check=True`` launches the suggestions and reports measured against predicted speedups.
+        """
+        from .advise import advise
+
+        return advise(self, check=check, top=top, **kwargs)
 
     def _traced(self) -> tuple[Timeline, LaunchPlan]:
         for run, plan in zip(self.runs, self.plans):

@@ -186,13 +186,14 @@ class Runner:
         if m.get("check", True):
             wrong, total, first, heat = self.guarded(problem.check)
             mismatches = (Mismatch(problem.output, int(wrong), int(total), tuple(first), heat),)
+        kept = self.guarded(problem.outputs) if m.get("keep_output") and problem.outputs is not None else None
         timing = self.guarded(lambda: time_events(problem.launch, self.stream, m["reps"], m["warmup"], "kernel",
                                                   problem.bytes_moved, problem.flops))
         refs = tuple(time_torch(run, m["reps"], m["warmup"], label, problem.bytes_moved, problem.flops)
                      for label, run in problem.references.items()) if m.get("references", True) else ()
         return SizeRun(problem.elements, problem.bytes_moved, problem.grid, timing, refs, mismatches,
                        checked=bool(m.get("check", True)), shape=problem.shape, timeline=timeline,
-                       traced_ms=traced_ms, traced_timing=traced_timing, traced_baseline=baseline)
+                       traced_ms=traced_ms, traced_timing=traced_timing, traced_baseline=baseline, outputs=kept)
 
     def run_size(self, fn: Any, problem: HostProblem, m: dict[str, Any], traced: Builds = (),
                  plan: Any = None, info: DeviceInfo | None = None) -> SizeRun:
@@ -221,6 +222,7 @@ class Runner:
             if m.get("check", True):
                 mismatches = tuple(compare(name, problem.expected[name], buffers.download(name),
                                            problem.shapes.get(name)) for name in problem.outputs)
+            kept = {name: buffers.download(name) for name in problem.outputs} if m.get("keep_output") else None
             timing = self.guarded(lambda: time_events(run, self.stream, m["reps"], m["warmup"], "kernel",
                                                       problem.bytes_moved))
             refs: list[Timing] = []
@@ -231,7 +233,7 @@ class Runner:
                     refs.append(torch_ref)
             return SizeRun(problem.elements, problem.bytes_moved, problem.grid, timing, tuple(refs), mismatches,
                            checked=bool(m.get("check", True)), timeline=timeline, traced_ms=traced_ms,
-                           traced_timing=traced_timing, traced_baseline=baseline)
+                           traced_timing=traced_timing, traced_baseline=baseline, outputs=kept)
         finally:
             if not self.broken:
                 buffers.free()

@@ -300,22 +300,21 @@ def _spec(trace: Any) -> TraceSpec | None:
 
 def hang_report(scenario: Any, config: Any, plans: Any, warps: Any, timeout: float, gate: Any) -> Any:
     """The :class:`HangReport` of a hung launch: measured warps beside the verifier's predicted blocked steps."""
-    from ..analysis.timeline_hang import predicted_blocks
+    from ..analysis.timeline_hang import predicted_blocks, refused_instances
     from ..kernels.contract import BuildContext
     from ..model.hang import HangReport
     from ..reader.verify import verify
 
-    predicted: tuple[Any, ...] = ()
-    target = next((p.instance for p in getattr(gate, "proven", ()) if p.status not in ("safe", "vacuous")), None)
-    if target is not None:
+    predicted: list[Any] = []
+    for target in refused_instances(gate):  # each distinct instance (trip count), predicted apart
         try:
             built = scenario.build(config, BuildContext.for_instance(target.view))
-            predicted = predicted_blocks(verify(**built.verify_kwargs()))
+            predicted += predicted_blocks(verify(**built.verify_kwargs()), target.ctas, target.describe())
         except Exception:  # noqa: BLE001 - the hang is the news; a failed re-verification only loses the prediction
-            predicted = ()
+            continue
     plan = plans[0] if plans else None
     measured = tuple(w for w in (warps or ()) if isinstance(w, WarpProgress))
-    return HangReport(scenario.name, timeout, measured, predicted, gate.summary() if gate is not None else "",
+    return HangReport(scenario.name, timeout, measured, tuple(predicted), gate.summary() if gate is not None else "",
                       plan.ctas if plan else 0, plan.threads if plan else 0)
 
 

@@ -27,7 +27,7 @@ from .host import DeviceProblem, SizeError, strided_instances
 from .common import BuiltHook, quiet_task_manager, run_tasks
 from .gemm_geometry import (
     EPILOGUE_N, H200_DENSE_BF16_TFLOPS, TILE_K, Geometry, Raster, Release, bytes_moved, cluster_dims, flops,
-    k_blocks, launch_grid, shape_refusal, tile_counts,
+    k_blocks, launch_grid, shape_refusal, tile_counts, work_units,
 )
 from .gemm_resources import IN_DTYPE, OUT_DTYPE, load_slices, smem_layouts
 from .trace import address, recorder_for
@@ -52,9 +52,10 @@ def launch_refusal(cfg: Any, arch: str | None = "sm_90a") -> str | None:
 
 
 def grid(cfg: Any, shape: Shape, sms: int) -> tuple[int, int, int]:
-    """The CUDA grid for ``shape`` on a GPU with ``sms`` multiprocessors."""
+    """The CUDA grid for ``shape`` on a GPU with ``sms`` multiprocessors (``tile='by shape'`` resolved first)."""
     from ..model import QueueKind
 
+    cfg = cfg.resolved(tuple(shape), sms)
     return launch_grid(tuple(shape), cfg.geometry(), persistent=cfg.persistence is QueueKind.STATIC,
                        along_m=cfg.raster is Raster.ALONG_M, sms=sms)
 
@@ -66,7 +67,18 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
     With a ``trace`` spec (:class:`~ts_explore.model.timeline.TraceSpec`) the
     kernel is instrumented (:mod:`ts_explore.kernels.trace`) and the compiled
     function takes the ``events, progress`` buffer addresses after the stream.
+    A ``tile='by shape'`` config gives a :class:`~.gemm_by_shape.ByShape`,
+    called the same way, that compiles the picked tile's kernel on first use.
     """
+    from .gemm_by_shape import ByShape
+    from .gemm_geometry import TileShape
+
+    if cfg.tile is TileShape.BY_SHAPE:
+        if trace is not None:
+            raise ValueError("tile='by shape' compiles one kernel per shape and cannot be traced as one; trace with "
+                             "the tile the launch plan names (launch_plan('hopper_gemm', size, tile='by shape'))")
+        scenario.check(cfg)
+        return ByShape(cfg, lambda concrete: compile(scenario, concrete, arch=arch, on_built=on_built))
     scenario.check(cfg)
     refusal = launch_refusal(cfg, arch)
     if refusal is not None:
@@ -143,7 +155,7 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
                                                  cute.slice_(c_layout, (None, None, 0)), (geo.tile_m, EPILOGUE_N))
         tiles_m = (m + geo.tile_m - 1) // geo.tile_m
         tiles_n = (n + geo.tile_n - 1) // geo.tile_n
-        sched = utils.PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (geo.cluster_m, 1, 1), 1, along_m)
+        sched = utils.PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (geo.cluster_m, 1, 1), cfg.swizzle, along_m)
         n_k = (k + TILE_K - 1) // TILE_K
         kernel(tma_a, g_a, tma_b, g_b, tma_c, g_c, n_k, sched, address(events), address(progress)).launch(
             grid=(grid_x, grid_y, grid_z), block=(geo.threads, 1, 1), cluster=cluster, stream=stream,
@@ -174,28 +186,40 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: int | None = None
     """Persistent CTAs (clusters kept whole) walk output tiles; every tile runs K/64 k-blocks."""
     from ..model import QueueKind
 
+    from .gemm_geometry import TileShape, pick_tile
+
     shape = problem_shape(size)
+    by_shape = cfg.tile is TileShape.BY_SHAPE
+    cfg = cfg.resolved(shape, limits.sms)
     geo = cfg.geometry()
     gx, gy, gz = grid(cfg, shape, limits.sms)
     ctas = gx * gy * gz
     n_k = k_blocks(shape[2])
     tiles_m, tiles_n = tile_counts(shape, geo)
     each = f"{n_k} k-block{'s' if n_k != 1 else ''} each"
+    extra = {"k_blocks": n_k, **({"shape": shape, "sms": limits.sms} if by_shape else {})}  # by shape: same pick
     if cfg.persistence is QueueKind.STATIC:
         c = geo.cluster_m
-        per_cluster = strided_instances(-(-tiles_m // c) * tiles_n, ctas // c, "tile",
-                                        view=lambda b: {"block": b * c, "grid": ctas, "extra": {"k_blocks": n_k}})
+        units = work_units(shape, geo, cfg.swizzle, cfg.raster is Raster.ALONG_M)  # padded to whole swizzle groups
+        per_cluster = strided_instances(units, ctas // c, "tile",
+                                        view=lambda b: {"block": b * c, "grid": ctas, "extra": extra})
         instances = tuple(Instance(ctas=(range(i.ctas[0].start * c, (i.ctas[0][-1] + 1) * c),), view=i.view,
                                    work=f"{i.work}, {each}", iterations=i.iterations) for i in per_cluster)
     else:
-        instances = (Instance(ctas=(range(ctas),), view={"block": 0, "grid": ctas, "extra": {"k_blocks": n_k}},
+        instances = (Instance(ctas=(range(ctas),), view={"block": 0, "grid": ctas, "extra": extra},
                               work=f"1 tile, {each}", iterations=n_k),)
     m, n, k = shape
+    assumptions = (f"C[{m} x {n}] = A[{m} x {k}] · B[{n} x {k}]^T in {tiles_m} x {tiles_n} tiles of "
+                   f"{geo.tile_m} x {geo.tile_n}",)
+    if by_shape:
+        assumptions += (f"tile by shape: {pick_tile(shape, limits.sms).text}",)
+    if cfg.swizzle > 1 and cfg.persistence is QueueKind.STATIC:
+        pad = work_units(shape, geo, cfg.swizzle, cfg.raster is Raster.ALONG_M) - -(-tiles_m // geo.cluster_m) * tiles_n
+        assumptions += (f"tiles handed out in groups of {cfg.swizzle} (L2 swizzle)"
+                        + (f"; {pad} padded tile{'s' if pad != 1 else ''} outside C do no work" if pad else ""),)
     return LaunchPlan(kernel=__name__, size=shape, grid=(gx, gy, gz), threads=geo.threads,
                       smem_bytes=geo.smem_bytes, device=limits, instances=instances, registers=registers,
-                      work_units="(M, N, K)",
-                      assumptions=(f"C[{m} x {n}] = A[{m} x {k}] · B[{n} x {k}]^T in {tiles_m} x {tiles_n} tiles of "
-                                   f"{geo.tile_m} x {geo.tile_n}",))
+                      work_units="(M, N, K)", assumptions=assumptions)
 
 
 def device_problem(fn: Any, cfg: Any, plan: LaunchPlan, stream: Any) -> DeviceProblem:
@@ -221,12 +245,12 @@ def device_problem(fn: Any, cfg: Any, plan: LaunchPlan, stream: Any) -> DevicePr
             idx = torch.nonzero(bad.reshape(-1))[:8, 0].tolist()
             flat, want = c.reshape(-1).float(), ref.reshape(-1)
             first = tuple((i, float(want[i]), float(flat[i])) for i in idx)
-        return wrong, m * n, first, error_tiles(bad, cfg) if wrong else None
+        return wrong, m * n, first, error_tiles(bad, cfg.resolved(shape, plan.device.sms)) if wrong else None
 
     return DeviceProblem(launch=lambda: fn(*args), check=check,
                          references={"torch.matmul": lambda: torch.matmul(a, b.T)},
                          flops=flops(shape), bytes_moved=bytes_moved(shape), elements=m * n, grid=plan.ctas,
-                         shape=f"{m}x{n}x{k}", args=tuple(args))
+                         shape=f"{m}x{n}x{k}", args=tuple(args), outputs=lambda: {"C": c.float().cpu().numpy()})
 
 
 # ---- host-side helpers the launcher, the tests and the benchmark share -------------------------------------

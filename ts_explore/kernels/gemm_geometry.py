@@ -10,6 +10,11 @@ kernel and the launcher all ask these. Nothing here needs a GPU or the DSL.
 True
 >>> tile_counts((1000, 4096, 512), g)
 (8, 16)
+>>> pick_tile((1000, 1032, 520), sms=132).text
+'128x128x64 with 2 consumer warpgroups in 2x1 clusters (B multicast): 72 tiles on 132 SMs (128x256x64 would make 40 \
+tiles, under half of them)'
+>>> pick_tile((8192, 8192, 8192), sms=132).tile.value
+'128x256x64'
 >>> print(shape_refusal((256, 256, 100)))
 K=100 is not a multiple of 8: the rows of A and B (K bf16 each) would break TMA's 16-byte stride alignment; pad K to 104
 """
@@ -25,7 +30,8 @@ WARPGROUP_THREADS = 128
 LOAD_WARPS = 4  # the load task holds a whole warpgroup, so setmaxnreg can lower its registers
 SMEM_LIMIT = 227 * 1024  # Hopper's opt-in shared memory per CTA
 MAX_ACCUMULATORS = 128  # fp32 accumulators per thread that still leave room in 232 registers
-TILE_SHAPES = ((128, 128), (128, 256), (256, 128))
+TILE_SHAPES = ((128, 128), (128, 256), (256, 128), (64, 128), (64, 256))
+FILL_SHARE = 0.5  # the default tile is kept while its grid covers at least this share of the SMs
 H200_DENSE_BF16_TFLOPS = 989.0  # vendor datasheet, dense (no sparsity)
 BF16_BYTES = 2
 
@@ -36,9 +42,15 @@ class TileShape(str, Enum):
     T128x128 = "128x128x64"
     T128x256 = "128x256x64"
     T256x128 = "256x128x64"
+    T64x128 = "64x128x64"
+    T64x256 = "64x256x64"
+    BY_SHAPE = "by shape (the launch plan picks)"
 
     @property
     def mn(self) -> tuple[int, int]:
+        if self is TileShape.BY_SHAPE:
+            raise ValueError("tile 'by shape' has no size of its own; resolve the config for a shape first "
+                             "(HopperGemm.resolved(shape, sms), or read the launch plan)")
         m, n, _ = self.value.split("x")
         return int(m), int(n)
 
@@ -177,6 +189,116 @@ def shape_refusal(shape: tuple[int, int, int]) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class TilePick:
+    """The tile (consumer warpgroups, cluster) :func:`pick_tile` chose for a shape, and why."""
+
+    tile: TileShape
+    consumer_wgs: int
+    tiles: int  # output tiles (= CTAs of a one-tile-per-CTA grid) with this tile
+    sms: int
+    why: str
+    cluster_m: int = 1  # 2: pairs of M-neighbours share B by TMA multicast
+
+    @property
+    def text(self) -> str:
+        pair = " in 2x1 clusters (B multicast)" if self.cluster_m == 2 else ""
+        return (f"{self.tile.value} with {self.consumer_wgs} consumer warpgroup{'s' if self.consumer_wgs > 1 else ''}"
+                f"{pair}: {self.tiles} tile{'s' if self.tiles != 1 else ''} on {self.sms} SMs{self.why}")
+
+
+# (tile, consumer warpgroups) from the largest to the smallest; a 64-row tile is one warpgroup's WGMMA.
+TILE_CANDIDATES = ((TileShape.T128x256, 2), (TileShape.T128x128, 2), (TileShape.T64x256, 1), (TileShape.T64x128, 1))
+
+
+def pick_tile(shape: tuple[int, int, int], sms: int) -> TilePick:
+    """The tile for (M, N, K) on ``sms`` multiprocessors: the one function behind ``tile='by shape'``.
+
+    The large 128x256 tile is kept while its grid covers at least
+    :data:`FILL_SHARE` of the SMs. Below that most SMs would idle, so the
+    smaller tiles compete on their modelled time: waves of CTAs
+    (``ceil(tiles / sms)``) times the work of one tile (its area; K is common
+    to all, so it drops out); ties go to the larger tile (fewer operand
+    re-reads). The choice depends on M, N and the SM count only. A small
+    grid of 128-row tiles also pairs M-neighbours in 2x1 clusters that share B
+    by multicast: each SM then reads a quarter less per k-block, and reading
+    is what bounds one tile's time when each SM has only one (measured on an
+    H200 at 1000x1032x520: 0.74x torch.matmul without, 0.85x with).
+
+    >>> pick_tile((64, 64, 64), 132).tile.value  # one tile either way: the smallest wastes least
+    '64x128x64'
+    >>> pick_tile((8192, 1024, 64), 132).tile.value
+    '128x256x64'
+    """
+    def count(tile: TileShape) -> int:
+        tm, tn = tile.mn
+        return -(-shape[0] // tm) * -(-shape[1] // tn)
+
+    default, wgs = TILE_CANDIDATES[0]
+    big = count(default)
+    if big >= FILL_SHARE * sms:
+        return TilePick(default, wgs, big, sms, "")
+
+    def cost(candidate: tuple[TileShape, int]) -> int:
+        tm, tn = candidate[0].mn
+        return -(-count(candidate[0]) // sms) * tm * tn
+
+    best = min(TILE_CANDIDATES, key=cost)  # min keeps the first (largest) of equal costs
+    return TilePick(best[0], best[1], count(best[0]), sms,
+                    f" ({default.value} would make {big} tile{'s' if big != 1 else ''}, under half of them)",
+                    cluster_m=2 if best[0].mn[0] == 128 else 1)
+
+
+def work_units(shape: tuple[int, int, int], geo: Geometry, swizzle: int = 1, along_m: bool = True) -> int:
+    """Work tiles the static persistent scheduler hands out: cluster tiles, padded to whole swizzle groups.
+
+    With ``swizzle`` S > 1 the tile columns (along M; rows along N) are
+    grouped S at a time and padded to a multiple of S; a padded tile lies
+    outside C, so its loads read zeros and its stores are dropped.
+
+    >>> g = Geometry(tile_m=128, tile_n=256, stages=4, consumer_wgs=2)
+    >>> work_units((1000, 1048, 64), g), work_units((1000, 1048, 64), g, swizzle=3)
+    (40, 48)
+    """
+    tm, tn = tile_counts(shape, geo)
+    mc = -(-tm // geo.cluster_m)
+    if swizzle > 1:
+        if along_m:
+            tn = -(-tn // swizzle) * swizzle
+        else:
+            mc = -(-mc // swizzle) * swizzle
+    return mc * tn
+
+
+def tile_order(shape: tuple[int, int, int], geo: Geometry, swizzle: int = 1, along_m: bool = True) -> list[list[int]]:
+    """The hand-out index of each output tile (rows: tiles along M, columns: along N), as the scheduler walks them.
+
+    Plain order (``swizzle=1``) walks down M, column after column (along N:
+    across N, row after row); with ``swizzle`` S it walks S columns at a time,
+    row by row down M, then the next S columns (along N: S rows at a time),
+    so the CTAs busy at once share fewer B (A) tiles, which stay in L2.
+    Persistent CTA (cluster) ``c`` of ``C`` takes the tiles numbered
+    ``c, c + C, ...``. A 2x1 cluster's two M-neighbours share one number.
+
+    >>> tile_order((512, 1024, 64), Geometry(128, 256, 4, 2), swizzle=2)
+    [[0, 1, 8, 9], [2, 3, 10, 11], [4, 5, 12, 13], [6, 7, 14, 15]]
+    >>> tile_order((512, 1024, 64), Geometry(128, 256, 4, 2))
+    [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]]
+    """
+    tm, tn = tile_counts(shape, geo)
+    c = geo.cluster_m
+    mc = -(-tm // c)
+
+    def index(m: int, n: int) -> int:
+        if swizzle == 1:
+            return m + n * mc if along_m else n + m * tn
+        if along_m:
+            return m * swizzle + n % swizzle + (n // swizzle) * swizzle * mc
+        return m % swizzle + (m // swizzle) * swizzle * tn + n * swizzle
+
+    return [[index(row // c, col) for col in range(tn)] for row in range(tm)]
+
+
 def launch_grid(shape: tuple[int, int, int], geo: Geometry, *, persistent: bool, along_m: bool,
                 sms: int) -> tuple[int, int, int]:
     """The CUDA grid: one CTA per tile, or one persistent CTA per SM (clusters kept whole).
@@ -205,6 +327,8 @@ __all__ = [
     "EPILOGUE_N",
     "Raster",
     "Release",
+    "TILE_CANDIDATES",
+    "TilePick",
     "TileShape",
     "Geometry",
     "H200_DENSE_BF16_TFLOPS",
@@ -218,6 +342,9 @@ __all__ = [
     "flops",
     "k_blocks",
     "launch_grid",
+    "pick_tile",
+    "tile_order",
+    "work_units",
     "shape_refusal",
     "tile_counts",
 ]

@@ -67,6 +67,7 @@ class DeviceProblem:
     output: str = "C"
     args: tuple = ()  # what ``launch`` passes the compiled function (stream last); an instrumented build takes
     # these followed by its trace buffers
+    outputs: Any = None  # () -> {name: host numpy array} of what the last launch wrote (launch(keep_output=True))
 
 
 @functools.lru_cache(maxsize=2)

@@ -45,8 +45,11 @@ class WarpProgress:
     @property
     def text(self) -> str:
         """``stopped in smem.acquire, iteration 4`` / ``past smem.wait, iteration 7`` / ``no blocking step yet``."""
+        return self.describe(f", tile {self.tile}" if self.section is not None and self.tile else "")
+
+    def describe(self, tile: str) -> str:
+        """:attr:`text` with ``tile`` (e.g. ``, tiles 0-3``) in place of this warp's own tile."""
         where = f", {self.where}" if self.where else ""
-        tile = f", tile {self.tile}" if self.section is not None and self.tile else ""
         if self.state == ENTERED:
             return f"stopped in {self.label}{where}{tile}"
         if self.state == LEFT:
@@ -63,11 +66,17 @@ class PredictedBlock:
     step: int | None
     iteration: int | None
     reason: str = ""
+    ctas: tuple[range, ...] = ()  # the CTAs of the launch instance this was verified for (empty: every CTA)
+    instance: str = ""  # that instance in words (``CTAs 0-1: 9 tiles``)
+
+    def covers(self, cta: int) -> bool:
+        """Whether CTA ``cta`` runs the instance this block was predicted for."""
+        return not self.ctas or any(cta in r for r in self.ctas)
 
     @property
     def text(self) -> str:
         where = f", iteration {self.iteration}" if self.iteration is not None else ""
-        return f"{self.task} blocked in {self.label}{where}"
+        return f"{self.task} blocked in {self.label}{where}" + (f" ({self.instance})" if self.instance else "")
 
 
 @dataclass(frozen=True)
@@ -87,22 +96,26 @@ class HangReport:
         """Warps inside a blocking step when the kernel was read."""
         return tuple(w for w in self.warps if w.stuck)
 
-    def groups(self) -> tuple[tuple[WarpProgress, tuple[int, ...]], ...]:
-        """Warps that stopped at the same place, with the CTAs they belong to (per task and warp)."""
-        seen: dict[tuple[Any, ...], list[int]] = {}
-        first: dict[tuple[Any, ...], WarpProgress] = {}
+    def groups(self) -> tuple[tuple[WarpProgress, tuple[int, ...], tuple[int, ...]], ...]:
+        """Warps that stopped at the same place on the same tile trip, with their CTAs and tiles (per task and warp).
+
+        The tile is part of the place: warps group when their tile is as far
+        from their CTA index as in the group (the same trip of a strided
+        tile loop, or each CTA's own tile), so a group line lists its own tiles.
+        """
+        seen: dict[tuple[Any, ...], list[WarpProgress]] = {}
         for w in self.warps:
-            key = (w.task, w.warp, w.state, w.step, w.iteration, w.section)
-            seen.setdefault(key, []).append(w.cta)
-            first.setdefault(key, w)
-        return tuple((first[k], tuple(sorted(v))) for k, v in seen.items())
+            key = (w.task, w.warp, w.state, w.step, w.iteration, w.section, w.tile - w.cta)
+            seen.setdefault(key, []).append(w)
+        return tuple((ws[0], tuple(sorted(w.cta for w in ws)), tuple(sorted({w.tile for w in ws})))
+                     for ws in seen.values())
 
     def lines(self) -> tuple[str, ...]:
         """``predicted: ... · measured: ...`` lines, then one line per group of warps that stopped alike."""
         out = [f"{self.scenario} did not finish in {self.timeout_s:g} s; read while it hung:"]
         stuck = self.stuck
         for p in self.predicted or (None,):
-            measured = [w for w in stuck if p is not None and w.task == p.task]
+            measured = [w for w in stuck if p is not None and w.task == p.task and p.covers(w.cta)]
             head = f"predicted: {p.text}" if p is not None else "predicted: (the verifier named no blocked step)"
             if measured:
                 w = measured[0]
@@ -113,9 +126,11 @@ class HangReport:
             else:
                 tail = f"measured: {len(stuck)} warp(s) inside a blocking step"
             out.append(f"{head} · {tail}")
-        for w, ctas in self.groups():
+        for w, ctas, tiles in self.groups():
             who = span_text(runs_of(ctas))
-            out.append(f"  {w.task or '?'} warp {w.warp}, {who}: {w.text}")
+            shown = w.section is not None and any(tiles)
+            out.append(f"  {w.task or '?'} warp {w.warp}, {who}: "
+                       f"{w.describe(', ' + span_text(runs_of(tiles), 'tiles') if shown else '')}")
         return tuple(out)
 
     def describe(self) -> str:

@@ -294,6 +294,12 @@ class Timeline:
 
         return step_table(self)
 
+    def stalls(self) -> Any:
+        """Where warps wait, per pipeline and stage, the critical path and the bound in a sentence."""
+        from ..analysis.stalls import stalls
+
+        return stalls(self)
+
     def _repr_html_(self) -> str:
         from ..render.timeline_html import timeline_html
 

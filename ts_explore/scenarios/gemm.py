@@ -8,7 +8,7 @@ stores. The same ``build`` records the CPU view and runs inside the kernel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cutlass.pipeline as pipeline
@@ -20,13 +20,13 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ..analysis.async_reads import SCOPE_NOTE, AsyncReadRule, AsyncReads
 from ..kernels.gemm_geometry import (
-    LOAD_WARPS, MAX_ACCUMULATORS, Cluster, Geometry, Raster, Release, TileShape, k_blocks, launch_grid,
+    LOAD_WARPS, MAX_ACCUMULATORS, Cluster, Geometry, Raster, Release, TileShape, k_blocks, launch_grid, pick_tile,
 )
 from ..kernels.gemm_resources import GlobalOperands, OutputTile, SmemOperands
 from ..model import QueueKind
 from .base import BuildContext, Built, Scenario, knob, register
 from ..model.plan import DeviceLimits
-from .common import clc_scheduler_task, require, runtime, tensor, viewpoint
+from .common import clc_scheduler_task, instance_value, require, runtime, tensor, viewpoint
 
 LOAD_REGISTERS, MMA_REGISTERS = 40, 232  # setmaxnreg per warpgroup: 40 x 128 + 232 x 256 <= 64 K
 CLC_MMA_REGISTERS = 168  # a 13th (scheduler) warp drops the default to 128 per thread: warpgroups must average <= 128
@@ -42,6 +42,9 @@ class HopperGemm:
     persistence: QueueKind = QueueKind.STATIC
     cluster: Cluster = Cluster.C1x1
     raster: Raster = Raster.ALONG_M
+    swizzle: int = knob(1, min=1, max=16, label="tile swizzle (group size)",
+                        help="static persistence hands tiles out S columns (rows along N) at a time, so CTAs "
+                             "busy at once share operand tiles in L2; 1: plain raster order")
     release: Release = Release.LAGGED
     m: int = knob(512, min=1, max=65536, label="M (CPU view)")
     n: int = knob(512, min=8, max=65536, step=8, label="N (CPU view)")
@@ -50,10 +53,28 @@ class HopperGemm:
     ctas: int = knob(0, min=0, max=4096, label="persistent CTAs (CPU view)", help="0: one per SM of an H200")
     block: int = knob(0, min=0, max=65535, label="view as CTA")
 
+    def resolved(self, shape: tuple[int, int, int] | None = None, sms: int | None = None) -> HopperGemm:
+        """This config with ``tile='by shape'`` replaced by the tile :func:`pick_tile` picks (else itself).
+
+        The pick also sets the consumer warpgroups (a 64-row tile is one
+        warpgroup's WGMMA) and the cluster (2x1 B multicast for a small grid of
+        128-row tiles), and keeps the stages within shared memory.
+        Default shape and SMs: the CPU view's (M, N, K) and its CTAs (an H200's SMs).
+        """
+        if self.tile is not TileShape.BY_SHAPE:
+            return self
+        pick = pick_tile(tuple(shape) if shape is not None else self.shape,
+                         sms or self.ctas or DeviceLimits.h200().sms)
+        tm, tn = pick.tile.mn
+        most = Geometry(tile_m=tm, tile_n=tn, stages=2, consumer_wgs=pick.consumer_wgs).max_stages()
+        return replace(self, tile=pick.tile, consumer_wgs=pick.consumer_wgs, stages=min(self.stages, most),
+                       cluster=Cluster.C2x1 if pick.cluster_m == 2 else self.cluster)
+
     def geometry(self) -> Geometry:
-        tm, tn = self.tile.mn
-        return Geometry(tile_m=tm, tile_n=tn, stages=self.stages, consumer_wgs=self.consumer_wgs,
-                        cluster_m=self.cluster.m)
+        cfg = self.resolved()
+        tm, tn = cfg.tile.mn
+        return Geometry(tile_m=tm, tile_n=tn, stages=cfg.stages, consumer_wgs=cfg.consumer_wgs,
+                        cluster_m=cfg.cluster.m)
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -70,8 +91,12 @@ class HopperGemm:
 
 
 def check(cfg: HopperGemm) -> None:
-    """Refuse combinations the kernel cannot run, naming the fix."""
+    """Refuse combinations the kernel cannot run, naming the fix (``tile='by shape'``: the CPU view's pick)."""
+    cfg = cfg.resolved()
     geo = cfg.geometry()
+    require(geo.tile_m >= 64 * cfg.consumer_wgs,
+            f"tile {cfg.tile.value} has {geo.tile_m} rows: one 64-row WGMMA for each of {cfg.consumer_wgs} "
+            "consumer warpgroups does not fit", "use consumer_wgs=1 with a 64-row tile")
     require(geo.accumulators_per_thread <= MAX_ACCUMULATORS,
             f"tile {cfg.tile.value} with {cfg.consumer_wgs} consumer warpgroup(s) needs "
             f"{geo.accumulators_per_thread} fp32 accumulators per thread, more than the {MAX_ACCUMULATORS} "
@@ -81,6 +106,9 @@ def check(cfg: HopperGemm) -> None:
             "227 KiB of shared memory per CTA", f"use stages <= {geo.max_stages()}")
     require(cfg.stages >= 2, f"stages={cfg.stages} leaves the load task nothing to fill while WGMMA reads",
             "use stages >= 2")
+    require(cfg.swizzle == 1 or cfg.persistence is QueueKind.STATIC,
+            f"swizzle={cfg.swizzle} orders the tiles a static persistent scheduler hands out; with persistence="
+            f"{cfg.persistence.value} tiles follow the grid (or CLC)", "use persistence=static, or swizzle=1")
     require(cfg.m >= 1 and cfg.n % 8 == 0 and cfg.k % 8 == 0,
             f"(M, N, K)=({cfg.m}, {cfg.n}, {cfg.k}) breaks TMA's 16-byte row alignment",
             "use N and K multiples of 8")
@@ -125,6 +153,8 @@ def _queue(cfg: HopperGemm, ctx: BuildContext, threads: int) -> WorkQueue | None
 
 def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
     """Load task on warps 0-3, consumer task on the next 4 x consumer_wgs warps (+ a CLC scheduler warp)."""
+    by_shape = cfg.tile is TileShape.BY_SHAPE
+    cfg = cfg.resolved(instance_value(ctx, "shape", None), instance_value(ctx, "sms", None))
     geo = cfg.geometry()
     where = viewpoint(cfg, ctx, cfg.ctas_launched())
     n_k = runtime(ctx, "k_blocks", k_blocks(cfg.k))
@@ -216,11 +246,11 @@ def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
         tasks.append(clc_scheduler_task(wq, LOAD_WARPS + 4 * cfg.consumer_wgs))
         graph[wq] = [wq]
     return Built(tasks=tasks, resource_dependency_graph=graph, task_manager_kwargs={"smem_allocator": allocator},
-                 notes=() if ctx.on_gpu else _notes(cfg, geo, where), not_modelled=(SCOPE_NOTE,),
+                 notes=() if ctx.on_gpu else _notes(cfg, geo, where, by_shape), not_modelled=(SCOPE_NOTE,),
                  rules=(AsyncReadRule(async_reads(cfg)),))
 
 
-def _notes(cfg: HopperGemm, geo: Geometry, where: Any) -> tuple[str, ...]:
+def _notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False) -> tuple[str, ...]:
     tiles_m, tiles_n = -(-cfg.m // geo.tile_m), -(-cfg.n // geo.tile_n)
     notes = [
         f"CPU view: C[{cfg.m} x {cfg.n}] = A[{cfg.m} x {cfg.k}] · B[{cfg.n} x {cfg.k}]ᵀ, {tiles_m} x {tiles_n} "
@@ -231,9 +261,13 @@ def _notes(cfg: HopperGemm, geo: Geometry, where: Any) -> tuple[str, ...]:
         f"release: {cfg.release.value}",
         "TS does not model WGMMA's asynchronous shared-memory reads; the async-read rule checks the releases",
     ]
+    if by_shape:
+        notes.append(f"tile by shape: {pick_tile(cfg.shape, cfg.ctas or DeviceLimits.h200().sms).text}")
     if cfg.persistence is QueueKind.STATIC:
+        order = f"in groups of {cfg.swizzle} tile {'columns' if cfg.raster is Raster.ALONG_M else 'rows'}, " \
+            if cfg.swizzle > 1 else ""
         notes.append(f"CTA {where.block} of {cfg.ctas_launched()} persistent CTAs walks tiles "
-                     f"{where.block}, {where.block}+{cfg.ctas_launched()}, ... ({cfg.raster.value})")
+                     f"{where.block}, {where.block}+{cfg.ctas_launched()}, ... ({order}{cfg.raster.value})")
     elif cfg.persistence is QueueKind.CLC:
         notes.append("CLC hands tiles out at run time; it needs sm_100+, where WGMMA does not exist: "
                      "this variant records and verifies but launches on no GPU")

@@ -1,0 +1,104 @@
+"""tile='by shape' on the CPU: one function picks the GEMM tile from (M, N, SMs), the launch plan shows the pick,
+every instance of a picked launch records and verifies, and the dispatcher runs the kernel of the planned tile."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ts_explore.gpu.plan import launch_plan
+from ts_explore.gpu.safety import prove
+from ts_explore.kernels import gemm
+from ts_explore.kernels.gemm_by_shape import ByShape
+from ts_explore.kernels.gemm_geometry import FILL_SHARE, TILE_CANDIDATES, TileShape, pick_tile, tile_counts
+from ts_explore.model.plan import DeviceLimits
+from ts_explore.scenarios import get
+
+SC = get("hopper_gemm")
+H200 = DeviceLimits.h200()
+BY_SHAPE = SC.config(tile=TileShape.BY_SHAPE)
+
+
+def test_the_small_shape_gets_a_tile_that_fills_more_sms_and_the_plan_says_so() -> None:
+    plan = launch_plan("hopper_gemm", (1000, 1032, 520), device=H200, tile=TileShape.BY_SHAPE)
+    text = plan.summary()
+    assert plan.ctas == 72 and "tiles of 128 x 128" in text, text
+    assert ("tile by shape: 128x128x64 with 2 consumer warpgroups in 2x1 clusters (B multicast): 72 tiles on 132 SMs"
+            in text)
+    assert BY_SHAPE.resolved((1000, 1032, 520), 132).cluster.m == 2
+    assert "128x256x64 would make 40 tiles" in text
+    fixed = launch_plan("hopper_gemm", (1000, 1032, 520), device=H200)
+    assert fixed.ctas == 40 and "tile by shape" not in fixed.summary(), "a fixed tile is left as it is"
+
+
+def test_large_shapes_keep_the_large_tile() -> None:
+    for shape in [(8192, 8192, 8192), (4096, 4096, 4096), (16384, 1024, 4096)]:
+        plan = launch_plan("hopper_gemm", shape, device=H200, tile=TileShape.BY_SHAPE)
+        assert "tiles of 128 x 256" in plan.summary()
+        fixed = launch_plan("hopper_gemm", shape, device=H200)
+        assert [(i.ctas, i.work) for i in plan.instances] == [(i.ctas, i.work) for i in fixed.instances]
+
+
+@settings(max_examples=200, deadline=None)
+@given(m=st.integers(1, 20000), n=st.integers(1, 2500).map(lambda v: 8 * v), sms=st.integers(1, 200))
+def test_the_pick_keeps_the_default_while_it_fills_half_the_sms_else_takes_the_cheapest(m: int, n: int,
+                                                                                       sms: int) -> None:
+    pick = pick_tile((m, n, 64), sms)
+    default = tile_counts((m, n, 64), SC.config().geometry())
+    big = default[0] * default[1]
+    if big >= FILL_SHARE * sms:
+        assert pick.tile is TileShape.T128x256 and pick.consumer_wgs == 2
+        return
+
+    def cost(tile: TileShape) -> int:
+        tm, tn = tile.mn
+        return -(-(-(-m // tm) * -(-n // tn)) // sms) * tm * tn
+
+    assert cost(pick.tile) == min(cost(t) for t, _ in TILE_CANDIDATES)
+    assert (pick.tile, pick.consumer_wgs) in TILE_CANDIDATES
+    assert pick.cluster_m == (2 if pick.tile.mn[0] == 128 else 1), "small grids of 128-row tiles share B"
+    tm, tn = pick.tile.mn
+    assert pick.tiles == -(-m // tm) * -(-n // tn)
+
+
+@pytest.mark.parametrize("shape", [(1000, 1032, 520), (1, 8, 8), (130, 264, 72), (64, 4096, 8)])
+def test_every_instance_of_a_picked_launch_records_the_picked_tile_and_verifies(shape: tuple[int, int, int]) -> None:
+    plan = launch_plan("hopper_gemm", shape, device=H200, tile=TileShape.BY_SHAPE)
+    gate = prove(SC, BY_SHAPE, (plan,))
+    assert gate.ok, gate.summary()
+    picked = BY_SHAPE.resolved(shape, H200.sms)
+    assert plan.threads == picked.geometry().threads and plan.smem_bytes == picked.geometry().smem_bytes
+    assert plan.grid == gemm.grid(BY_SHAPE, shape, H200.sms) == gemm.grid(picked, shape, H200.sms)
+
+
+def test_the_cpu_view_resolves_its_own_shape_and_names_the_pick() -> None:
+    built = SC.build(BY_SHAPE)  # 512 x 512: 8 tiles of 128x256 would leave most SMs idle
+    notes = " ".join(built.notes)
+    assert "tile by shape: 64x128x64 with 1 consumer warpgroup" in notes and "tiles of 64 x 128" in notes
+    SC.check(BY_SHAPE)
+    assert BY_SHAPE.resolved().consumer_wgs == 1 and SC.config().resolved() == SC.config()
+
+
+def test_by_shape_cannot_be_traced_and_says_how() -> None:
+    with pytest.raises(ValueError, match="trace with the tile the launch plan names"):
+        gemm.compile(SC, BY_SHAPE, arch="sm_90a", trace=object())
+
+
+def test_the_dispatcher_compiles_once_per_picked_tile_and_passes_the_call_through() -> None:
+    made: list[Any] = []
+    calls: list[tuple] = []
+
+    def compile_one(cfg: Any) -> Any:
+        made.append(cfg.tile)
+        return lambda *args: calls.append((cfg.tile, args))
+
+    fn = ByShape(BY_SHAPE, compile_one, sms=lambda: 132)
+    for shape in [(1000, 1032, 520), (8192, 8192, 8192), (1000, 1032, 1040), (4096, 4096, 64)]:
+        fn("a", "b", "c", *shape, 1, 2, 3, "stream")
+    assert made == [TileShape.T128x128, TileShape.T128x256], "one compile per tile, on first use"
+    assert [t for t, _ in calls] == [TileShape.T128x128, TileShape.T128x256, TileShape.T128x128,
+                                     TileShape.T128x256]
+    assert calls[0][1] == ("a", "b", "c", 1000, 1032, 520, 1, 2, 3, "stream")
