@@ -94,3 +94,9 @@ def test_cli_cross_check(capsys):
     assert data["scope"]["runs"] and all(r["cross_checked"] for r in data["scope"]["runs"])
     assert main(["verify", "ts_explore.scenarios.pipelined:SCENARIO", "--cross-check", "--checker", "ts"]) == 2
     assert "--cross-check" in capsys.readouterr().err
+
+
+def test_a_capped_run_is_not_cross_checked_and_stays_a_cap():
+    v = verify(**gallery.get("cross_wait").fixed(), cross_check=True, max_states=3)
+    assert v.status is Status.INCONCLUSIVE and not v.scope.runs[0].cross_checked
+    assert "state cap" in v.reasons[0]

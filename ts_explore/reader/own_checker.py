@@ -123,7 +123,8 @@ def check_all_interleavings(
     ``cross_check=True`` also runs the independent second search
     (:func:`ts_explore.check.cross_check`); when the two disagree the run
     reports no finding and is not safe, with ``disagreement`` naming both
-    answers, so the verdict is INCONCLUSIVE.
+    answers, so the verdict is INCONCLUSIVE. A run capped or cancelled before
+    any finding is not cross-checked (it is INCONCLUSIVE already).
     """
     problem = search_problem(tasks, **kwargs)
     result = search(
@@ -137,7 +138,7 @@ def check_all_interleavings(
         ts_parity=ts_parity,
     )
     run = check_run(problem, result)
-    if cross_check:
+    if cross_check and (result.complete or result.findings):  # a capped or cancelled clean run proves nothing anyway
         both = cross_checked(problem, first=result, early_exit=kwargs.get("early_exit", True))
         run.cross_checked = True
         if not both.agree:
