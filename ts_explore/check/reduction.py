@@ -15,7 +15,8 @@ clauses of :data:`CLAUSES` (SEMANTICS.md, "The reduction"):
 
 and the ``proviso``: the branch set must contain an invisible step (no
 ownership change, no point access, no PDL wait while none ran, no take
-from a counter a point-access step needs) unless it is every enabled step.
+from a counter a point-access step or a PDL launch needs) unless it is
+every enabled step.
 The branch set is the enabled part of the closed ``S`` with the fewest
 enabled steps. Giving a credit, local work, ``try_*`` probes, WorkQueue
 steps and PDL waits conflict with nothing, so a task whose next step is one
