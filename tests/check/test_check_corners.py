@@ -10,7 +10,7 @@ the same whatever their visiting orders). Instances whose reachable
 states pass the cap are skipped; each chunk must still compare most of
 its sets (80%: the default tier compares at least 304 corner sets).
 
-Tiers: the default runs 380 corner sets (cap 6,000 states) and 300 random
+Tiers: the default runs 380 corner sets (cap 6,000 states) and 150 random
 problems; ``TS_EXPLORE_SOAK=1`` runs 5,000 corner sets (cap 20,000) and
 5,000 random problems.
 """
@@ -32,8 +32,8 @@ CORNER_SETS = scaled(380, 5000)
 CORNER_CHUNK = scaled(38, 250)
 CORNER_FIRST = 100_000 if soak() else 0
 CAP = scaled(6_000, 20_000)
-RANDOM_PROBLEMS = scaled(300, 5000)
-RANDOM_CHUNK = scaled(100, 500)
+RANDOM_PROBLEMS = scaled(150, 5000)
+RANDOM_CHUNK = scaled(75, 500)
 
 
 def _kinds(result) -> frozenset[str]:
