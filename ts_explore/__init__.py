@@ -45,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "swimlanes": "ts_explore.render.verdict_drawings:swimlanes",
     "deadlock_graph": "ts_explore.render.verdict_drawings:deadlock_graph",
     "Stepper": "ts_explore.app.stepper:Stepper",
+    "repairs": "ts_explore.repair:repairs",
     "gallery": "ts_explore.gallery",
     # explorer
     "scenarios": "ts_explore.scenarios",

@@ -271,11 +271,33 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if "error" in done:
         raise done["error"]
     verdict = done["verdict"]
+    found = _repairs(args, verdict) if args.repair and verdict.status.value == "unsafe" else None
     if args.json:
-        emit(json.dumps(verdict.to_dict(), indent=2, sort_keys=True))
+        out = verdict.to_dict()
+        if found is not None:
+            out["repairs"] = found.to_dict()
+        emit(json.dumps(out, indent=2, sort_keys=True))
     else:
         emit(verdict.status.value.upper() + "\n" + verdict.summary())
+        if found is not None:
+            emit(_repairs_text(found))
     return VERIFY_EXIT[verdict.status.value]
+
+
+def _repairs(args: argparse.Namespace, verdict: Any) -> Any:
+    """``--repair``: ranked proven repairs of an UNSAFE verdict (fresh tasks from the same target each time)."""
+    from .repair import repairs
+
+    with _Progress("searching for repairs"):
+        return repairs(verdict, lambda: _verify_kwargs(args.target, args.set), seconds=args.repair_seconds)
+
+
+def _repairs_text(found: Any) -> str:
+    lines = ["", "REPAIRS (each proven SAFE by verify; TS's TaskManager accepts it)"]
+    for i, r in enumerate(found, 1):
+        cost = f", +{r.added_bytes} B shared memory" if r.added_bytes else ""
+        lines += [f"{i}. {r.sentence} ({r.size} step(s) touched{cost})", r.diff(), ""]
+    return "\n".join([*lines, found.tried])
 
 
 # LaunchError reasons that mean "not on this machine / not this config" rather than a failed run.
@@ -327,6 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cap each search run of our checker at N states (a capped run is INCONCLUSIVE)")
     v.add_argument("--cross-check", action="store_true",
                    help="also search every run with an independent second engine; a disagreement is INCONCLUSIVE")
+    v.add_argument("--repair", action="store_true",
+                   help="when UNSAFE, search small schedule edits and print those proven SAFE, with their diffs")
+    v.add_argument("--repair-seconds", type=float, default=2.0, metavar="S", help="time bound of --repair")
     v.set_defaults(func=cmd_verify)
     la = sub.add_parser("launch", help="compile and run a catalog scenario on the GPU")
     la.add_argument("scenario", nargs="?", help="catalog name (see `ts-explore launch --list`)")

@@ -86,7 +86,7 @@ def test_failed_verification_shows_in_the_verdict_and_recovers(ex: Explorer) -> 
     assert failing and all(c.title in ex.panes["verdict"].value for c in ex.verdict.checks)
     assert "UNSAFE" in ex.panes["verdict"].value and "&#10007;" in ex.panes["verdict"].value
     ex.tabs.selected_index = 3  # Deadlock: the counterexample stepper
-    (stepper,) = ex.deadlock_box.children
+    stepper = ex.deadlock_box.children[0]  # the repairs panel follows it
     sliders = [w for w in stepper.children for w in getattr(w, "children", ()) if isinstance(w, widgets.IntSlider)]
     assert sliders and sliders[0].max == len(ex.verdict.deadlocks[0].interleaving)
     ex.tabs.selected_index = 2

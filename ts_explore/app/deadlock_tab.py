@@ -36,15 +36,21 @@ def example_deadlock() -> list[widgets.Widget]:
     return [button, holder]
 
 
-def deadlock_children(verdict: Verdict | None, nothing: str) -> list[widgets.Widget]:
-    """The tab's widgets for ``verdict`` (``nothing``: the note for a configuration that was not verified)."""
+def deadlock_children(verdict: Verdict | None, nothing: str, repairs: Any = None) -> list[widgets.Widget]:
+    """The tab's widgets for ``verdict`` (``nothing``: the note for a configuration that was not verified).
+
+    ``repairs``: widgets to show under the counterexample (the repair panel, or an applied repair's undo bar).
+    """
+    extra = list(repairs or [])
+    if extra and verdict is not None and verdict.ok:  # a repair is applied: say which, offer undo
+        return extra
     if verdict is None:
         return [widgets.HTML(panels.note_html(nothing))]
     if not verdict.findings:
         text = ("Verification passed: there is no deadlock to step through." if verdict.ok else
                 "The exhaustive search found no deadlock or race; the failing checks are in the Verdict tab.")
         return [widgets.HTML(panels.note_html(text)), *example_deadlock()]
-    return [Stepper(verdict).widget]
+    return [Stepper(verdict).widget, *extra]
 
 
 __all__ = ["EXAMPLE_DEADLOCK", "deadlock_children", "example_deadlock"]

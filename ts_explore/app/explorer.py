@@ -103,6 +103,9 @@ class Explorer(traitlets.HasTraits):
         self._names = {id(c): name for name, c in self.controls.items()}
         self._outcome = Outcome(self._config)
         self._safe: Outcome | None = None  # the last configuration that verified
+        self._unrepaired: Outcome | None = None  # while a repair is applied: the outcome as built
+        self._repair_sentence = ""
+        self.repair_panel: Any = None
         self._baseline: Outcome | None = None  # what the current diff compares against
         self._diff: ScheduleDiff | None = None
         self._cache: OrderedDict[Any, Outcome] = OrderedDict()
@@ -345,6 +348,7 @@ class Explorer(traitlets.HasTraits):
                 ctl.apply_choice(control, self._knobs[name], None)
 
     def _show(self, outcome: Outcome, elapsed: float) -> None:
+        self._unrepaired = None  # a new configuration drops an applied repair
         self._outcome = outcome
         safe = self._safe
         self._baseline = safe if safe is not None and safe.config != outcome.config else None
@@ -398,6 +402,41 @@ class Explorer(traitlets.HasTraits):
         with self.status.hold_sync():
             self.status.value = panels.status_html(ok=ok, headline=headline, details=details, elapsed_s=elapsed)
 
+    # ---------------------------------------------------------------- repairs
+    def _repair_widgets(self, out: Outcome) -> list[Any]:
+        """The repair panel under an UNSAFE counterexample, or the undo bar while a repair is applied."""
+        from .repair_panel import RepairPanel, undo_bar
+
+        if self._unrepaired is not None:
+            return undo_bar(self._repair_sentence, self.undo_repair)
+        if out.verdict is None or out.verdict.status.value != "unsafe" or out.task_set is None:
+            return []
+        config, scenario, ctx = out.config, self.scenario, self.build_context
+        self.repair_panel = RepairPanel(out.verdict, lambda: scenario.build(config, ctx).verify_kwargs(),
+                                        self.apply_repair)
+        return [self.repair_panel.widget]
+
+    def apply_repair(self, repair: Any) -> None:
+        """Show a proven repair as the current view (its SAFE verdict and drawings); :meth:`undo_repair` returns."""
+        if self._unrepaired is None:
+            self._unrepaired = self._outcome
+        self._repair_sentence = repair.sentence
+        shown = dataclasses.replace(self._unrepaired, verdict=repair.proof, task_set=repair.proof.task_set, dot=None)
+        self._show_current(dataclasses.replace(shown, dot=shown.drawing().source))
+
+    def undo_repair(self) -> None:
+        """Back to the schedule as the scenario built it."""
+        if self._unrepaired is not None:
+            shown, self._unrepaired = self._unrepaired, None
+            self._show_current(shown)
+
+    def _show_current(self, outcome: Outcome) -> None:
+        self._outcome = outcome
+        self._publish()
+        self._show_status(outcome, 0.0)
+        self._stale = set(self.tab_names)
+        self._render_visible()
+
     # ---------------------------------------------------------------- panels
     def _render_visible(self) -> None:
         index = self.tabs.selected_index or 0
@@ -428,9 +467,14 @@ class Explorer(traitlets.HasTraits):
             self.panes[name].value = nothing if out.task_set is None else panels.svg_html(
                 dependency_graph(out.task_set))
         elif name == "deadlock":
-            self.deadlock_box.children = deadlock_children(out.verdict, NOTHING_DRAWN)
+            self.deadlock_box.children = deadlock_children(out.verdict, NOTHING_DRAWN, self._repair_widgets(out))
         elif name == "launch":
-            self.launch_panel.update(self.scenario, out.config, out.task_set if out.ok else None)
+            repaired = self._unrepaired is not None  # the kernel is built from the scenario, not from the repair
+            self.launch_panel.update(self.scenario, out.config, out.task_set if out.ok and not repaired else None)
+            if repaired:
+                self.launch_panel.reasons.value = panels.note_html(
+                    "A repair is shown: a launch builds the kernel from the scenario, which does not have the "
+                    "repair yet. Put the edit into the scenario's schedule (the Deadlock tab shows it), or Undo.")
         elif name in self.extra_tabs:
             self.extra_tabs[name].update()
         else:

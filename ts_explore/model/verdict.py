@@ -166,6 +166,15 @@ class Verdict:
                 return run
         raise ValueError("this finding does not belong to this verdict")
 
+    def repairs(self, build: Any = None, **kwargs: Any) -> Any:
+        """Ranked repairs of this verdict, each proven SAFE (``ts_explore.repairs(self, build, ...)``).
+
+        Reached through the public API, so the model does not depend on the repair package.
+        """
+        import ts_explore
+
+        return ts_explore.repairs(self, build, **kwargs)
+
     # -- for drawings -----------------------------------------------------------------
     def highlight_keys(self) -> list[tuple[str | None, int]]:
         """``(task name, step uid)`` of every blocked or offending step, for ``schedule_graph``."""
