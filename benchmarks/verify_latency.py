@@ -38,7 +38,7 @@ from cutlass.experimental.task_scheduling.task_manager import TaskManager  # noq
 
 import ts_explore  # noqa: E402
 from ts_explore import gallery  # noqa: E402
-from ts_explore.reader.verify import verify  # noqa: E402
+from ts_explore.verification.verify import verify  # noqa: E402
 from ts_explore.seed_examples import seed  # noqa: E402
 from ts_explore.render.display import _svg_for_source  # noqa: E402
 

@@ -3,10 +3,15 @@
 Blocks fenced as ```` ```python gpu ```` need a CUDA device: they run where one
 is present and are skipped with the reason elsewhere. The value a block ends on
 is displayed the way a notebook would (its rich representation must not fail).
+Each block shows what it promises when pasted into one cell: only its last
+expression is displayed there, so a value an earlier line computes and drops
+(``v`` or ``deadlock_graph(v)`` alone on a line) fails the test, and so does a
+block that ends on nothing to show.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -40,16 +45,53 @@ def _display(value: Any) -> None:
         repr(value)
 
 
+SHOWING_CALLS = ("print", "display")  # calls that show their argument wherever they stand in a cell
+DROPPED = "_readme_dropped_value"
+
+
+def _shows(node: ast.stmt) -> bool:
+    """True for ``print(...)`` / ``display(...)`` statements."""
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name) and node.value.func.id in SHOWING_CALLS)
+
+
+def as_one_cell(code: str, line: int) -> tuple[list[str], str]:
+    """``(magic lines, code)``: each earlier expression statement's value goes to ``_readme_dropped_value``.
+
+    That is what a notebook does with them when the block is pasted into one
+    cell (drops them); the test records what was dropped instead.
+    """
+    magics = [ln for ln in code.splitlines() if ln.startswith("%")]
+    tree = ast.parse("\n".join("" if ln.startswith("%") else ln for ln in code.splitlines()))
+    last = tree.body[-1]
+    assert isinstance(last, ast.Expr), f"README.md block at line {line} ends on a statement: it shows nothing"
+    for stmt in tree.body[:-1]:
+        if isinstance(stmt, ast.Expr) and not _shows(stmt):
+            where = ast.Constant(line + stmt.lineno - 1)
+            stmt.value = ast.Call(ast.Name(DROPPED, ast.Load()), [where, stmt.value], [])
+    return magics, ast.unparse(ast.fix_missing_locations(tree))
+
+
 def _run(blocks_: list[tuple[int, str]]) -> None:
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
+    dropped: list[tuple[int, str]] = []
+    shell.user_ns[DROPPED] = lambda at, value: dropped.append((at, type(value).__name__)) if value is not None else None
     try:
         for line, code in blocks_:
-            result = shell.run_cell(code, store_history=False, silent=False)
+            magics, cell = as_one_cell(code, line)
+            for magic in magics:
+                shell.run_cell(magic, store_history=False)
+            result = shell.run_cell(cell, store_history=False, silent=False)
             error = result.error_before_exec or result.error_in_exec
             if error is not None:
                 pytest.fail(f"README.md block at line {line} raised {type(error).__name__}: {error}\n{code}")
+            assert not dropped, (f"README.md block at line {line}: pasted into one cell, the {dropped[0][1]} of line "
+                                 f"{dropped[0][0]} is never shown (display() it, or end the block with it)")
+            last_shows = _shows(ast.parse(cell).body[-1])
+            assert result.result is not None or last_shows, (
+                f"README.md block at line {line} ends on a value of None: pasted into one cell it shows nothing")
             _display(result.result)
     finally:
         if "ts_explore" in shell.extension_manager.loaded:

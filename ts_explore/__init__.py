@@ -40,7 +40,7 @@ _EXPORTS: dict[str, str] = {
     "TaskSet": "ts_explore.model:TaskSet",
     "QueueKind": "ts_explore.model:QueueKind",
     # verification and deadlock debugging
-    "verify": "ts_explore.reader.verify:verify",
+    "verify": "ts_explore.verification.verify:verify",
     "Verdict": "ts_explore.model.verdict:Verdict",
     "swimlanes": "ts_explore.render.verdict_drawings:swimlanes",
     "deadlock_graph": "ts_explore.render.verdict_drawings:deadlock_graph",
@@ -59,6 +59,11 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = sorted([*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"])
+
+# model classes get their notebook display hooks and drawing methods here, in one place
+from .app.hooks import attach as _attach_hooks  # noqa: E402
+
+_attach_hooks()
 
 
 def __getattr__(name: str) -> Any:

@@ -50,9 +50,20 @@ def emit(text: str) -> None:
 
 
 def load_target(spec: str) -> Any:
-    """Import ``MODULE:ATTR`` (MODULE is a dotted name or a .py path)."""
+    """What a command's target names: a catalog scenario (``pipelined_copy``) or ``MODULE:ATTR``.
+
+    MODULE is a dotted name or a .py path. Every command resolves its target
+    here, so each accepts what the others do.
+    """
     module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
+    if not sep:
+        from .scenarios import CATALOG
+
+        if spec in CATALOG:
+            return CATALOG[spec]
+        raise UsageError(f"no scenario named {spec!r} (the catalog has: {', '.join(sorted(CATALOG))}); "
+                         "expected MODULE:ATTR (e.g. my_kernels:copy_schedule) or a catalog name")
+    if not module_name or not attr:
         raise UsageError(f"expected MODULE:ATTR (e.g. my_kernels:copy_schedule), got {spec!r}")
     try:
         if module_name.endswith(".py") or "/" in module_name:
@@ -233,7 +244,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .reader.verify import verify
+    from .verification.verify import verify
 
     kwargs = _verify_kwargs(args.target, args.set)
     if args.max_states is not None and args.max_states < 1:
@@ -312,10 +323,9 @@ def cmd_launch(args: argparse.Namespace) -> int:
     if args.list or not args.scenario:
         emit("\n".join(f"{name:28} {sc.title}" for name, sc in sorted(scenarios.CATALOG.items())))
         return EXIT_OK if args.list else EXIT_USAGE
-    try:
-        scenario = scenarios.get(args.scenario)
-    except KeyError as exc:
-        raise UsageError(str(exc.args[0])) from exc
+    scenario = load_target(args.scenario)
+    if not isinstance(scenario, scenarios.Scenario):
+        raise UsageError(f"launch takes a scenario; {args.scenario} is a {type(scenario).__name__}")
     config = parse_settings(scenario, args.set)
     from .gpu import LaunchError, launch
 
@@ -334,13 +344,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ts-explore", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("render", help="draw a schedule, task, task manager, scenario or (tasks, graph) factory")
-    p.add_argument("target", help="MODULE:ATTR (module name or .py path); anything verify accepts, or a schedule")
+    p.add_argument("target", help="a catalog name, or MODULE:ATTR (module name or .py path): anything verify "
+                                  "accepts, or a schedule")
     p.add_argument("-o", "--output", required=True, help="output file: .svg .png .pdf .dot")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="scenario setting")
     p.set_defaults(func=cmd_render)
     v = sub.add_parser("verify", help="verify a scenario or a (tasks, graph) factory; exit 0 safe, 1 unsafe, "
                                       "4 inconclusive")
-    v.add_argument("target", help="MODULE:ATTR: a scenario or a zero-argument callable returning (tasks, graph)")
+    v.add_argument("target", help="a catalog name, or MODULE:ATTR: a scenario or a zero-argument callable "
+                                  "returning (tasks, graph)")
     v.add_argument("--json", action="store_true", help="print the verdict as JSON")
     v.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="scenario setting")
     v.add_argument("--checker", choices=("auto", "reduced", "unreduced", "ts"), default="auto",
@@ -354,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--repair-seconds", type=float, default=2.0, metavar="S", help="time bound of --repair")
     v.set_defaults(func=cmd_verify)
     la = sub.add_parser("launch", help="compile and run a catalog scenario on the GPU")
-    la.add_argument("scenario", nargs="?", help="catalog name (see `ts-explore launch --list`)")
+    la.add_argument("scenario", nargs="?", help="catalog name (see `ts-explore launch --list`) or MODULE:ATTR")
     la.add_argument("--list", action="store_true", help="list the catalog and exit")
     la.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="scenario setting")
     la.add_argument("--size", type=int, action="append", metavar="ELEMENTS",

@@ -2,7 +2,9 @@
 
 Starts JupyterLab on 127.0.0.1 (a free port, a random token) serving a copy of
 ``notebooks/00_quickstart.ipynb``, runs every cell, switches the work-queue
-dropdown of the explorer and checks that the drawn schedule changed. A
+dropdown of the explorer and checks that the drawn schedule changed, that the
+deadlock stepper's lanes scroll inside the output instead of being cut, and
+that ticking "full size" shows a scaled drawing at its natural width. A
 screenshot lands in the test's tmp dir (its path is printed). The server is
 always stopped. Skipped with the reason when Chromium or Playwright is absent.
 """
@@ -48,6 +50,29 @@ ALL_CELLS_RAN_JS = """() => {
   return w.content.widgets.every(c => c.model.type !== 'code' || c.model.executionCount !== null);
 }"""
 SCHEDULE_SVG = ".ts-explore-explorer .widget-tab .ts-explore-diagram svg"
+NARROW_VIEWPORT = {"width": 700, "height": 1100}  # narrower than the schedule drawing, so it is scaled down
+# Where the stepper's lane table ends up: the box that scrolls it (does it hold the step buttons too?), and the
+# output's right edge.
+LANES_JS = """() => {
+  const lanes = document.querySelector('.jp-OutputArea-output .ts-explore-lanes');
+  if (!lanes) return null;
+  const table = lanes.querySelector('table').getBoundingClientRect();
+  const output = lanes.closest('.jp-OutputArea-output');
+  let box = lanes;
+  while (box !== output) {
+    const o = getComputedStyle(box).overflowX;
+    if ((o === 'auto' || o === 'scroll') && box.getBoundingClientRect().width + 1 < table.width) break;
+    box = box.parentElement;
+  }
+  return {table_right: table.right, box_right: box.getBoundingClientRect().right, scrolls: box !== output,
+          with_buttons: box.querySelector('button') !== null, output_right: output.getBoundingClientRect().right};
+}"""
+# The drawing's width on screen and its natural width (Graphviz writes it in pt: 96 px per 72 pt).
+SVG_WIDTH_JS = """(svg) => {
+  const w = svg.getAttribute('width');
+  const natural = w.endsWith('pt') ? parseFloat(w) * 96 / 72 : parseFloat(w);
+  return {shown: svg.getBoundingClientRect().width, natural: natural};
+}"""
 
 
 def _free_port() -> int:
@@ -158,6 +183,8 @@ def test_quickstart_runs_and_the_queue_dropdown_redraws(lab: LabServer, tmp_path
             _wait("the explorer's schedule drawing", lab, page, lambda: page.wait_for_selector(
                 SCHEDULE_SVG, state="attached", timeout=REDRAW_S * 1000))
             before = page.locator(SCHEDULE_SVG).first.inner_html()
+            status = page.locator(".ts-explore-explorer .ts-explore-status").first.inner_text()
+            assert "changes since" not in status, f"back at its start the explorer compares with another setting: {status}"
 
             dropdown = page.locator(".ts-explore-explorer .widget-dropdown").filter(has_text=QUEUE_LABEL)
             assert dropdown.count() >= 1, "the explorer shows no work-queue dropdown"
@@ -173,6 +200,25 @@ def test_quickstart_runs_and_the_queue_dropdown_redraws(lab: LabServer, tmp_path
             after = page.locator(SCHEDULE_SVG).first.inner_html()
             assert after != before
             assert f"[{target}]" in after, f"the new drawing does not show a {target} work queue"
+
+            lanes = page.evaluate(LANES_JS)
+            assert lanes is not None, "the quickstart's Stepper shows no lanes"
+            if lanes["table_right"] > lanes["output_right"] + 1:  # wider than the output: the lanes scroll there
+                assert lanes["scrolls"] and lanes["box_right"] <= lanes["output_right"] + 2, (
+                    f"the deadlock lanes are cut at the output's right edge: {lanes}")
+                assert not lanes["with_buttons"], f"the lanes scroll only with the whole stepper: {lanes}"
+
+            page.set_viewport_size(NARROW_VIEWPORT)
+            svg = page.locator(SCHEDULE_SVG).first
+            fitted = svg.evaluate(SVG_WIDTH_JS)
+            assert fitted["shown"] < fitted["natural"] - 2, f"precondition: the drawing is scaled down {fitted}"
+            diagram = page.locator(".ts-explore-explorer .widget-tab .ts-explore-diagram").first
+            diagram.locator("label").filter(has_text="full size").click()
+            _wait("the drawing to grow to its natural width", lab, page, lambda: page.wait_for_function(
+                "([sel, w]) => Math.abs(document.querySelector(sel).getBoundingClientRect().width - w) <= 1",
+                arg=[SCHEDULE_SVG, fitted["natural"]], timeout=10_000))
+            full = svg.evaluate(SVG_WIDTH_JS)
+            assert abs(full["shown"] - full["natural"]) <= 1, f"'full size' did not show the natural width: {full}"
 
             shot = tmp_path / "quickstart.png"
             page.locator(".ts-explore-explorer .widget-tab").first.scroll_into_view_if_needed()

@@ -46,9 +46,15 @@ def test_no_value_a_control_offers_is_refused_from_the_defaults(name: str) -> No
         assert not refused, f"{name}: control {control.description!r} offers refused values {refused[:3]}"
 
 
+@pytest.mark.soak
 @pytest.mark.parametrize("name", BUILT_IN)
 def test_choosing_each_offered_value_verifies_or_explains_without_a_refusal(name: str) -> None:
-    """Through the widgets: every dropdown and checkbox value, and each slider's ends, build and verify."""
+    """Through the widgets: every dropdown and checkbox value, and each slider's ends, build and verify.
+
+    The default tier walks the same values (and sets them from code too) in
+    ``test_explorer_combinations.py``; this one stays as the soak tier's copy.
+    """
+    assert soak()
     ex = Explorer(get(name), debounce_s=0)
     start = ex.config
     for field, control in ex.controls.items():

@@ -174,7 +174,7 @@ def test_user_callable_opens_its_text_box_with_a_working_lambda() -> None:
     assert "is not a function" in ex.error
     box.value = "lambda tile: tile == 1"
     assert ex.error is None and ex.verdict.ok, "the app responds again after bad input"
-    ex.set(skip_fn=None)  # from code, values are taken as given: the check explains
+    ex.set(skip_fn=None)  # from code the value given is kept, so nothing resolves it: the check explains
     assert "has no function" in ex.error and "type a lambda into 'skip rule: user callable'" in ex.error
 
 

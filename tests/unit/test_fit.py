@@ -12,11 +12,55 @@ from ts_explore.render.display import Drawing, fit_html, fitted, graph_mimebundl
 from ts_explore.seed_examples import seed
 
 
-def _fits(html: str) -> None:
-    assert re.search(r'<svg style="max-width:100%;height:auto"', html), "the drawing scales to the output width"
-    assert 'type="checkbox" class="ts-explore-full"' in html and "full size" in html
+def _declarations(text: str) -> dict[str, tuple[str, bool]]:
+    """``{property: (value, important)}`` of a CSS declaration block."""
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, _, value = part.partition(":")
+        important = "!important" in value
+        out[name.strip()] = (value.replace("!important", "").strip(), important)
+    return out
+
+
+def svg_max_width(html: str, *, checked: bool) -> str | None:
+    """The SVG's effective ``max-width`` under the CSS cascade, with the "full size" switch ticked or not.
+
+    Inline declarations beat stylesheet rules unless a rule is ``!important``;
+    among rules, the later one of the same specificity wins (ours share one).
+    """
     scope = re.search(r'class="ts-explore-diagram (ts-fit-[0-9a-f]+)"', html).group(1)
-    assert f".{scope} input.ts-explore-full:checked~.ts-explore-fit-body>svg{{max-width:none}}" in html
+    sheet = re.search(r"<style>(.*?)</style>", html, flags=re.S).group(1)
+    rule_value: tuple[str, bool] | None = None
+    for selector, block in re.findall(r"([^{}]+)\{([^}]*)\}", sheet):
+        selector = selector.strip()
+        if not selector.startswith(f".{scope} ") or not selector.endswith(">svg"):
+            continue
+        if ":checked" in selector and not checked:
+            continue
+        found = _declarations(block).get("max-width")
+        if found is not None and (rule_value is None or found[1] or not rule_value[1]):
+            rule_value = found
+    inline = re.search(r'<svg[^>]*\sstyle="([^"]*)"', html)
+    inline_value = _declarations(inline.group(1)).get("max-width") if inline else None
+    if rule_value is not None and (inline_value is None or rule_value[1]):
+        return rule_value[0]
+    return inline_value[0] if inline_value is not None else None
+
+
+def _fits(html: str) -> None:
+    assert 'type="checkbox" class="ts-explore-full"' in html and "full size" in html
+    assert svg_max_width(html, checked=False) == "100%", "the drawing scales to the output width"
+    assert svg_max_width(html, checked=True) == "none", "ticking 'full size' shows the natural width"
+    assert re.search(r'<svg[^>]*height:auto', html), "the aspect ratio is kept when scaled"
+
+
+def test_the_full_size_switch_wins_over_the_inline_width() -> None:
+    """An inline ``max-width`` on the SVG (kept where a stylesheet is stripped) must not pin the drawing."""
+    html = fit_html('<svg width="3512pt" height="200pt" viewBox="0 0 3512 200"></svg>', "wide")
+    assert svg_max_width(html, checked=False) == "100%"
+    assert svg_max_width(html, checked=True) == "none"
+    plain = html.replace("!important", "")  # what the page had before: the switch did nothing
+    assert svg_max_width(plain, checked=True) == "100%"
 
 
 def test_fitted_keeps_the_source_and_displays_fitted() -> None:

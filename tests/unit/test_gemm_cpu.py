@@ -17,7 +17,7 @@ from ts_explore.model import (
     Block, BlockKind, Bound, DomainLoop, Family, QueueKind, ScheduleTree, Section, Stage, Step, TaskInfo, TaskSet,
 )
 from ts_explore.reader import capture_task_set
-from ts_explore.reader.verify import verify
+from ts_explore.verification.verify import verify
 from ts_explore.scenarios import get
 from ts_explore.scenarios.gemm import async_reads
 

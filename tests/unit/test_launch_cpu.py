@@ -277,7 +277,7 @@ def test_launch_result_summary_and_ratio() -> None:
 
 
 def test_bandwidth_plot_has_reference_lines_and_peak() -> None:
-    from ts_explore.gpu.plots import bandwidth_vs_size
+    from ts_explore.render.launch_plots import bandwidth_vs_size
 
     ax = bandwidth_vs_size(fake_result()).axes[0]
     labels = [h.get_label() for h in ax.get_legend().legend_handles]
@@ -285,7 +285,7 @@ def test_bandwidth_plot_has_reference_lines_and_peak() -> None:
 
 
 def test_panel_adds_a_heatmap_only_when_wrong() -> None:
-    from ts_explore.gpu.plots import launch_panel_figures, mismatch_heatmap, to_png
+    from ts_explore.render.launch_plots import launch_panel_figures, mismatch_heatmap, to_png
 
     assert len(launch_panel_figures(fake_result())) == 2 and mismatch_heatmap(fake_result()) is None
     figs = launch_panel_figures(fake_result(wrong=True))
@@ -294,7 +294,7 @@ def test_panel_adds_a_heatmap_only_when_wrong() -> None:
 
 
 def test_shapes_plot_marks_refused_shapes() -> None:
-    from ts_explore.gpu.plots import shapes_side_by_side
+    from ts_explore.render.launch_plots import shapes_side_by_side
 
     sc = get("persistent_copy")
     results = {
@@ -302,10 +302,13 @@ def test_shapes_plot_marks_refused_shapes() -> None:
         "static": fake_result(config=sc.config(queue=QueueKind.STATIC, ctas=5)),
         "clc": LaunchError("needs_sm100", "CLC needs sm_100"),
     }
-    fig = shapes_side_by_side(results, {"clc": sc.config(queue=QueueKind.CLC)}, tiles=12)
+    configs = {"none": results["none"].config, "static": results["static"].config, "clc": sc.config(queue=QueueKind.CLC)}
+    plans = {label: plans_for(sc, cfg, (12 * cfg.tile,), DeviceLimits.h200())[0] for label, cfg in configs.items()}
+    fig = shapes_side_by_side(results, plans, tiles=12)
     texts = [t.get_text() for t in fig.axes[0].texts] + [t.get_text() for t in fig.axes[1].texts]
     assert any("needs_sm100" in t for t in texts) and any("run time" in t for t in texts)
     owners = fig.axes[1].images[0].get_array()
+    assert list(owners[0][:7]) == [0, 1, 2, 3, 4, 5, 6]  # no queue: one tile per CTA
     assert list(owners[1][:7]) == [0, 1, 2, 3, 4, 0, 1]  # static: tile t -> CTA t % 5
     assert dataclasses.is_dataclass(results["static"].config)
 
@@ -313,3 +316,35 @@ def test_shapes_plot_marks_refused_shapes() -> None:
 def test_result_html_embeds_the_panel_figures() -> None:
     page = fake_result(wrong=True)._repr_html_()
     assert page.count("<img") == 3 and "WRONG" in page and "data:image/png;base64," in page
+
+
+def test_architecture_rules_live_in_the_launch_gate() -> None:
+    from ts_explore.gpu.safety import launch_refusal
+    from ts_explore.model import QueueKind
+    from ts_explore.model.plan import DeviceLimits
+    from ts_explore.scenarios import get as scenario
+
+    copy = scenario("persistent_copy")
+    a100, h200 = DeviceLimits(name="A100", cc=(8, 0), sms=108), DeviceLimits.h200()
+    assert launch_refusal(copy, copy.config(), a100)[0] == "needs_newer_gpu"
+    assert launch_refusal(None, None, a100)[0] == "needs_newer_gpu"  # the minimum holds without a scenario
+    reason, message = launch_refusal(copy, copy.config(queue=QueueKind.CLC), h200)
+    assert reason == "needs_sm100" and "CLC" in message and "H200" in message
+    assert launch_refusal(copy, copy.config(), h200) is None
+
+
+def test_the_gate_keeps_its_verdicts_and_the_hang_report_reads_them(stuck_scenario: Scenario, monkeypatch) -> None:
+    from ts_explore.gpu import trace_run
+    from ts_explore.verification import verify as verification
+
+    cfg = stuck_scenario.default_config()
+    report = gate(stuck_scenario, cfg, 1 << 12)
+    (verdict,) = report.verdicts
+    assert report.refused_by[0].verdict is verdict and verdict.deadlocks
+
+    def no_second_proof(*args, **kwargs):
+        raise AssertionError("the hang report verified again")
+
+    monkeypatch.setattr(verification, "verify", no_second_proof)
+    hang = trace_run.hang_report(stuck_scenario, cfg, report.plans, (), 5.0, report)
+    assert hang.predicted and {p.task for p in hang.predicted} <= {t.name for t in verdict.task_set.tasks}

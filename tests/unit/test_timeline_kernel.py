@@ -18,7 +18,7 @@ import pytest
 from cutlass.experimental.task_scheduling.enums import ScheduleStage, ScheduleStageType
 from cutlass.experimental.task_scheduling.task import Task
 
-from ts_explore.kernels.trace_hook import HOOK, HOOK_ARGS, collect_emitted
+from ts_explore.reader.trace_hook import HOOK, HOOK_ARGS, collect_emitted
 from ts_explore.model import BlockKind, QueueKind
 from ts_explore.model.timeline import TraceSpec
 from ts_explore.reader import capture_task_set
@@ -75,7 +75,7 @@ def test_work_only_tracing_still_knows_every_step() -> None:
 def test_the_ts_hook_still_has_the_shape_the_instrumentation_needs() -> None:
     """Fails loudly when TS renames its per-step hook, changes its arguments or the routing slot."""
     hook = getattr(Task, HOOK, None)
-    assert callable(hook), f"TS Task has no {HOOK} any more: the trace hook in kernels/trace_hook.py must move"
+    assert callable(hook), f"TS Task has no {HOOK} any more: the trace hook in reader/trace_hook.py must move"
     assert tuple(inspect.signature(hook).parameters) == HOOK_ARGS
     resource = object()
     slot = Task._routing_slot(resource, ScheduleStage.ConsumerWait, ScheduleStageType.Loop, 3)

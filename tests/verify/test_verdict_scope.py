@@ -107,7 +107,7 @@ def test_unsafe_stays_unsafe_whatever_the_scope():
 
 
 def test_a_failure_to_read_ts_results_is_inconclusive_not_unsafe(monkeypatch):
-    from ts_explore.reader import ts_search
+    from ts_explore.reader import lanes as ts_search  # where the checker's lanes are read
 
     def boom(*args, **kwargs):
         raise AttributeError("unexpected checker entry")
@@ -190,16 +190,22 @@ def test_tile_argument_refuses_what_it_cannot_cover():
 
 
 def test_a_needed_run_that_did_not_run_is_named(monkeypatch):
-    from ts_explore.reader import scope as reader_scope
-    from ts_explore.reader import verify as reader_verify
+    from ts_explore.verification import scope as reader_scope
+    from ts_explore.verification import verify as reader_verify
 
     real = reader_scope.needed_runs
 
-    def with_an_extra_run(tasks, tm_kwargs, num_tiles=None):
-        return [*real(tasks, tm_kwargs, num_tiles), {"num_tiles": 1, "skipped_tile": True, "opaque_assignment": {}}]
+    def with_an_extra_run(instance, tm_kwargs, num_tiles=None):
+        return [*real(instance, tm_kwargs, num_tiles), {"num_tiles": 1, "skipped_tile": True, "opaque_assignment": {}}]
+
+    read = reader_verify.search_inputs
+
+    def without_it(*args, **kwargs):  # the extra run is needed but never read, so never searched
+        inputs, unread = read(*args, **kwargs)
+        return tuple(i for i in inputs if not i.kwargs.get("skipped_tile")), unread
 
     monkeypatch.setattr(reader_scope, "needed_runs", with_an_extra_run)
-    monkeypatch.setattr(reader_verify, "_complete_runs", lambda *args: None)
+    monkeypatch.setattr(reader_verify, "search_inputs", without_it)
     v = verify(**gallery.get("cross_wait").fixed())
     assert v.status is Status.INCONCLUSIVE
     assert v.reasons == ("needed search run(s) did not run: skipped-tile",)

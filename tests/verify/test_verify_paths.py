@@ -12,7 +12,7 @@ from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from ts_explore import gallery, verify
 from ts_explore.analysis.cycles import find_cycle
 from ts_explore.analysis.paths import cell, replay
-from ts_explore.reader.trip_search import smallest_failing_trip_count
+from ts_explore.verification.trip_search import smallest_failing_trip_count
 from ts_explore.model import Section, Stage
 from ts_explore.model.verdict import CheckerStep, CreditModel, CreditPool, Lane
 

@@ -1,4 +1,4 @@
-"""A rule of ours for what TS cannot see: stages released while an asynchronous read still runs.
+"""The analysis behind the async-read rule: stages released while an asynchronous read still runs.
 
 TS treats a consumer's read of a stage as finished when the work step that
 issued it returns. WGMMA does not work that way: the step only *issues* the
@@ -9,7 +9,8 @@ producer may refill it under the running WGMMA and TS still says SAFE.
 :func:`check_async_reads` replays a task's recorded schedule (our model, no TS
 objects) for a few work tiles and k-iterations, tracks which stage each issue
 step read and how many read groups may still be in flight, and reports every
-release of a stage whose reads may not have completed.
+release of a stage whose reads may not have completed. The verification
+rule that runs it is :class:`ts_explore.verification.rules.async_reads.AsyncReadRule`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ..model.findings import CheckOutcome
 from ..model import Block, BlockKind, DomainLoop, Node, Stage, Step, TaskInfo, TaskSet, WorkTileLoop
 
 SCOPE_NOTE = (
@@ -196,19 +196,4 @@ def _message(task: str, spec: AsyncReads, at: _At, read: _At, outstanding: int) 
             "before releasing")
 
 
-@dataclass(frozen=True)
-class AsyncReadRule:
-    """The rule as a verification check (``verify(rules=[AsyncReadRule(spec)])``): fails on any early release."""
-
-    spec: AsyncReads
-    __name__ = "async_read_rule"
-
-    def __call__(self, task_set: TaskSet) -> CheckOutcome:
-        report = check_async_reads(task_set, self.spec)
-        hint = "" if report.safe else ("release a stage only after the instruction reading it has completed: one "
-                                       "k-block later, or after waiting for its reads")
-        return CheckOutcome(self.__name__, f"asynchronous reads of {self.spec.resource} complete before release",
-                            report.safe, "" if report.safe else report.summary(), hint=hint)
-
-
-__all__ = ["SCOPE_NOTE", "AsyncReadReport", "AsyncReadRule", "AsyncReads", "EarlyRelease", "check_async_reads"]
+__all__ = ["SCOPE_NOTE", "AsyncReadReport", "AsyncReads", "EarlyRelease", "check_async_reads"]

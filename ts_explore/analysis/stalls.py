@@ -214,17 +214,6 @@ class Stalls:
     def __str__(self) -> str:
         return self.text()
 
-    def plot(self, **kwargs: Any) -> Any:
-        """Lanes with each wait coloured by its pipeline, and the wait share per pipeline (a Figure)."""
-        from ..render.stalls import stalls_figure
-
-        return stalls_figure(self, **kwargs)
-
-    def _repr_html_(self) -> str:
-        from ..render.stalls import stalls_html
-
-        return stalls_html(self)
-
 
 def _who(task: str, warps: int) -> str:
     return f"the {task} warp{'s' if warps != 1 else ''} wait{'' if warps != 1 else 's'}"

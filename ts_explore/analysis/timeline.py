@@ -53,11 +53,6 @@ class StepTable:
     def __str__(self) -> str:
         return self.text()
 
-    def _repr_html_(self) -> str:
-        from ..render.timeline_html import table_html
-
-        return table_html(self)
-
 
 def step_table(timeline: Timeline) -> StepTable:
     """Count, mean duration, time blocked and share of the warps' time, per task and step.

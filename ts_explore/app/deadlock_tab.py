@@ -20,7 +20,7 @@ EXAMPLE_DEADLOCK = "cross_wait"  # the gallery case offered when a configuration
 def example_deadlock() -> list[widgets.Widget]:
     """A button that steps through a gallery deadlock (verified when clicked), and where it goes."""
     from .. import gallery
-    from ..reader.verify import verify
+    from ..verification.verify import verify
 
     case = gallery.get(EXAMPLE_DEADLOCK)
     button = widgets.Button(description="Step through an example deadlock", icon="play",

@@ -108,6 +108,7 @@ class Explorer(traitlets.HasTraits):
         self.repair_panel: Any = None
         self._baseline: Outcome | None = None  # what the current diff compares against
         self._diff: ScheduleDiff | None = None
+        self._rebase = False  # the next update starts afresh: set(config) went to a whole configuration
         self._cache: OrderedDict[Any, Outcome] = OrderedDict()
         self._choices: OrderedDict[Any, dict[str, Choice]] = OrderedDict()
         self._adjusted: tuple[str, ...] = ()  # sentences for controls the last change moved
@@ -245,9 +246,11 @@ class Explorer(traitlets.HasTraits):
         """Set several config fields at once (one update); unknown names raise a ValueError.
 
         ``config`` (e.g. an earlier ``ex.config``) sets every field from it
-        first. Values are taken as given: a combination the scenario refuses
-        shows its message (controls a user moves are adjusted instead, see
-        ``adjusted``).
+        first and starts afresh, as the explorer opened: no changes are shown
+        against the configurations before it. The values given are kept as given; a setting they leave
+        refused is moved as the controls would move it (``adjusted`` says
+        which). A combination of the given values the scenario refuses shows
+        its message.
         """
         if config is not None:
             if not isinstance(config, self.scenario.config_type):
@@ -259,7 +262,8 @@ class Explorer(traitlets.HasTraits):
         self._widen()
         self._show_config(self._config)
         self._changed = None
-        self.refresh(adjust_others=False)
+        self._rebase = config is not None
+        self.refresh(adjust_others=False, keep=tuple(values))
 
     def reset(self) -> None:
         """Put every control back to the last configuration that verified."""
@@ -268,11 +272,12 @@ class Explorer(traitlets.HasTraits):
         self.set(self._safe.config)
 
     # ---------------------------------------------------------------- update
-    def refresh(self, adjust_others: bool = True) -> None:
+    def refresh(self, adjust_others: bool = True, keep: tuple[str, ...] | None = None) -> None:
         """Read the controls and recompute everything now (the debounce calls this).
 
         With ``adjust_others`` a refusal caused by the control changed last is
-        resolved by moving the control the scenario's check names.
+        resolved by moving the control the scenario's check names; ``keep``
+        (fields set from code) are never moved, the others are.
         """
         self.updates += 1
         start = time.perf_counter()
@@ -280,7 +285,8 @@ class Explorer(traitlets.HasTraits):
         self.verdict = None
         self.state = "verifying"
         try:
-            outcome = self._outcome_for_controls(changed if adjust_others else None, adjust_others)
+            kept: Any = keep if keep is not None else changed
+            outcome = self._outcome_for_controls(kept, adjust_others or keep is not None)
             self._show(outcome, time.perf_counter() - start)
         except Exception as exc:  # noqa: BLE001 - a bug must not freeze the panel
             self._outcome = Outcome(self._outcome.config, error=f"{type(exc).__name__}: {exc}")
@@ -297,7 +303,7 @@ class Explorer(traitlets.HasTraits):
             self.verdict = self._outcome.verdict
             self.state = "idle" if self._outcome.verdict is not None else "error"
 
-    def _outcome_for_controls(self, changed: str | None, adjust_others: bool) -> Outcome:
+    def _outcome_for_controls(self, changed: str | tuple[str, ...] | None, adjust_others: bool) -> Outcome:
         try:
             config = ctl.read_config(self._config, self.controls)
         except ctl.ConfigValueError as exc:
@@ -350,7 +356,8 @@ class Explorer(traitlets.HasTraits):
     def _show(self, outcome: Outcome, elapsed: float) -> None:
         self._unrepaired = None  # a new configuration drops an applied repair
         self._outcome = outcome
-        safe = self._safe
+        safe = None if self._rebase else self._safe  # a whole configuration set from code is a new start
+        self._rebase = False
         self._baseline = safe if safe is not None and safe.config != outcome.config else None
         self._diff = None
         if self._baseline is not None and outcome.task_set is not None:

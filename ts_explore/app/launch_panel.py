@@ -2,8 +2,8 @@
 
 Whether a launch is possible is decided before the button is enabled, from the
 one CUDA probe (:func:`ts_explore.gpu.probe.probe`, run in a child process so
-this process never initialises CUDA) and the one rule for what a config needs
-(:func:`ts_explore.gpu.safety.required_cc`).
+this process never initialises CUDA) and the architecture rules in
+:func:`ts_explore.gpu.safety.launch_refusal`.
 """
 
 from __future__ import annotations
@@ -35,9 +35,7 @@ def launch_blockers(task_set: TaskSet | None, device: Probe, scenario: Any = Non
     if limits is None:
         reasons.append(device.message)
         return reasons
-    if limits.cc < (9, 0):
-        reasons.append(f"{limits.name} is sm_{limits.cc[0]}{limits.cc[1]}; TS kernels need sm_90 or newer")
-    refusal = launch_refusal(scenario, config, limits) if scenario is not None and config is not None else None
+    refusal = launch_refusal(scenario, config, limits)
     if refusal is not None:
         reasons.append(refusal[1])
     return reasons

@@ -15,10 +15,11 @@ from typing import Any, Mapping
 from ..model import Problem, TaskSet
 from ..model.verdict import Verdict
 from ..reader import problem_from_exception
-from ..reader.verify import verify
+from ..verification.verify import verify
 from ..render.tree import schedule_graph
 from ..scenarios.base import BuildContext, Built, Scenario
 from ..scenarios.choices import refusal
+from ..scenarios.knobs import ConfigError
 
 GENERIC_CHECK_HINT = "Change the settings the message names."
 
@@ -68,6 +69,8 @@ def compute(scenario: Scenario, config: Any, build_context: BuildContext, *, max
         return Outcome(config, error=str(refused), hint="" if ";" in str(refused) else GENERIC_CHECK_HINT)
     try:
         built = scenario.build(config, build_context)
+    except ConfigError as exc:  # the scenario's own refusal while building: its cause and fix, not a TS error
+        return Outcome(config, error=exc.cause, hint=exc.hint or GENERIC_CHECK_HINT)
     except Exception as exc:  # noqa: BLE001 - a grammar error is data
         return Outcome(config, problem=problem_from_exception(exc))
     try:

@@ -99,8 +99,10 @@ def diff_html(diff: ScheduleDiff | None, graph: graphviz.Digraph | None, baselin
     """The changed steps as a list plus the coloured drawing; explains when there is nothing to compare."""
     if diff is None or graph is None:
         return note_html(baseline)
-    items = "".join(f"<li><code>{html.escape(line)}</code></li>" for line in diff.lines())
-    listing = f"<ul style='font-family:monospace;margin:4px 0'>{items}</ul>" if items else ""
+    # the lines carry their own marks (+ added, - removed, ~ moved, * changed) and indents: no list bullets
+    items = "".join(f"<li><code style='white-space:pre'>{html.escape(line)}</code></li>" for line in diff.lines())
+    listing = (f"<ul style='font-family:monospace;margin:4px 0;padding-left:4px;list-style:none'>{items}</ul>"
+               if items else "")
     return (
         f"<div style='font-family:sans-serif'><div><b>{html.escape(baseline)}</b>: "
         f"{html.escape(diff.summary())}</div>{listing}</div>{svg_html(graph)}"

@@ -59,7 +59,8 @@ def lanes_html(views: tuple[LaneView, ...]) -> str:
                 f"{where}{arrow}{html.escape(s.title)}{mark}</td>"
             )
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<div style='overflow-x:auto'><table style='border-collapse:separate;border-spacing:2px'>{''.join(rows)}</table></div>"
+    return (f"<div class='ts-explore-lanes' style='overflow-x:auto'><table style='border-collapse:separate;"
+            f"border-spacing:2px'>{''.join(rows)}</table></div>")
 
 
 def credits_html(finding: Finding | None, run: Any, k: int) -> str:
@@ -106,7 +107,8 @@ class Stepper:
         self.next_button = widgets.Button(description="next", icon="step-forward", layout=widgets.Layout(width="80px"))
         self.last_button = widgets.Button(description="last", icon="fast-forward", layout=widgets.Layout(width="80px"))
         self.sentence = widgets.HTML()
-        self.lanes = widgets.HTML()
+        # a width of its own (not its content's) lets a wide lane table scroll inside the output instead of being cut
+        self.lanes = widgets.HTML(layout=widgets.Layout(width="100%", overflow="auto"))
         self.credits = widgets.HTML()
         self.first_button.on_click(lambda _b: self.go(0))
         self.prev_button.on_click(lambda _b: self.go(self.slider.value - 1))
@@ -115,7 +117,8 @@ class Stepper:
         self.slider.observe(self._on_slider, names="value")
         controls = widgets.HBox([self.first_button, self.prev_button, self.slider, self.next_button, self.last_button])
         self.widget = widgets.VBox(
-            [self.title, controls, self.sentence, self.lanes, widgets.HTML("<b>credits</b>"), self.credits]
+            [self.title, controls, self.sentence, self.lanes, widgets.HTML("<b>credits</b>"), self.credits],
+            layout=widgets.Layout(width="100%"),
         )
         self._setup()
 

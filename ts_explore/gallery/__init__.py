@@ -44,7 +44,7 @@ class Case:
         return self.build(False, self.trip_count if trip_count is None else trip_count)
 
     def builder(self, broken: bool = True) -> Callable[[int], dict[str, Any]]:
-        """``n -> dict`` for :func:`ts_explore.reader.trip_search.smallest_failing_trip_count`."""
+        """``n -> dict`` for :func:`ts_explore.verification.trip_search.smallest_failing_trip_count`."""
         return partial(self.build, broken)
 
 

@@ -15,9 +15,9 @@ lives on.
 from __future__ import annotations
 
 import atexit
-import inspect
 from typing import Any, Iterable
 
+from ..kernels.contract import traceable
 from ..kernels.host import HostProblem
 from ..model.plan import DeviceLimits, GateReport, LaunchPlan
 from ..scenarios import Scenario, get
@@ -94,7 +94,7 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     sizes = tuple(getattr(module, "DEFAULT_SIZES", DEFAULT_SIZES) if sizes is None else sizes)
     if not sizes:
         raise LaunchError("bad_size", "sizes is empty; pass e.g. sizes=[1 << 22]")
-    known: dict[Any, tuple[str, str]] = {}
+    known: dict[Any, Any] = {}  # captured task set -> its Verdict, so a re-planned instance is not verified again
     planned = plans_for(sc, cfg, sizes, device_limits())
     if keep_output:
         _refuse_large_outputs(planned)
@@ -109,7 +109,7 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
         raise LaunchError(*refusal)
     forced = force and not gate.ok
     spec = trace_spec(trace, forced)
-    if spec is not None and "trace" not in inspect.signature(module.compile).parameters:
+    if spec is not None and not traceable(module):
         if trace:
             raise LaunchError("no_trace", f"kernel module {module.__name__} cannot be instrumented (its compile takes "
                               "no trace=); launch without trace, or add trace support as the catalog kernels do")

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..model.plan import DeviceLimits
+from .probe import limits_from
 
 
 class CudaError(RuntimeError):
@@ -75,14 +76,8 @@ def open_device(ordinal: int = 0) -> tuple[Any, DeviceInfo, Any]:
         peak = 2 * clock_khz * 1e3 * bus_bits / 8 / 1e9 if clock_khz and bus_bits else None
     except CudaError:
         peak = None
-    sms = get(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-    limits = DeviceLimits(name=name, cc=cc, sms=sms,
-                          max_threads_per_sm=get(attr.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR),
-                          max_ctas_per_sm=get(attr.CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR),
-                          smem_per_sm=get(attr.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
-                          smem_per_cta=get(attr.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
-                          regs_per_sm=get(attr.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR))
-    info = DeviceInfo(name, cc, sms, peak, int(check(cu.cuDeviceTotalMem(dev))), limits)
+    limits = limits_from(name, cc, lambda a: get(getattr(attr, "CU_DEVICE_ATTRIBUTE_" + a)))
+    info = DeviceInfo(name, cc, limits.sms, peak, int(check(cu.cuDeviceTotalMem(dev))), limits)
     stream = check(cu.cuStreamCreate(1))  # non-blocking: independent of the legacy default stream
     return ctx, info, stream
 

@@ -13,6 +13,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
+from ..kernels.contract import missing_members
 from ..kernels.host import SizeError
 from ..model.plan import DeviceLimits, LaunchPlan
 from ..scenarios import Scenario, get
@@ -27,9 +28,7 @@ def kernel_module(scenario: Scenario) -> ModuleType:
         raise LaunchError("no_kernel", f"scenario {scenario.name!r} has no GPU kernel (Scenario.kernel is None); it "
                           "can be recorded and verified, not launched")
     module = importlib.import_module(scenario.kernel)
-    missing = [f for f in ("plan", "compile") if not callable(getattr(module, f, None))]
-    if not any(callable(getattr(module, f, None)) for f in ("host_problem", "device_problem")):
-        missing.append("host_problem (or device_problem)")
+    missing = missing_members(module)
     if missing:
         raise LaunchError("no_kernel", f"kernel module {scenario.kernel} defines no {', '.join(missing)}; a kernel "
                           "module provides plan(cfg, size, limits, registers=None), host_problem(cfg, plan) and "

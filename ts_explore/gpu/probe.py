@@ -14,8 +14,26 @@ import json
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import Callable
 
 from ..model.plan import DeviceLimits
+
+# The one table of device limits: wire key -> (DeviceLimits field, CUDA device attribute). The probe's child
+# process and the launch worker (:func:`ts_explore.gpu.device.open_device`) both read the limits through it.
+LIMIT_ATTRIBUTES: dict[str, tuple[str, str]] = {
+    "sms": ("sms", "MULTIPROCESSOR_COUNT"),
+    "threads": ("max_threads_per_sm", "MAX_THREADS_PER_MULTIPROCESSOR"),
+    "ctas": ("max_ctas_per_sm", "MAX_BLOCKS_PER_MULTIPROCESSOR"),
+    "smem_sm": ("smem_per_sm", "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"),
+    "smem_cta": ("smem_per_cta", "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
+    "regs": ("regs_per_sm", "MAX_REGISTERS_PER_MULTIPROCESSOR"),
+}
+
+
+def limits_from(name: str, cc: tuple[int, int], get: Callable[[str], int]) -> DeviceLimits:
+    """DeviceLimits from ``get(CUDA attribute name without the CU_DEVICE_ATTRIBUTE_ prefix)``."""
+    return DeviceLimits(name=name, cc=cc, **{f: get(attr) for f, attr in LIMIT_ATTRIBUTES.values()})
+
 
 _SCRIPT = r"""
 import json, sys
@@ -39,11 +57,9 @@ def get(name):
     return int(cu.cuDeviceGetAttribute(getattr(A, "CU_DEVICE_ATTRIBUTE_" + name), 0)[1])
 err, name = cu.cuDeviceGetName(64, 0)
 say(reason=None, name=name.split(b"\0")[0].decode(errors="replace"), count=count,
-    cc=[get("COMPUTE_CAPABILITY_MAJOR"), get("COMPUTE_CAPABILITY_MINOR")], sms=get("MULTIPROCESSOR_COUNT"),
-    threads=get("MAX_THREADS_PER_MULTIPROCESSOR"), ctas=get("MAX_BLOCKS_PER_MULTIPROCESSOR"),
-    smem_sm=get("MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"), smem_cta=get("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
-    regs=get("MAX_REGISTERS_PER_MULTIPROCESSOR"))
-"""
+    cc=[get("COMPUTE_CAPABILITY_MAJOR"), get("COMPUTE_CAPABILITY_MINOR")],
+    **{key: get(attr) for key, (_field, attr) in ATTRIBUTES.items()})
+""".replace("ATTRIBUTES", repr(LIMIT_ATTRIBUTES))
 
 _MESSAGES = {
     "no_cuda_python": "cuda-python is not installed; pip install 'ts-explore[gpu]' on a machine with an NVIDIA GPU "
@@ -79,9 +95,8 @@ def parse(stdout: str) -> Probe:
     if reason is not None:
         detail = f" ({data['detail']})" if data.get("detail") else ""
         return Probe(reason, _MESSAGES.get(reason, reason) + detail)
-    limits = DeviceLimits(name=data["name"], cc=(data["cc"][0], data["cc"][1]), sms=data["sms"],
-                          max_threads_per_sm=data["threads"], max_ctas_per_sm=data["ctas"],
-                          smem_per_sm=data["smem_sm"], smem_per_cta=data["smem_cta"], regs_per_sm=data["regs"])
+    fields = {attr: data[key] for key, (_field, attr) in LIMIT_ATTRIBUTES.items()}
+    limits = limits_from(data["name"], (data["cc"][0], data["cc"][1]), fields.__getitem__)
     return Probe(None, f"{limits.name} (sm_{limits.cc[0]}{limits.cc[1]}, {limits.sms} SMs)", limits,
                  int(data.get("count", 1)))
 

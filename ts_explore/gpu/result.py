@@ -97,6 +97,11 @@ class LaunchResult:
         return all(r.ok for r in self.runs)
 
     @property
+    def verdicts(self) -> tuple[Any, ...]:
+        """The Verdicts the launch gate proved before launching, one per distinct instance (``gate.proven`` says which)."""
+        return self.gate.verdicts if self.gate is not None else ()
+
+    @property
     def timeline(self) -> Timeline | None:
         """The per-warp trace of the first size's instrumented run (None unless launched with ``trace=``)."""
         return next((r.timeline for r in self.runs if r.timeline is not None), None)
@@ -104,7 +109,7 @@ class LaunchResult:
     def compare(self, cta: int | None = None) -> Any:
         """The traced warps (of ``cta``, or all) checked step by step against the schedule recorded on the CPU."""
         from ..scenarios import get
-        from .trace_run import compare
+        from .trace_compare import compare
 
         timeline, plan = self._traced()
         return compare(get(self.scenario), self.config, plan, timeline, cta)
@@ -113,7 +118,7 @@ class LaunchResult:
         """The schedule's predicted order beside the measured lanes of ``cta`` (default: the first CTA traced)."""
         from ..render.timeline import comparison_figure
         from ..scenarios import get
-        from .trace_run import predicted_order
+        from .trace_compare import predicted_order
 
         timeline, plan = self._traced()
         if cta is None:
@@ -170,7 +175,7 @@ class LaunchResult:
 
     def _repr_html_(self) -> str:
         """Summary plus timing, bandwidth (and mismatch) figures: what notebooks and the launch panel show."""
-        from .plots import result_html
+        from ..render.launch_plots import result_html
 
         html = result_html(self)
         if self.timeline is not None:

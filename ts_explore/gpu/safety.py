@@ -13,17 +13,22 @@ from __future__ import annotations
 import importlib
 from typing import Any, Iterable
 
-from ..kernels.contract import BuildContext
-from ..model import QueueKind
+from ..kernels.contract import BuildContext, optional
 from ..model.plan import DeviceLimits, GateReport, LaunchPlan, ProvenInstance
+from ..model.verdict import Verdict
 from ..scenarios.base import Scenario
 
 
 def prove(scenario: Scenario, config: Any, plans: Iterable[LaunchPlan],
-          known: dict[Any, tuple[str, str]] | None = None) -> GateReport:
-    """Verify each distinct instance of ``plans``; ``known`` carries results between calls (same config)."""
+          known: dict[Any, Verdict] | None = None) -> GateReport:
+    """Verify each distinct instance of ``plans``; ``known`` carries the Verdicts between calls (same config).
+
+    Each instance is built and captured once; instances whose captured task
+    sets are equal share one verification, and every :class:`ProvenInstance`
+    keeps its :class:`~ts_explore.model.verdict.Verdict` (the hang report reads it).
+    """
     from ..reader import capture_task_set
-    from ..reader.verify import verify
+    from ..verification.verify import verify
 
     plans = tuple(plans)
     known = {} if known is None else known
@@ -35,15 +40,15 @@ def prove(scenario: Scenario, config: Any, plans: Iterable[LaunchPlan],
                 continue
             try:
                 built = scenario.build(config, BuildContext.for_instance(instance.view))
-                key = _fingerprint(capture_task_set(built.tasks, built.resource_dependency_graph))
+                task_set = capture_task_set(built.tasks, built.resource_dependency_graph)
+                key = _fingerprint(task_set)
                 if key not in known:
-                    verdict = verify(**built.verify_kwargs(), instance=instance.describe())
-                    known[key] = (verdict.status.value, verdict.summary())
+                    known[key] = verify(**built.verify_kwargs(), instance=instance.describe(), task_set=task_set)
             except Exception as exc:  # noqa: BLE001 - a build that fails is a refusal with its cause
                 return GateReport(plans, tuple(proven), problem=f"recording {instance.describe()} failed: "
                                                                 f"{type(exc).__name__}: {exc}")
-            status, summary = known[key]
-            proven.append(ProvenInstance(instance, status, summary))
+            verdict = known[key]
+            proven.append(ProvenInstance(instance, verdict.status.value, verdict.summary(), verdict))
     return GateReport(plans, tuple(proven))
 
 
@@ -55,29 +60,48 @@ def _fingerprint(task_set: Any) -> Any:
         return repr(task_set)
 
 
-def launch_refusal(scenario: Scenario, config: Any, limits: DeviceLimits) -> tuple[str, str] | None:
+MIN_CC = (9, 0)  # TS kernels (TMA, mbarrier pipelines, warp specialisation) need Hopper or newer
+# hardware features a kernel module may declare (``features(cfg)``) -> (lowest compute capability, what it is)
+FEATURES: dict[str, tuple[tuple[int, int], str]] = {
+    "clc": ((10, 0), "CLC dynamic persistence (cluster launch control)"),
+}
+
+
+def launch_refusal(scenario: Scenario | None, config: Any, limits: DeviceLimits) -> tuple[str, str] | None:
     """``(reason, message)`` when ``config`` cannot run on this GPU; None when it can.
 
-    The one place for architecture rules: the config's needs (:func:`required_cc`)
-    and the kernel module's own ``launch_refusal(cfg, arch)`` when it has one.
+    The one place for architecture rules: the sm_90 minimum, the features a
+    kernel module says a config uses (its ``features(cfg)``, looked up in
+    :data:`FEATURES`), and the kernel module's own ``launch_refusal(cfg, arch)``
+    when it has one. Without a scenario or a config only the minimum applies.
     """
     arch = f"sm_{limits.cc[0]}{limits.cc[1]}"
-    need = required_cc(config)
-    if need is not None and limits.cc < need[:2]:
-        return ("needs_sm100" if need[0] == 10 else "needs_newer_gpu", f"{need[2]}; this GPU is {limits.name} ({arch})")
+    if limits.cc < MIN_CC:
+        return ("needs_newer_gpu", f"{limits.name} is {arch}; TS kernels need sm_{MIN_CC[0]}{MIN_CC[1]} or newer")
     kernel = getattr(scenario, "kernel", None)
-    module = importlib.import_module(kernel) if isinstance(kernel, str) else None
-    rule = getattr(module, "launch_refusal", None)
-    message = rule(config, arch + "a" if limits.cc >= (9, 0) else arch) if callable(rule) else None
+    if config is None or not isinstance(kernel, str):
+        return None
+    module = importlib.import_module(kernel)
+    for feature in sorted(required_features(module, config)):
+        need, what = FEATURES[feature]
+        if limits.cc < need:
+            reason = "needs_sm100" if need[0] == 10 else "needs_newer_gpu"
+            return (reason, f"{what} needs an sm_{need[0]}{need[1]}+ GPU; the schedule still records and verifies "
+                            f"on this machine; this GPU is {limits.name} ({arch})")
+    rule = optional(module, "launch_refusal")
+    message = rule(config, arch + "a" if limits.cc >= MIN_CC else arch) if rule is not None else None
     return ("cannot_run_here", message) if message else None
 
 
-def required_cc(config: Any) -> tuple[int, int, str] | None:
-    """The compute capability a config needs to run, and why (None: any sm_90 GPU)."""
-    if getattr(config, "queue", None) is QueueKind.CLC:
-        return (10, 0, "CLC dynamic persistence (cluster launch control) needs an sm_100+ GPU; "
-                       "the schedule still records and verifies on this machine")
-    return None
+def required_features(module: Any, config: Any) -> frozenset[str]:
+    """The hardware features the kernel module says ``config`` uses (none when it declares no ``features``)."""
+    declare = optional(module, "features")
+    found = frozenset(declare(config)) if declare is not None else frozenset()
+    unknown = found - set(FEATURES)
+    if unknown:
+        raise ValueError(f"kernel module {module.__name__} names unknown hardware feature(s) {sorted(unknown)}; "
+                         f"known: {sorted(FEATURES)} (add a feature to ts_explore.gpu.safety.FEATURES)")
+    return found
 
 
-__all__ = ["launch_refusal", "prove", "required_cc"]
+__all__ = ["FEATURES", "MIN_CC", "launch_refusal", "prove", "required_features"]

@@ -11,13 +11,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable
 
+from ..model.plan import MATMUL, MEMCPY, TORCH
 from .device import check
-
-
-# Labels of the reference copies timed next to a kernel.
-MEMCPY = "cudaMemcpyAsync D2D"
-TORCH = "torch.copy_"
-MATMUL = "torch.matmul"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ it is tested without a GPU.
 from __future__ import annotations
 
 import ctypes
-import importlib
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
@@ -25,6 +24,7 @@ from ..model import Section, TaskSet
 from ..model.hang import ENTERED, LEFT, WarpProgress
 from ..model.timeline import TaskWarps, Timeline, TimelineEvent, TraceSpec
 from .errors import LaunchError
+from .trace_compare import compare, predicted_order, schedule_for  # re-exported: the trace's CPU side
 
 
 class HangError(LaunchError):
@@ -299,119 +299,25 @@ def _spec(trace: Any) -> TraceSpec | None:
 
 
 def hang_report(scenario: Any, config: Any, plans: Any, warps: Any, timeout: float, gate: Any) -> Any:
-    """The :class:`HangReport` of a hung launch: measured warps beside the verifier's predicted blocked steps."""
-    from ..analysis.timeline_hang import predicted_blocks, refused_instances
-    from ..kernels.contract import BuildContext
-    from ..model.hang import HangReport
-    from ..reader.verify import verify
+    """The :class:`HangReport` of a hung launch: measured warps beside the verifier's predicted blocked steps.
 
+    Each distinct instance the gate refused is predicted apart (CTAs with 9
+    tiles block at another iteration than CTAs with 8), from the Verdict the
+    gate proved for it: nothing is verified again here.
+    """
+    from ..analysis.timeline_hang import predicted_blocks, refused_instances
+    from ..model.hang import HangReport
+
+    verdicts = {id(p.instance): p.verdict for p in getattr(gate, "proven", ())}
     predicted: list[Any] = []
-    for target in refused_instances(gate):  # each distinct instance (trip count), predicted apart
-        try:
-            built = scenario.build(config, BuildContext.for_instance(target.view))
-            predicted += predicted_blocks(verify(**built.verify_kwargs()), target.ctas, target.describe())
-        except Exception:  # noqa: BLE001 - the hang is the news; a failed re-verification only loses the prediction
-            continue
+    for target in refused_instances(gate):
+        verdict = verdicts.get(id(target))
+        if verdict is not None:
+            predicted += predicted_blocks(verdict, target.ctas, target.describe())
     plan = plans[0] if plans else None
     measured = tuple(w for w in (warps or ()) if isinstance(w, WarpProgress))
     return HangReport(scenario.name, timeout, measured, tuple(predicted), gate.summary() if gate is not None else "",
                       plan.ctas if plan else 0, plan.threads if plan else 0)
-
-
-def schedule_for(scenario: Any, config: Any, plan: Any, cta: int, warp: int) -> tuple[Any, Any] | None:
-    """The schedule tree warp ``warp`` of CTA ``cta`` runs, recorded on the CPU, and its trips per tile.
-
-    Records the plan instance that CTA belongs to, seen from that CTA (and
-    from lane 0 of the warp, for per-thread schedules). When the instance
-    view names a work tile (``extra["view_tile"]``: a domain that depends on
-    the tile), the trips are recorded tile by tile, with the view the kernel
-    module's ``tile_view(cfg, tile)`` gives (or ``view_tile=tile``).
-    """
-    from ..kernels.contract import BuildContext
-    from ..reader import capture_task_set
-
-    thread = warp * 32
-    instance = None
-    for inst in plan.instances:
-        hit = (any(cta * plan.threads + thread in r for r in inst.threads) if inst.threads
-               else any(cta in r for r in inst.ctas))
-        if hit:
-            instance = inst
-            break
-    if instance is None:
-        return None
-    view = {**instance.view, "block": cta}
-    if instance.threads or "thread" in instance.view:
-        view["thread"] = thread
-
-    tile_view = getattr(importlib.import_module(scenario.kernel), "tile_view", None) if scenario.kernel else None
-
-    def record(tile: int | None) -> tuple[Any, int] | None:
-        named = tile_view(config, tile) if tile_view is not None and tile is not None else {"view_tile": tile}
-        v = view if tile is None else {**view, "extra": {**view.get("extra", {}), **named}}
-        built = scenario.build(config, BuildContext.for_instance(v))
-        task_set = capture_task_set(built.tasks, built.resource_dependency_graph)
-        task = next((t for t in task_set.tasks if t.warp_start <= warp < t.warp_end), None)
-        if task is None:
-            return None
-        loop = task.schedule.domain_loop()
-        trips = loop.trip_count() if loop is not None else 0
-        if trips is None:  # a per-tile bound (get_domain): ask it the way TS's checker does, for this view
-            from ..reader.ts_search import loop_iterations
-
-            ts_task = next(t for t in built.tasks if t.warp_start <= warp < t.warp_end)
-            trips = loop_iterations(ts_task)
-        return task.schedule, trips or 0
-
-    found = record(None)
-    if found is None:
-        return None
-    tree, trips = found
-    if "view_tile" not in view.get("extra", {}):
-        return tree, trips
-    cache: dict[int | None, int] = {}
-
-    def per_tile(tile: int | None) -> int:
-        if tile not in cache:
-            again = record(tile) if tile is not None else found
-            cache[tile] = again[1] if again is not None else trips
-        return cache[tile]
-
-    return tree, per_tile
-
-
-def compare(scenario: Any, config: Any, plan: Any, timeline: Timeline, cta: int | None = None) -> Any:
-    """Every traced warp (of ``cta``, or all) checked step by step against its CPU-recorded schedule."""
-    from ..analysis.timeline import Alignment, check_lane
-    from ..model.timeline import WORK_STAGES
-
-    stages = WORK_STAGES if timeline.spec.stages == "work" else None
-    lanes = []
-    for c, w in timeline.warps(cta):
-        found = schedule_for(scenario, config, plan, c, w)
-        if found is not None:
-            tree, trips = found
-            lanes.append(check_lane(timeline.lane(c, w), tree, trips, stages=stages))
-    return Alignment(tuple(lanes))
-
-
-def predicted_order(scenario: Any, config: Any, plan: Any, timeline: Timeline, cta: int = 0) -> dict[str, Any]:
-    """Each task's expected steps (for the first warp of the task in ``cta``), for the comparison figure."""
-    from ..analysis.timeline import expected_steps, measured_tiles
-    from ..model.timeline import WORK_STAGES
-
-    stages = WORK_STAGES if timeline.spec.stages == "work" else None
-    out: dict[str, Any] = {}
-    for c, w in timeline.warps(cta):
-        task = timeline.task_of(w)
-        if task is None or task in out:
-            continue
-        found = schedule_for(scenario, config, plan, c, w)
-        if found is not None:
-            tree, trips = found
-            out[task] = expected_steps(tree, trips, tiles=measured_tiles(timeline.lane(c, w), tree) or
-                                       [(None, False)], stages=stages)
-    return out
 
 
 __all__ = ["HangError", "Layout", "TraceBuffers", "compare", "decode_events", "decode_progress", "hang_report",

@@ -83,21 +83,21 @@ def run_tasks(tm: TaskManager, built: Built, recorder: Any = None) -> None:
         return
     from ..reader import capture_task_set
     from .trace import cap_registers, split_by_cta
-    from .trace_hook import instrument, start_counters, step_ids, uninstrument
+    from ..reader.trace_hook import instrument, python_state, restore, start_counters, step_ids, uninstrument
 
     captured = capture_task_set(built.tasks, built.resource_dependency_graph)
     ids = step_ids(built.tasks, built.resource_dependency_graph, captured)
 
     # Running the schedule leaves staged values on TS's objects; the plain copy must start from the
     # state setup left, not from values that exist only inside the recording branch.
-    state = _python_state(tm)
+    state = python_state(tm)
 
     def traced() -> None:
         instrument(tm.tasks, ids, recorder)
         start_counters(tm.tasks)
         tm.run()
         uninstrument(tm.tasks)
-        _restore(state)
+        restore(state)
 
     if recorder.spec.registers is not None:
         cap_registers(recorder.spec.registers)
@@ -105,49 +105,6 @@ def run_tasks(tm: TaskManager, built: Built, recorder: Any = None) -> None:
         split_by_cta(recorder.spec.ctas, recorder.spec.first_cta, traced, tm.run)
     else:
         traced()
-
-
-_OURS = ("cutlass.experimental.task_scheduling", "ts_explore")
-
-
-def _python_state(root: Any) -> list[tuple[Any, Any]]:
-    """Shallow copies of every TS or ts-explore object (and plain container) reachable from ``root``.
-
-    Only the Python-level bindings are copied: the staged values they hold
-    stay as they are, which is what lets a second emission of the schedule
-    start from exactly the bindings the first one started from.
-    """
-    saved: list[tuple[Any, Any]] = []
-    seen: set[int] = set()
-    todo = [root]
-    while todo:
-        obj = todo.pop()
-        if id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, dict):
-            saved.append((obj, dict(obj)))
-            todo.extend(obj.values())
-        elif isinstance(obj, list):
-            saved.append((obj, list(obj)))
-            todo.extend(obj)
-        elif isinstance(obj, tuple):
-            todo.extend(obj)
-        elif hasattr(obj, "__dict__") and not isinstance(obj, type) and type(obj).__module__.startswith(_OURS):
-            saved.append((obj, dict(vars(obj))))
-            todo.extend(vars(obj).values())
-    return saved
-
-
-def _restore(saved: list[tuple[Any, Any]]) -> None:
-    """Put back the bindings :func:`_python_state` copied."""
-    for obj, copy in saved:
-        target = obj if isinstance(obj, (dict, list)) else vars(obj)
-        target.clear()
-        if isinstance(obj, list):
-            obj.extend(copy)
-        else:
-            target.update(copy)
 
 
 def thread_vectors(base: Any, threads: int, vector: int, count: int) -> Any:

@@ -29,7 +29,7 @@ from cutlass.experimental.task_scheduling.resources import (
 )
 
 from ..model import QueueKind
-from ..model.plan import DeviceLimits, Instance, LaunchPlan
+from ..model.plan import DeviceLimits, Instance, LaunchPlan, TileOwners
 from .access import CacheHint, load_vector, store_vector, units
 from .common import BuiltHook, int32_vector_ssa, run_built, thread_vectors
 from .host import FILL, HostProblem, pattern, require_size, split_out, strided_instances
@@ -137,6 +137,11 @@ class SkippingQueue(WorkQueue):
                          logical_tiles=self.logical_tiles)
 
 
+def features(cfg: Any) -> frozenset[str]:
+    """Hardware features this config's kernel uses (:data:`ts_explore.gpu.safety.FEATURES` says which GPUs have them)."""
+    return frozenset({"clc"}) if cfg.queue is QueueKind.CLC else frozenset()
+
+
 def ctas(cfg: Any, total_tiles: int, limits: DeviceLimits, registers: int | None = None) -> int:
     """CTAs launched: one per tile without a queue or with CLC; static persistence fills the GPU at most."""
     if cfg.queue is QueueKind.STATIC:
@@ -185,7 +190,8 @@ def plan(cfg: Any, size: int, limits: DeviceLimits, registers: int | None = None
     return LaunchPlan(kernel=__name__, size=n, grid=(1, 1, grid) if cfg.queue is QueueKind.STATIC else (grid, 1, 1),
                       threads=cfg.threads_per_cta, smem_bytes=16 * cfg.scheduler_stages
                       if cfg.queue is QueueKind.CLC else 0, device=limits, instances=instances,
-                      registers=registers, assumptions=assumptions)
+                      registers=registers, assumptions=assumptions,
+                      tile_owners=TileOwners(total, 0 if cfg.queue is QueueKind.CLC else grid))
 
 
 def host_problem(cfg: Any, plan: LaunchPlan) -> HostProblem:
@@ -247,4 +253,4 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
     return compile_with_pointers(host, pointers=2, ints=4, arch=arch, traced=trace is not None)
 
 
-__all__ = ["SkippingQueue", "TileRows", "compile", "ctas", "host_problem", "plan"]
+__all__ = ["SkippingQueue", "TileRows", "compile", "ctas", "features", "host_problem", "plan"]

@@ -51,6 +51,8 @@ class Recorder:
     record nothing pay nothing per step.
     """
 
+    ENTERED, LEFT = ENTERED, LEFT  # progress marks (the trace hook writes them through the recorder)
+
     def __init__(self, spec: Any, events: Any, progress: Any) -> None:
         self.spec = spec
         self.events = _gmem(events) if spec.events else None

@@ -139,10 +139,5 @@ class HangReport:
     def __str__(self) -> str:
         return self.describe()
 
-    def _repr_html_(self) -> str:
-        from ..render.timeline_html import hang_html
-
-        return hang_html(self)
-
 
 __all__ = ["ENTERED", "LEFT", "HangReport", "PredictedBlock", "WarpProgress"]

@@ -15,8 +15,16 @@ proves and the grid the GPU runs cannot drift apart.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
+if TYPE_CHECKING:
+    from .verdict import Verdict
+
+
+# Labels of the reference operations timed next to a kernel (the launch results and their plots use them).
+MEMCPY = "cudaMemcpyAsync D2D"
+TORCH = "torch.copy_"
+MATMUL = "torch.matmul"
 
 @dataclass(frozen=True)
 class DeviceLimits:
@@ -86,6 +94,25 @@ class Instance:
 
 
 @dataclass(frozen=True)
+class TileOwners:
+    """Which CTA runs each work tile, as the kernel's plan decides: tile ``t`` on CTA ``t % ctas``.
+
+    One tile per CTA is ``ctas == tiles``; ``ctas == 0``: tiles are handed out
+    at run time (a dynamic queue), so no CTA is known beforehand.
+
+    >>> TileOwners(tiles=7, ctas=5).owner(6), TileOwners(tiles=7, ctas=0).owner(6)
+    (1, None)
+    """
+
+    tiles: int
+    ctas: int
+
+    def owner(self, tile: int) -> int | None:
+        """The CTA that runs ``tile`` (None: decided at run time)."""
+        return tile % self.ctas if self.ctas else None
+
+
+@dataclass(frozen=True)
 class LaunchPlan:
     """How one problem size launches: grid, block, resources, and the distinct per-CTA instances."""
 
@@ -98,6 +125,7 @@ class LaunchPlan:
     instances: tuple[Instance, ...]
     registers: int | None = None  # per thread, from the compiled kernel when known
     assumptions: tuple[str, ...] = ()
+    tile_owners: TileOwners | None = None  # which CTA runs each work tile (None: the kernel does not say)
     work_units: str = "elements"
 
     @property
@@ -130,6 +158,7 @@ class ProvenInstance:
     instance: Instance
     status: str  # "safe" | "unsafe" | "inconclusive" | "vacuous"
     summary: str
+    verdict: Verdict | None = field(default=None, compare=False, repr=False)  # None: no work, nothing verified
 
     def describe(self) -> str:
         """``CTAs 0-394: 83 tiles - proven``."""
@@ -149,6 +178,12 @@ class GateReport:
     def ok(self) -> bool:
         """True when every instance with work was proven safe."""
         return not self.problem and all(p.status in ("safe", "vacuous") for p in self.proven)
+
+    @property
+    def verdicts(self) -> tuple[Verdict, ...]:
+        """The Verdicts the gate proved, one per distinct instance (equal instances share one)."""
+        found = {id(p.verdict): p.verdict for p in self.proven if p.verdict is not None}
+        return tuple(found.values())
 
     @property
     def refused_by(self) -> tuple[ProvenInstance, ...]:
@@ -188,4 +223,5 @@ def span_text(spans: tuple[range, ...] | list[range], word: str = "CTAs") -> str
     return f"{label} {', '.join(parts)}" if parts else f"no {word}"
 
 
-__all__ = ["DeviceLimits", "GateReport", "Instance", "LaunchPlan", "ProvenInstance", "runs_of", "span_text"]
+__all__ = ["MATMUL", "MEMCPY", "TORCH", "DeviceLimits", "GateReport", "Instance", "LaunchPlan", "ProvenInstance", "TileOwners",
+           "runs_of", "span_text"]

@@ -281,30 +281,6 @@ class Timeline:
     def __repr__(self) -> str:
         return f"Timeline({self.summary()})"
 
-    # -- drawing and tables (lazy: the model does not import renderers) ----------------
-    def plot(self, cta: int | None = None, **kwargs: Any) -> Any:
-        """Lanes per warp coloured like the diagrams (a matplotlib Figure)."""
-        from ..render.timeline import timeline_figure
-
-        return timeline_figure(self, cta=cta, **kwargs)
-
-    def table(self) -> Any:
-        """Per task and step: count, mean duration, time blocked, share of the warps' time."""
-        from ..analysis.timeline import step_table
-
-        return step_table(self)
-
-    def stalls(self) -> Any:
-        """Where warps wait, per pipeline and stage, the critical path and the bound in a sentence."""
-        from ..analysis.stalls import stalls
-
-        return stalls(self)
-
-    def _repr_html_(self) -> str:
-        from ..render.timeline_html import timeline_html
-
-        return timeline_html(self)
-
     # -- Chrome trace-event JSON --------------------------------------------------------
     def to_chrome(self) -> dict[str, Any]:
         """A Chrome trace-event document: one process per CTA, one thread per warp, complete events."""

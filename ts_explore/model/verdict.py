@@ -210,11 +210,6 @@ class Verdict:
         out["summary"] = self.summary()
         return out
 
-    def _repr_html_(self) -> str:
-        from ..render.verdict_html import verdict_html
-
-        return verdict_html(self)
-
     def __repr__(self) -> str:
         return (
             f"Verdict({self.status.value}: {len(self.failed_checks)} failed check(s), "

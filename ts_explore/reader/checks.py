@@ -10,17 +10,27 @@ warn-only mode lets through.
 
 from __future__ import annotations
 
+import contextlib
+import inspect
+import io
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from cutlass.experimental.task_scheduling.resources import MemoryResource
+from cutlass.experimental.task_scheduling.task import Task
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
-from ..model.verdict import ANALYSIS_CHECK
+from ..model.verdict import ANALYSIS_CHECK, CheckOutcome, Note
+from .problems import problem_from_exception
+from .ts_text import parse_printed_notes
 
 SETUP = "TaskManager"
 ANALYSIS = ANALYSIS_CHECK  # our own reading of TS's results failed (INCONCLUSIVE, not a TS rejection)
 
-# TS check method -> (title in words, how to fix a failure)
-CHECKS: dict[str, tuple[str, str]] = {
+# TS checks: TaskManager's check method -> (title in words, how to fix a failure)
+TS_CHECKS: dict[str, tuple[str, str]] = {
     SETUP: ("TaskManager construction",
             "TaskManager could not start verifying these objects; read the message and check the tasks and graph."),
     ANALYSIS: ("reading TS's results",
@@ -75,12 +85,12 @@ CHECKS: dict[str, tuple[str, str]] = {
 
 def check_title(name: str) -> str:
     """A TS check's name in words."""
-    return CHECKS.get(name, (name.strip("_").replace("_", " "), ""))[0]
+    return TS_CHECKS.get(name, (name.strip("_").replace("_", " "), ""))[0]
 
 
 def check_hint(name: str) -> str:
     """How to fix a failure of a TS check."""
-    return CHECKS.get(name, ("", "Read TS's message; it names the rule."))[1]
+    return TS_CHECKS.get(name, ("", "Read TS's message; it names the rule."))[1]
 
 
 def check_name(check_fn: Callable[[], Any]) -> str:
@@ -110,4 +120,101 @@ class ObservedTaskManager(TaskManager):
             self._ts_explore_outcomes.append((name, None))
 
 
-__all__ = ["ANALYSIS", "CHECKS", "SETUP", "ObservedTaskManager", "check_hint", "check_name", "check_title"]
+SEARCH_SWITCH = "exhaustive_deadlock_race_check"
+_TM_PARAMS = frozenset(inspect.signature(TaskManager.__init__).parameters) - {"self", "tasks", "resource_dependency_graph"}
+
+
+@dataclass
+class CheckRecord:
+    """What TaskManager's checks gave: each check's outcome, what they printed, the warnings they raised."""
+
+    outcomes: list[tuple[str, BaseException | None]] = field(default_factory=list)
+    output: str = ""
+    caught: list[warnings.WarningMessage] = field(default_factory=list)
+
+    def checks(self) -> tuple[CheckOutcome, ...]:
+        """Each check's outcome in words, a failure with its message and how to fix it."""
+        out = []
+        for name, exc in self.outcomes:
+            if exc is None:
+                out.append(CheckOutcome(name, check_title(name), True))
+                continue
+            problem = problem_from_exception(exc) if name == SETUP else None
+            out.append(CheckOutcome(
+                name=name, title=check_title(name), passed=False,
+                message=str(exc).strip() or type(exc).__name__, error_type=type(exc).__name__,
+                hint=problem.hint if problem and problem.rule not in ("schedule-error", "python-error")
+                else check_hint(name),
+                problem=problem,
+            ))
+        return tuple(out)
+
+    def notes(self) -> tuple[Note, ...]:
+        """TS's printed notes and its Python warnings, as :class:`Note` s."""
+        notes = [Note(n.kind, f"{n.level}: {n.text}", n.task, n.resource) for n in parse_printed_notes(self.output)]
+        notes.extend(Note("ts-warning", str(w.message).strip()) for w in self.caught)
+        return tuple(notes)
+
+    @property
+    def reached_search(self) -> bool:
+        """True when TaskManager got as far as its exhaustive search (no setup crash before it)."""
+        return not any(name == SETUP for name, _ in self.outcomes)
+
+
+def check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[Any]:
+    """``verify``'s tasks as a list; a TypeError naming the mistake when they are not TS Tasks and a graph."""
+    if not isinstance(tasks, (list, tuple)):
+        raise TypeError(f"verify(tasks=...) takes a list of TS Task objects, got {type(tasks).__name__}")
+    bad = [type(t).__name__ for t in tasks if not isinstance(t, Task)]
+    if bad:
+        raise TypeError(f"verify(tasks=...) takes TS Task objects; got {', '.join(sorted(set(bad)))}")
+    if not isinstance(graph, Mapping):
+        raise TypeError(
+            "verify(resource_dependency_graph=...) takes a dict {downstream resource: [upstream resources]}, "
+            f"got {type(graph).__name__}"
+        )
+    bad_values = [type(v).__name__ for v in graph.values() if not isinstance(v, (list, tuple))]
+    if bad_values:
+        raise TypeError(
+            "verify(resource_dependency_graph=...) maps each downstream resource to a LIST of upstream "
+            f"resources (use [] for sources); got {', '.join(sorted(set(bad_values)))}"
+        )
+    named = [x for k, v in graph.items() for x in (k, *v) if not isinstance(x, MemoryResource)]
+    if named:
+        example = named[0]
+        raise TypeError(
+            "verify(resource_dependency_graph=...) takes the resource objects the tasks use, not names or other "
+            f"values: got {example!r} ({type(example).__name__}); write {{smem: [src]}}, not {{'smem': ['src']}}"
+        )
+    unknown = sorted(set(tm_kwargs) - _TM_PARAMS)
+    if unknown:
+        raise TypeError(
+            f"verify() got unknown TaskManager argument(s) {', '.join(unknown)}; "
+            f"TaskManager accepts: {', '.join(sorted(_TM_PARAMS))}"
+        )
+    return list(tasks)
+
+
+def run_checks(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dict[str, Any]) -> CheckRecord:
+    """Construct TaskManager quietly with its exhaustive search switched off; every check's outcome as data.
+
+    The search runs afterwards, through the verification's engine, over
+    inputs read once (:mod:`ts_explore.reader.instance`).
+    """
+    record = CheckRecord()
+    out = io.StringIO()
+    kwargs = {"verbose": False, **tm_kwargs, SEARCH_SWITCH: False}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                ObservedTaskManager(tasks, dict(graph), outcomes=record.outcomes, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - a crash outside the checks is a failed setup check
+            record.outcomes.insert(0, (SETUP, exc))
+        record.caught = list(caught)
+    record.output = out.getvalue()
+    return record
+
+
+__all__ = ["ANALYSIS", "TS_CHECKS", "SEARCH_SWITCH", "SETUP", "CheckRecord", "ObservedTaskManager", "check_arguments",
+           "check_hint", "check_name", "check_title", "run_checks"]

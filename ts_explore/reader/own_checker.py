@@ -1,4 +1,9 @@
-"""ts-explore's own checker behind TS's ``check_all_interleavings`` interface.
+"""ts-explore's own checker behind TS's ``check_all_interleavings`` interface: the parity bridge.
+
+The parity tests (``tests/check/``) compare it with TS's function result by
+result. :func:`ts_explore.verify` does not go through it: its engine searches
+the :class:`SearchProblem` the reader read and tells the findings in our model
+directly (:mod:`ts_explore.verification.engines`).
 
 :func:`check_all_interleavings` takes the same arguments as TS's function
 and returns a :class:`CheckRun`: the fields of TS's ``CheckResult``, with

@@ -19,8 +19,8 @@ from types import TracebackType
 
 from ..model import Problem
 
-# (regex searched in the message, rule slug, how to fix it). First match wins.
-RULES: tuple[tuple[str, str, str], ...] = (
+# Grammar problems: (regex searched in TS's message, the Problem's rule slug, how to fix it). First match wins.
+GRAMMAR_PROBLEMS: tuple[tuple[str, str, str], ...] = (
     (r"must be called inside an @schedule function", "outside-schedule",
      "Call domain_loop / work_tile_loop / when_true only inside a function decorated with @schedule."),
     (r"must be passed as `group\.member`", "group-member",
@@ -125,7 +125,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
 
 def classify(message: str) -> tuple[str, str]:
     """(rule slug, hint) for a TS error message."""
-    for pattern, rule, hint in RULES:
+    for pattern, rule, hint in GRAMMAR_PROBLEMS:
         if re.search(pattern, message, flags=re.S):
             return rule, hint
     return "schedule-error", "Read TS's message above; it names the rule the schedule breaks."
@@ -139,8 +139,8 @@ _STDLIB_DIRS = tuple(
 
 def is_user_code(filename: str) -> bool:
     """True for the user's files and notebook cells; False for TS, ts_explore and Python itself."""
-    if filename.startswith("<"):
-        return filename.startswith("<ipython-input")
+    if filename.startswith("<"):  # a notebook cell, or text the user typed (a lambda in a control) kept for tracebacks
+        return filename.startswith("<ipython-input") or bool(linecache.cache.get(filename, (0,))[0])
     path = os.path.normpath(os.path.abspath(filename))
     parts = path.split(os.sep)
     if "site-packages" in parts or "dist-packages" in parts:
@@ -160,15 +160,6 @@ def user_frame(tb: TracebackType | None) -> tuple[str, int] | None:
     return best
 
 
-def innermost_frame(tb: TracebackType | None) -> tuple[str, int] | None:
-    """(filename, line) where the exception was raised, whoever's code it is."""
-    frames = list(traceback.walk_tb(tb))
-    if not frames:
-        return None
-    frame, lineno = frames[-1]
-    return frame.f_code.co_filename, lineno
-
-
 def _did_you_mean(message: str) -> str | None:
     """'Did you mean get_item()?' for a typo'd work method, from TS's list of available ones."""
     m = re.search(r"no work method '([^']+)'\. Available work methods: (.*)\.$", message)
@@ -182,9 +173,12 @@ def problem_from_exception(exc: BaseException) -> Problem:
     """A Problem for any exception raised while recording or building a Task."""
     message = str(exc).strip() or type(exc).__name__
     rule, hint = classify(message)
+    own_hint = getattr(exc, "hint", None)
+    if rule == "schedule-error" and isinstance(own_hint, str) and own_hint:  # a ConfigError of ours: its own fix
+        rule, hint, message = "config-error", own_hint, str(getattr(exc, "cause", message))
     if rule == "unknown-method":
         hint = _did_you_mean(message) or hint
-    where = user_frame(exc.__traceback__) or innermost_frame(exc.__traceback__)
+    where = user_frame(exc.__traceback__)  # only the user's own line: TS's or ours would point away from the fix
     line = filename = source = None
     if where is not None:
         filename, line = where
@@ -243,4 +237,4 @@ def not_a_schedule(obj: object) -> Problem | None:
                    "the steps.", error_type="TypeError", **where)
 
 
-__all__ = ["RULES", "classify", "is_user_code", "located", "not_a_schedule", "problem_from_exception", "user_frame"]
+__all__ = ["GRAMMAR_PROBLEMS", "classify", "is_user_code", "located", "not_a_schedule", "problem_from_exception", "user_frame"]

@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import sys
 import warnings
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from cutlass.experimental.task_scheduling import schedule_builder as sb
 
-from ..model import Problem, ScheduleTree
+from ..model.recording import Recording
 from .constexpr import range_constexpr_on_cpu
 from .problems import located, not_a_schedule, problem_from_exception
 from .schedule import capture_schedule
-from .task_rules import OpenedBlocks, task_problem
+from .task_problems import OpenedBlocks, task_problem
 
 _TRACED_CODE = sb.schedule(lambda: None).__code__
 
@@ -38,59 +37,6 @@ _TRACED_CODE = sb.schedule(lambda: None).__code__
 def is_schedule_function(fn: Any) -> bool:
     """True for the wrapper ``@schedule`` returns."""
     return getattr(fn, "__code__", None) is _TRACED_CODE
-
-
-@dataclass(frozen=True)
-class Recording:
-    """The outcome of :func:`record`: the TS ``Schedule``, the :class:`Problem` that stops it, or both.
-
-    ``ok`` is True only when TS recorded the schedule and a ``Task`` accepts
-    it. With a Task-time problem both ``schedule`` and ``error`` are set.
-    """
-
-    schedule: Any = None  # cutlass Schedule, passable to Task(schedule=...)
-    error: Problem | None = None
-    warnings: tuple[str, ...] = ()
-    _tree: list[ScheduleTree] = field(default_factory=list, repr=False, compare=False)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and self.schedule is not None
-
-    @property
-    def tree(self) -> ScheduleTree | None:
-        """The captured model (None when TS did not record anything)."""
-        if self.schedule is None:
-            return None
-        if not self._tree:
-            self._tree.append(capture_schedule(self.schedule))
-        return self._tree[0]
-
-    @property
-    def unrouted(self) -> tuple[str, ...]:
-        """TS's warnings about outputs no later step uses (also badged on the producing step)."""
-        return tuple(w for w in self.warnings if "never routed" in w)
-
-    def __repr__(self) -> str:
-        tree = self.tree
-        if self.error is not None:
-            recorded = f", recorded {len(tree.steps())} steps" if tree is not None else ""
-            return f"Recording(error={self.error.rule!r}: {self.error.message!r}{recorded})"
-        assert tree is not None
-        return f"Recording(schedule={tree.name!r}, steps={len(tree.steps())}, routes={len(tree.routes)})"
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from ..render.display import mimebundle
-        from ..render.recording import recording_html
-
-        if self.schedule is None:
-            assert self.error is not None
-            return {"text/html": self.error.to_html(), "text/plain": str(self.error)}
-        bundle = mimebundle(self.tree, text=str(self.schedule))
-        bundle["text/html"] = recording_html(self.error, self.unrouted, bundle.get("text/html", ""))
-        if self.error is not None:
-            bundle["text/plain"] = f"{self.error}\n\n{bundle['text/plain']}"
-        return bundle
 
 
 def record(schedule_fn: Callable[..., Any], *resources: Any) -> Recording:
@@ -117,7 +63,7 @@ def record(schedule_fn: Callable[..., Any], *resources: Any) -> Recording:
         if refused.line is None:  # point at the call: the argument is what is wrong
             caller = sys._getframe(1)
             refused = located(refused, caller.f_code.co_filename, caller.f_lineno)
-        return Recording(error=refused)
+        return Recording(error=refused, capture=capture_schedule)
     fn = schedule_fn if is_schedule_function(schedule_fn) else sb.schedule(schedule_fn)
     user_fn = getattr(fn, "__wrapped__", schedule_fn)
     opened = OpenedBlocks()
@@ -128,9 +74,10 @@ def record(schedule_fn: Callable[..., Any], *resources: Any) -> Recording:
             schedule = fn(*resources)
             caught = list(caught_list)
     except Exception as exc:  # noqa: BLE001 - the failure is the data
-        return Recording(error=problem_from_exception(exc))
+        return Recording(error=problem_from_exception(exc), capture=capture_schedule)
     notes = tuple(str(w.message) for w in caught if issubclass(w.category, UserWarning))
-    return Recording(schedule=schedule, error=task_problem(schedule, opened, user_fn), warnings=notes)
+    return Recording(schedule=schedule, error=task_problem(schedule, opened, user_fn), warnings=notes,
+                     capture=capture_schedule)
 
 
 __all__ = ["Recording", "is_schedule_function", "record"]

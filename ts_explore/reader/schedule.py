@@ -1,6 +1,6 @@
 """Turn a recorded TS ``Schedule`` tree into our frozen :class:`ScheduleTree`.
 
-This module (with its siblings in ``capture/``) is the only place that reads
+This module (with its siblings in ``reader/``) is the only place that reads
 TS objects. It mirrors the section and call-index rules of TS's lowering
 (``schedule_legacy_adapter``) so step labels match what TS prints and checks.
 """

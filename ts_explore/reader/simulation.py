@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from ..model import Section, Stage, TaskInfo
 from ..model.verdict import COMMIT_CREDIT, EMPTY_CREDIT, BlockedStep, ExhaustiveRun, Imbalance
-from .ts_search import task_name
+from .lanes import task_name
 from .ts_text import BlockedLine, parse_blocked, parse_imbalance
 
 SIMULATION = "_print_task_schedules"

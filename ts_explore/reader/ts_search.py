@@ -1,52 +1,47 @@
-"""Read TS's exhaustive interleaving checker: its lanes, credit pools, findings and paths.
+"""Read TS's exhaustive interleaving checker's results: its findings and paths, as our model.
 
-The checker walks each task's HEAD + loop x N + TAIL list (repeated for 2
-tiles when a WorkQueue is present), with non-pipelined work split in two
-entries. :func:`lanes_for` rebuilds exactly those lists through TS's own
-helpers and tags every entry with its tree step, iteration and tile.
-:func:`capture_paths` re-runs a failing variant with TS's verbose reporter
-swapped for a recorder, to get the shortest interleaving TS only prints.
+:func:`convert_run` turns one TS ``CheckResult`` into an
+:class:`~ts_explore.model.verdict.ExhaustiveRun` told in the lanes of
+:mod:`.lanes` (re-exported here); :func:`capture_paths` re-runs a failing
+variant with TS's verbose reporter swapped for a recorder, to get the
+shortest interleaving TS only prints. This is the reference engine's side
+(``verify(..., checker="ts")``); our checker's findings need none of it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
-from cutlass.experimental.task_scheduling import task_manager as ts_tm
-from cutlass.experimental.task_scheduling.enums import guard_fires
-from cutlass.experimental.task_scheduling.resources import PipelineGroup, WorkQueue
 
 from ..analysis.cycles import wait_for
 from ..analysis.narrate import blocked_sentence
 from ..analysis.paths import replay
+from ..model import Stage
 from ..model.scope import TS_ENGINE
-from ..model import Family, Section, Stage, TaskInfo
-from ..model.schedule import range_length
 from ..model.verdict import (
     COMMIT_CREDIT,
     EMPTY_CREDIT,
     BlockedStep,
     CheckerStep,
     CreditModel,
-    CreditPool,
     Deadlock,
     ExhaustiveRun,
     Lane,
     PdlViolation,
     Race,
 )
-from .schedule import family_of
-from .search_input import participants
+from .lanes import (  # re-exported: the reference engine's results are told in these lanes
+    LOCK,
+    credit_model,
+    lanes_for,
+    loop_iterations,
+    probe_domain,
+    static_domain,
+    task_name,
+)
 from .ts_text import parse_path_op
-
-NameOf = Callable[[Any], str]
-LOCK = threading.RLock()  # guards the module attributes swapped while verifying
-
-_SECTION_OF_TAG = {"H": Section.HEAD, "SH": Section.HEAD, "T": Section.TAIL, "ST": Section.TAIL}
 
 
 @dataclass
@@ -64,189 +59,6 @@ class RunRecord:
     def variant(self) -> str:
         """``normal`` or ``skipped-tile``."""
         return "skipped-tile" if self.kwargs.get("skipped_tile") else "normal"
-
-
-def task_name(task: Any) -> str:
-    """The name ts-explore shows for a task (TaskInfo's rule)."""
-    return task.name or f"task@{task.warp_start}"
-
-
-_TS_PROBE = ts_tm._try_probe_domain
-_probe_cache: dict[int, tuple[Any, int | None]] | None = None  # set while a verification runs
-
-
-def probe_domain(task: Any) -> int | None:
-    """TS's host-side ``get_domain`` probe (an int loop end, or None); cached while verifying."""
-    if _probe_cache is None:
-        return _TS_PROBE(task)
-    hit = _probe_cache.get(id(task))
-    if hit is None or hit[0] is not task:
-        hit = _probe_cache[id(task)] = (task, _TS_PROBE(task))
-    return hit[1]
-
-
-@contextlib.contextmanager
-def cached_domain_probes() -> Iterator[None]:
-    """One probe per task per verification: TS probes in every expansion and each probe traces DSL code."""
-    global _probe_cache
-    with LOCK:
-        outer = _probe_cache
-        _probe_cache = {} if outer is None else outer
-        ts_tm._try_probe_domain = probe_domain
-        try:
-            yield
-        finally:
-            ts_tm._try_probe_domain = _TS_PROBE if outer is None else probe_domain
-            _probe_cache = outer
-
-
-def loop_iterations(task: Any) -> int:
-    """How many loop iterations the checker unrolls (TS's ``expand_loop`` rule, fallback 1)."""
-    start, end, step = task.domain_start, task.domain, task.step
-    static = isinstance(start, int) and isinstance(step, int)
-    if task.domain_getter is None and isinstance(end, int) and static:
-        return range_length(start, end, step)
-    if task.domain_getter is not None and static:
-        probed = probe_domain(task)
-        if probed is not None:
-            return range_length(start, probed, step)
-    step_i = step if isinstance(step, int) else 1
-    stop = 1 if step_i > 0 else -1
-    return range_length(start if isinstance(start, int) else 0, stop, step_i)
-
-
-def static_domain(task: Any) -> bool:
-    """True when the checker unrolls the real iteration count (all bounds Python ints)."""
-    if not (isinstance(task.domain_start, int) and isinstance(task.step, int)):
-        return False
-    if task.domain_getter is not None:
-        return probe_domain(task) is not None
-    return isinstance(task.domain, int)
-
-
-def _iterations(task: Any, entries: list[Any], skipped: bool, assignment: dict | None) -> list[int | None]:
-    """Loop iteration of each entry, recomputed with TS's guard rule and checked against TS's list."""
-    if skipped and getattr(task, "skip_if", None) is not None:
-        return [None] * len(entries)
-    n = loop_iterations(task)
-    mine: list[tuple[Any, int | None]] = [(e, None) for e in task.head_schedule_list]
-    for i in range(n):
-        for res, stage, cid, guard, lbl in task.loop_schedule_list:
-            if guard_fires(guard, i, n, opaque_assignment=assignment):
-                mine.append(((res, stage, cid, lbl), i))
-    mine += [(e, None) for e in task.tail_schedule_list]
-    same = len(mine) == len(entries) and all(
-        a[0] is b[0] and a[1] == b[1] and a[2] == b[2] for (a, _), b in zip(mine, entries)
-    )
-    return [it for _, it in mine] if same else [None] * len(entries)
-
-
-_PARTS = {2: ("write phase", "read phase"), -2: ("1/2", "2/2"), 1: ("",)}
-
-
-def _split(entry: tuple) -> int:
-    """How TS's ``_explode_sync_work`` splits an entry: 2 read/write phases, -2 doubled, 1 kept."""
-    if len(ec._consumer_work_phase_entries(entry)) > 1:
-        return 2
-    return -2 if ec._should_double_nonpipeline_producer_work(entry[0], entry[1]) else 1
-
-
-@dataclass(frozen=True)
-class _ResourceStage:
-    """What a lane step needs from one (resource, stage) pair; TS resources are slow to query."""
-
-    name: str
-    stage: Stage
-    split: int
-    tracked: bool
-    family: Family
-
-
-def lanes_for(
-    tasks: list[Any],
-    infos: dict[int, TaskInfo],
-    name_of: NameOf,
-    *,
-    skipped_tile: bool = False,
-    opaque_assignment: dict | None = None,
-    num_tiles: int = 1,
-) -> tuple[Lane, ...]:
-    """Each task's checker schedule as :class:`Lane` s (same order and length as TS's)."""
-    facts: dict[tuple[int, Any], _ResourceStage] = {}
-
-    def fact(entry: tuple) -> _ResourceStage:
-        key = (id(entry[0]), entry[1])
-        found = facts.get(key)
-        if found is None:
-            res, stage = entry[0], Stage(entry[1].value)
-            found = facts[key] = _ResourceStage(
-                name_of(res), stage, _split(entry), not isinstance(res, WorkQueue), family_of(res, stage)
-            )
-        return found
-
-    per_task: list[list[tuple[tuple, int | None, str]]] = []
-    for task in tasks:
-        entries = ec._expand_task_for_check(task, skipped_tile, opaque_assignment)
-        iters = _iterations(task, entries, skipped_tile, opaque_assignment)
-        per_task.append(
-            [(e, it, part) for e, it in zip(entries, iters) for part in _PARTS[fact(e).split]] * num_tiles
-        )
-    domain_rids = ts_tm._domain_interleaved_resource_ids(tasks)
-    if domain_rids:  # per-physical-stage credit pools: ask TS which slot each entry uses
-        keys = ts_tm._precompute_stage_credit_keys(tasks, [[e for e, _, _ in lane] for lane in per_task], domain_rids)
-    else:
-        keys = [[(0, 0)] * len(lane) for lane in per_task]
-    lanes = []
-    for task, lane, lane_keys in zip(tasks, per_task, keys):
-        info = infos.get(id(task))
-        labels = _labels(task)
-        uids = {}
-        if info is not None:
-            uids = {(s.section, s.resource, s.stage, s.call_index): s.uid for s in info.schedule.steps()}
-        name = task_name(task)
-        per_tile = len(lane) // max(num_tiles, 1)
-        steps = []
-        for idx, ((entry, it, part), key) in enumerate(zip(lane, lane_keys)):
-            f = fact(entry)
-            cid, tag = entry[2], entry[3]
-            section = _SECTION_OF_TAG.get(tag, Section.LOOP)
-            steps.append(
-                CheckerStep(
-                    name, idx, f.name, f.stage, cid, section, tag, it, idx // per_tile if per_tile else 0, part,
-                    uids.get((section, f.name, f.stage, cid)), labels.get((section, id(entry[0]), entry[1], cid)),
-                    key[1], f.tracked, f.family,
-                )
-            )
-        lanes.append(Lane(name, tuple(steps)))
-    return tuple(lanes)
-
-
-def _labels(task: Any) -> dict[tuple[Section, int, Any, int], str | None]:
-    """Work-method label of every (section, resource id, stage, call id) of a task."""
-    out = {(Section.HEAD, id(r), s, c): lbl for r, s, c, lbl in task.head_schedule_list}
-    out.update({(Section.LOOP, id(r), s, c): lbl for r, s, c, _g, lbl in task.loop_schedule_list})
-    out.update({(Section.TAIL, id(r), s, c): lbl for r, s, c, lbl in task.tail_schedule_list})
-    return out
-
-
-def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
-    """Initial pools and participant counts exactly as ``check_all_interleavings`` sets them up."""
-    resources = ec._collect_resources(tasks)
-    domain_rids = ts_tm._domain_interleaved_resource_ids(tasks)
-    by_id = {id(r): r for r in resources}
-    pools = tuple(
-        CreditPool(name_of(by_id[rid]), slot, n)
-        for (rid, slot), n in ec._build_initial_cons_credits(resources, domain_rids).items()
-        if rid in by_id
-    )
-    producers, consumers = participants(tasks)
-    approximate = any(isinstance(r, PipelineGroup) or getattr(r, "pipeline_group", None) for r in resources)
-    return CreditModel(
-        pools=pools,
-        producers=tuple((name_of(by_id[k]), n) for k, n in producers.items() if k in by_id),
-        consumers=tuple((name_of(by_id[k]), n) for k, n in consumers.items() if k in by_id),
-        approximate=approximate,
-    )
 
 
 class _PathRecorder(ec._VerboseReporter):
@@ -395,6 +207,7 @@ def convert_run(
 __all__ = [
     "LOCK",
     "RunRecord",
+    "probe_domain",
     "capture_paths",
     "convert_run",
     "credit_model",

@@ -16,6 +16,7 @@ from . import style
 from .labels import esc, html_label, wrap
 from .tree import _new_graph, _task_title, _TreeWriter, step_label
 
+NOTE_WIDTH = 60  # characters per line of a task's change notes
 _COLOURS = {Change.ADDED: style.DIFF_ADDED, Change.MOVED: style.DIFF_MOVED}
 
 
@@ -89,8 +90,9 @@ def diff_graph(current: TaskSet, diff: ScheduleDiff, *, title: str = "changes si
         if task_diff is not None and task_diff.status == "added":
             label += "  (new task)"
         notes = task_diff.notes if task_diff is not None else ()
-        if notes:
-            label = "\\l".join([label, *notes]) + "\\l"  # left-justified lines
+        if notes:  # left-justified lines, wrapped so a long loop title does not widen (and so shrink) the drawing
+            lines = [part for note in notes for part in wrap(note, NOTE_WIDTH).split("\\n")]
+            label = "\\l".join([label, *lines]) + "\\l"
         sub.attr(label=label, color=color, style=st, fillcolor=fill, labeljust="l")
         writer = _DiffWriter(sub, f"t{i}_", task_diff)
         writer.body(sub, task.schedule.body)

@@ -25,9 +25,21 @@ SUFFIX_FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
 TEXT_SUFFIXES = (".dot", ".gv")
 
 
+def ascii_dot(source: str) -> str:
+    """DOT text with every non-ASCII character as a numeric character reference, which Graphviz draws the same.
+
+    Every Graphviz build reads it alike (``graphviz-pure`` warns on non-ASCII
+    labels); it is what this module hands to Graphviz.
+
+    >>> ascii_dot('a [label="tile 1 · loop"]')
+    'a [label="tile 1 &#183; loop"]'
+    """
+    return source.encode("ascii", "xmlcharrefreplace").decode("ascii")
+
+
 @functools.lru_cache(maxsize=256)
 def _svg_for_source(source: str, engine: str) -> str:
-    return graphviz.Source(source, engine=engine).pipe(format="svg", encoding="utf-8")
+    return graphviz.Source(ascii_dot(source), engine=engine).pipe(format="svg", encoding="utf-8")
 
 
 def to_svg(graph: graphviz.Digraph) -> str:
@@ -47,7 +59,8 @@ def _inline(svg: str, source: str) -> str:
 FIT_CSS = (
     ".{scope} .ts-explore-fit-body{{overflow-x:auto}}"
     ".{scope} .ts-explore-fit-body>svg{{max-width:100%;height:auto}}"
-    ".{scope} input.ts-explore-full:checked~.ts-explore-fit-body>svg{{max-width:none}}"
+    # !important: the svg also carries an inline max-width, which beats any rule that is not
+    ".{scope} input.ts-explore-full:checked~.ts-explore-fit-body>svg{{max-width:none!important}}"
     ".{scope} label{{font:11px sans-serif;color:#555;cursor:pointer;user-select:none}}"
 )
 
@@ -123,7 +136,7 @@ def save_graph(graph: graphviz.Digraph, path: str | Path) -> Path:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in TEXT_SUFFIXES:
-        path.write_text(graph.source, encoding="utf-8")
+        path.write_text(ascii_dot(graph.source), encoding="utf-8")
         return path
     fmt = SUFFIX_FORMATS.get(suffix)
     if fmt is None:
@@ -132,11 +145,11 @@ def save_graph(graph: graphviz.Digraph, path: str | Path) -> Path:
             f"{', '.join([*SUFFIX_FORMATS, *TEXT_SUFFIXES])}"
         )
     try:
-        data = graphviz.Source(graph.source, engine=graph.engine).pipe(format=fmt)
+        data = graphviz.Source(ascii_dot(graph.source), engine=graph.engine).pipe(format=fmt)
     except graphviz.ExecutableNotFound as exc:
         raise RuntimeError(DOT_MISSING) from exc
     path.write_bytes(data)
     return path
 
 
-__all__ = ["DOT_MISSING", "Drawing", "fit_html", "fitted", "graph_mimebundle", "mimebundle", "save_graph", "to_svg"]
+__all__ = ["DOT_MISSING", "Drawing", "ascii_dot", "fit_html", "fitted", "graph_mimebundle", "mimebundle", "save_graph", "to_svg"]

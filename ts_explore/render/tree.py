@@ -86,8 +86,9 @@ class _TreeWriter:
 
     def __init__(self, root: graphviz.Digraph, prefix: str, highlight: set[int],
                  unrouted: dict[int, tuple[str, ...]] | None = None,
-                 captions: Mapping[str, str] | None = None) -> None:
+                 captions: Mapping[str, str] | None = None, queue_stages: Mapping[str, int] | None = None) -> None:
         self.root = root
+        self.queue_stages = queue_stages or {}  # work queue -> stages of its tile-fetch pipeline (CLC)
         self.unrouted = unrouted or {}
         self.captions = captions or {}
         self.prefix = prefix
@@ -168,6 +169,9 @@ class _TreeWriter:
             g.subgraph(sub)
         elif isinstance(node, WorkTileLoop):
             label = node.title
+            stages = self.queue_stages.get(node.queue)
+            if stages:
+                label += f"\\n{node.queue} fetches tiles through {stages} stage{'' if stages == 1 else 's'}"
             if node.skip_if is not None and node.skip_if.source:
                 label += f"\\nskip_if: {node.skip_if.source}"
             sub, _ = self.cluster(g, "work_tile_loop", label)
@@ -198,8 +202,8 @@ class _TreeWriter:
 
 
 def _write_tree(g: graphviz.Digraph, tree: ScheduleTree, prefix: str, highlight: set[int],
-                captions: Mapping[str, str] | None = None) -> None:
-    writer = _TreeWriter(g, prefix, highlight, unrouted_outputs(tree), captions)
+                captions: Mapping[str, str] | None = None, queue_stages: Mapping[str, int] | None = None) -> None:
+    writer = _TreeWriter(g, prefix, highlight, unrouted_outputs(tree), captions, queue_stages)
     writer.body(g, tree.body)
     writer.finish(g, tree)
 
@@ -259,11 +263,12 @@ def schedule_graph(
     if isinstance(model, TaskSet):
         n = len(model.tasks)
         g = _new_graph("task_manager", f"{n} task{'' if n == 1 else 's'}")
+        stages = {r.name: r.stages for r in model.resources if r.is_work_queue and r.stages}
         for i, task in enumerate(model.tasks):
             sub = graphviz.Digraph(name=f"cluster_t{i}")
             color, st, fill = style.CLUSTER["task"]
             sub.attr(label=_task_title(task), color=color, style=st, fillcolor=fill, labeljust="l")
-            _write_tree(sub, task.schedule, f"t{i}_", _uids(highlight, task.name), captions)
+            _write_tree(sub, task.schedule, f"t{i}_", _uids(highlight, task.name), captions, stages)
             g.subgraph(sub)
         return g
     raise TypeError(f"schedule_graph() cannot draw {type(model).__name__}")

@@ -26,9 +26,12 @@ def _row(mark: str, color: str, title: str, detail: str) -> str:
 def verdict_html(v: Verdict, *, raw: bool = True) -> str:
     """Checks table + findings; the TS printout folded away under "raw output"."""
     color = _STATUS_COLOR[v.status.value]
+    first = v.summary().splitlines()[0]
+    if first.lower().startswith(f"{v.status.value}: "):  # the status is already in capitals: say it once
+        first = first[len(v.status.value) + 2:]
     head = (
         f"<div style='font-weight:bold;color:{color};margin:4px 0'>"
-        f"{html.escape(v.status.value.upper())}: {html.escape(v.summary().splitlines()[0])}</div>"
+        f"{html.escape(v.status.value.upper())}: {html.escape(first)}</div>"
     )
     rows = []
     for c in v.failed_checks:

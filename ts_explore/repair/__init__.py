@@ -49,14 +49,14 @@ def repairs(
     (``tiles=``, ``rules=`` ...) go to every ``verify`` of a candidate, so a
     repair is proven on the same instance as the verdict.
     """
-    import ts_explore
     from ..reader.tasks import capture_task_set
+    from ..verification.verify import verify
 
     if not isinstance(verdict, Verdict):
         if not callable(verdict):
             raise TypeError(f"repairs() takes a Verdict (with build=) or a build function, got {type(verdict).__name__}")
         build = _as_dict_builder(verdict)
-        verdict = ts_explore.verify(**build(), checker="reduced", **verify_kwargs)
+        verdict = verify(**build(), checker="reduced", **verify_kwargs)
     if build is None:
         raise TypeError(NO_BUILD)
     build = _as_dict_builder(build)

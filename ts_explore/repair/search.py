@@ -184,12 +184,12 @@ class _Search:
         return refusal
 
     def prove(self, edits: tuple[Edit, ...], model: TaskSet, norm: TaskSet) -> None:
-        import ts_explore
+        from ..verification.verify import verify
 
         fresh = self.materialise(model)
         if fresh is None:
             return
-        verdict = ts_explore.verify(**fresh, checker="reduced", cancel=self.cancel, **self.verify_kwargs)
+        verdict = verify(**fresh, checker="reduced", cancel=self.cancel, **self.verify_kwargs)
         if not verdict.ok:
             self.near.append(((CLEAN, 0), edits, model, Screen(False, "proof", tuple(verdict_tasks(verdict)))))
             return

@@ -121,7 +121,7 @@ def pick(scenario: Any, config: Any, name: str, value: Any) -> tuple[Any, Config
         return trial, None
     adjusted, _ = adjust(scenario, trial, keep=name)
     again = refusal(scenario, adjusted)
-    return (adjusted, None) if again is None else (trial, err)
+    return (adjusted, None) if again is None else (trial, again)  # the refusal no adjustment resolves
 
 
 def offered(scenario: Any, config: Any, k: Knob, inactive: str | None = None) -> Choice:
@@ -176,8 +176,9 @@ def _candidates(scenario: Any, config: Any, k: Knob) -> Iterable[Any]:
     if bounds is not None:
         lo, hi, step = bounds
 
-        def ok(v: int) -> bool:
-            return refusal(scenario, dataclasses.replace(config, **{k.name: v})) is None
+        def ok(v: int) -> bool:  # this knob is no longer to blame (another may still be, for the next round)
+            err = refusal(scenario, dataclasses.replace(config, **{k.name: v}))
+            return err is None or err.knob != k.name
 
         if ok(lo):  # accepted values lie below: the largest accepted one under the current value
             inside, outside = 0, (value - lo) // step
@@ -192,17 +193,20 @@ def _candidates(scenario: Any, config: Any, k: Knob) -> Iterable[Any]:
     yield k.default
 
 
-def adjust(scenario: Any, config: Any, keep: str | None = None, rounds: int = 8) -> tuple[Any, tuple[str, ...]]:
-    """``config`` with the knobs a refusal blames moved to their nearest accepted value, never ``keep``.
+def adjust(scenario: Any, config: Any, keep: str | Iterable[str] | None = None,
+           rounds: int = 8) -> tuple[Any, tuple[str, ...]]:
+    """``config`` with the knobs a refusal blames moved to their nearest accepted value, never those in ``keep``.
 
+    ``keep`` is the knob a user just moved, or every knob set from code at once.
     Returns the new config and one sentence per adjusted knob; a refusal that
-    names no knob, or names ``keep``, is left for the message to explain.
+    names no knob, or a kept one, is left for the message to explain.
     """
+    kept = {keep} if isinstance(keep, str) else set(keep or ())
     table = {k.name: k for k in knobs(type(config))}
     notes: list[str] = []
     for _ in range(rounds):
         err = refusal(scenario, config)
-        if err is None or err.knob is None or err.knob == keep or err.knob not in table:
+        if err is None or err.knob is None or err.knob in kept or err.knob not in table:
             break
         k = table[err.knob]
         before = getattr(config, k.name)

@@ -18,7 +18,8 @@ from cutlass.experimental.task_scheduling.resources import PipelineConfig, TileS
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
-from ..analysis.async_reads import SCOPE_NOTE, AsyncReadRule, AsyncReads
+from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
+from ..verification.rules import AsyncReadRule
 from ..kernels.gemm_geometry import (
     LOAD_WARPS, MAX_ACCUMULATORS, Cluster, Geometry, Raster, Release, TileShape, k_blocks, launch_grid, pick_tile,
 )

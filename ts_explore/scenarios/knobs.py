@@ -20,6 +20,7 @@ import builtins
 import collections.abc
 import dataclasses
 import enum
+import functools
 import linecache
 import types
 import typing
@@ -111,6 +112,12 @@ def describe_range(meta: Mapping[str, Any]) -> str:
 
 def field_types(config_type: type) -> dict[str, Any]:
     """Resolved annotations of a config dataclass (works with ``from __future__ import annotations``)."""
+    return dict(_field_types(config_type))
+
+
+@functools.lru_cache(maxsize=None)
+def _field_types(config_type: type) -> dict[str, Any]:
+    """:func:`field_types`, resolved once per class (every control change asks; resolving compiles)."""
     if not dataclasses.is_dataclass(config_type):
         raise TypeError(f"a scenario config must be a dataclass; got {config_type!r}")
     try:
@@ -153,8 +160,9 @@ def kind_of(tp: Any, value: Any) -> str:
     return "fixed"
 
 
+@functools.lru_cache(maxsize=None)
 def knobs(config_type: type) -> tuple[Knob, ...]:
-    """Every field of a config dataclass as a :class:`Knob`, in field order."""
+    """Every field of a config dataclass as a :class:`Knob`, in field order (read once per class)."""
     types_ = field_types(config_type)
     out = []
     for f in dataclasses.fields(config_type):

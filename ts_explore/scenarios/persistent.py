@@ -103,6 +103,9 @@ def check(cfg: PersistentCopy) -> None:
                 "overlaunch")
         require(cfg.skip is SkipRule.NONE, f"skip rule '{cfg.skip.value}' needs a work queue to skip tiles",
                 "pick work queue static or clc, or skip rule none", "skip")
+        require(cfg.fault is PersistentFault.NONE, f"fault '{cfg.fault.value}' plants a mistake in the work "
+                "queue's bookkeeping, so it needs a work queue", "pick work queue static or clc, or fault none",
+                "queue")
     require(cfg.vector in (1, 2, 4), f"vector width {cfg.vector} is not a 32/64/128-bit access",
             "pick vector width 1, 2 or 4", "vector")
     require(is_power_of_two(cfg.tile), f"tile {cfg.tile} is not a power of two", "pick 512, 1024, ... 65536",
@@ -171,9 +174,6 @@ def build(cfg: PersistentCopy, ctx: BuildContext) -> Built:
     src = TileRows(name="src", data=tensor(ctx, "src"), **rows)
     dst = TileRows(name="dst", data=tensor(ctx, "dst"), **rows)
     if cfg.queue is QueueKind.NONE:
-        require(cfg.fault is PersistentFault.NONE, f"fault {cfg.fault.value!r} needs a work queue",
-                "pick queue=STATIC (or CLC), or fault=NONE")
-
         @schedule
         def tile_copy(src: TileRows, dst: TileRows) -> None:
             with domain_loop(0, cfg.rows, 1, unroll=cfg.unroll):

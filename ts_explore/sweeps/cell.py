@@ -91,7 +91,7 @@ def _first_lines(text: str, limit: int = 600) -> str:
 
 def verify_row(scenario: Any, config: Any) -> dict[str, Any]:
     """Build and verify ``config``: status, reason, states explored, seconds."""
-    from ..reader.verify import verify
+    from ..verification.verify import verify
 
     start = time.perf_counter()
     try:
@@ -176,7 +176,7 @@ def run_cell(scenario: Any, config: Any, *, timeout: float | None = None,
 
 def warm_up() -> str:
     """Import what a cell needs (the DSL, TS, the verifier) so timing a sweep leaves imports out."""
-    from ..reader import verify  # noqa: F401
+    from ..verification import verify  # noqa: F401
     from .. import scenarios  # noqa: F401
 
     return _worker_identity()[0]

@@ -13,7 +13,11 @@ spec cluster that pins ``CUDA_VISIBLE_DEVICES`` per worker). Our settings:
   process that owns the GPU and its watchdog (``distributed.worker.daemon``
   is set to False for the process: the nanny reads it again when it restarts
   a worker);
-- no fixed ports (the scheduler and the dashboard take free ones).
+- no fixed ports (the scheduler and the dashboard take free ones);
+- a worker that starts slowly (a busy machine: "Nanny failed to start") does
+  not fail the sweep: the cluster is started again with longer timeouts
+  (:data:`START_TIMEOUTS_S`), and a :class:`SweepError` names the way out
+  when the last attempt fails too.
 
 One cluster of each kind is started on first use and kept for the process
 (a second sweep starts at once); :func:`shutdown` closes them.
@@ -31,6 +35,8 @@ _CLIENTS: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 INSTALL_HINT = "pip install 'ts-explore[sweep]' (Dask distributed, dask-cuda, pandas and pyarrow)"
+START_TIMEOUTS_S = (30.0, 120.0, 300.0)  # seconds a worker may take to start and connect, attempt by attempt
+_START_ERRORS = (RuntimeError, TimeoutError, OSError)  # how distributed reports a worker that did not start
 
 
 class SweepError(RuntimeError):
@@ -75,13 +81,40 @@ def start_cluster(*, launch: bool = False, workers: int | None = None) -> Any:
     """
     require_packages()
     import dask
-    from distributed import Client, LocalCluster
 
-    settings = _sweep_config(launch)
     if launch:
         dask.config.set({"distributed.worker.daemon": False})  # kept: the nanny reads it on every restart
+    for timeout, longer in zip(START_TIMEOUTS_S, START_TIMEOUTS_S[1:]):
+        try:
+            return _start(launch, workers, timeout)
+        except SweepError:  # no GPU for a launch sweep: no attempt helps
+            raise
+        except _START_ERRORS as exc:  # "Nanny failed to start", a start that timed out: try again, more patiently
+            logging.getLogger(__name__).warning(
+                "the sweep's local Dask cluster did not start (%s: %s); starting it again, allowing %.0f s per "
+                "worker", type(exc).__name__, exc, longer)
+    try:
+        return _start(launch, workers, START_TIMEOUTS_S[-1])
+    except SweepError:
+        raise
+    except _START_ERRORS as exc:
+        kind = "GPU worker per device" if launch else "worker process per core"
+        raise SweepError(
+            f"the local Dask cluster for this sweep (one {kind}) did not start in {len(START_TIMEOUTS_S)} attempts, "
+            f"the last allowing {START_TIMEOUTS_S[-1]:.0f} s per worker ({type(exc).__name__}: {exc}). The machine "
+            "is probably too busy or short of memory: retry when it is quieter, start fewer workers "
+            "(client=ts_explore.sweeps.start_cluster(workers=1)), or pass client= connected to a running "
+            "cluster") from exc
+
+
+def _start(launch: bool, workers: int | None, timeout: float) -> Any:
+    """One attempt at :func:`start_cluster`, allowing each worker ``timeout`` seconds to start and connect."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    settings = {**_sweep_config(launch), "distributed.comm.timeouts.connect": f"{timeout}s"}
     common = {"scheduler_kwargs": {"allowed_failures": 0}, "dashboard_address": ":0",
-              "silence_logs": logging.ERROR}
+              "silence_logs": logging.ERROR, "death_timeout": timeout}
     with dask.config.set(settings):
         if not launch:
             n = workers or os.cpu_count() or 1
@@ -106,7 +139,8 @@ def _gpu_spec_cluster(gpus: list[int], common: dict[str, Any]) -> Any:
 
     scheduler = {"cls": Scheduler, "options": {"allowed_failures": 0, "dashboard_address": common["dashboard_address"]}}
     spec = {f"gpu-{g}": {"cls": Nanny, "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": str(g)},
-                                                    "silence_logs": common["silence_logs"]}} for g in gpus}
+                                                    "silence_logs": common["silence_logs"],
+                                                    "death_timeout": common["death_timeout"]}} for g in gpus}
     return SpecCluster(workers=spec, scheduler=scheduler, silence_logs=common["silence_logs"])
 
 
@@ -167,5 +201,5 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-__all__ = ["INSTALL_HINT", "SweepError", "gpu_identity", "local_client", "require_packages", "shutdown",
+__all__ = ["INSTALL_HINT", "START_TIMEOUTS_S", "SweepError", "gpu_identity", "local_client", "require_packages", "shutdown",
            "start_cluster", "visible_gpus"]

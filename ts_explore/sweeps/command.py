@@ -82,7 +82,7 @@ def parse_grid(pairs: Sequence[str]) -> dict[str, list[str]]:
 def _scenario(spec: str, load_target: Any) -> Any:
     from ..scenarios import Scenario, get
 
-    if ":" in spec:
+    if load_target is not None or ":" in spec:  # the command line's one resolver: catalog names and MODULE:ATTR
         if load_target is None:
             raise UsageError(f"{spec}: MODULE:ATTR needs the ts-explore command line; pass a catalog name")
         try:

@@ -26,8 +26,8 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..model import Problem
 from .problems import is_user_code, located, problem_from_exception
 
-# rules a Task build raises for a schedule (not for the resources a caller picks)
-TASK_RULES = frozenset({
+# Task-time problems: the Problem rule slugs a Task build raises for a schedule (not for the resources a caller picks)
+TASK_TIME_PROBLEMS = frozenset({
     "two-domain-loops", "no-domain-loop", "dynamic-domain-name", "dynamic-start-step", "guard-outside-loop",
     "unroll-not-int", "skip-if-shape", "skip-if-not-queue-method",
 })
@@ -117,7 +117,7 @@ def task_problem(schedule: Any, opened: OpenedBlocks, fn: Callable[..., Any] | N
                           name=schedule.name)
     except Exception as exc:  # noqa: BLE001 - the failure is the data
         problem = problem_from_exception(exc)
-        if problem.rule not in TASK_RULES:
+        if problem.rule not in TASK_TIME_PROBLEMS:
             return None
         where = opened.where(_culprit(problem.rule, schedule))
         if where is None and fn is not None:
@@ -127,4 +127,4 @@ def task_problem(schedule: Any, opened: OpenedBlocks, fn: Callable[..., Any] | N
     return None
 
 
-__all__ = ["OpenedBlocks", "TASK_RULES", "task_problem"]
+__all__ = ["OpenedBlocks", "TASK_TIME_PROBLEMS", "task_problem"]

@@ -13,15 +13,35 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 from matplotlib.figure import Figure
 
-from .timing import MATMUL, MEMCPY, TORCH
+from ..model.plan import MATMUL, MEMCPY, TORCH
 
 if TYPE_CHECKING:  # the result imports this module to draw itself
-    from .result import LaunchResult
+    from ..gpu.result import LaunchResult
+    from ..model.plan import LaunchPlan
 
 REFERENCE_STYLE = {MEMCPY: dict(color="tab:gray", linestyle="--"), TORCH: dict(color="tab:purple", linestyle=":"),
                    MATMUL: dict(color="tab:purple", linestyle=":")}
 H200_DENSE_BF16_TFLOPS = 989.0  # the data sheet's dense bf16 peak, drawn on TFLOP/s plots of an H200
 KERNEL_COLOR = "tab:blue"
+
+
+def _category_ticks(ax: Any, positions: Any, labels: list[str]) -> None:
+    """Put ``labels`` under ``positions``; turn them upright when they would overlap (long shapes: 16384x1024x4096).
+
+    The overlap is measured with the figure's own renderer, so it holds for any
+    figure width, font and number of labels.
+    """
+    ax.set_xticks(positions, labels)
+    figure = ax.get_figure()
+    if not hasattr(figure.canvas, "get_renderer"):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(figure)
+    figure.draw_without_rendering()  # lay the figure out first: the axes' final width decides
+    renderer = figure.canvas.get_renderer()
+    boxes = sorted((t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()), key=lambda b: b.x0)
+    if any(a.x1 + 2 > b.x0 for a, b in zip(boxes, boxes[1:])):
+        ax.set_xticks(positions, labels, rotation=90)  # upright: labels side by side never touch
 
 
 def timing_distribution(result: LaunchResult) -> Figure:
@@ -40,7 +60,7 @@ def timing_distribution(result: LaunchResult) -> Figure:
         meds = [r.reference(label).median_ms * 1e3 if r.reference(label) else np.nan for r in runs]
         if not np.all(np.isnan(meds)):
             ax.scatter(positions + 0.3, meds, marker="_", s=300, color=style["color"], label=f"{label} (median)")
-    ax.set_xticks(positions, [r.label for r in runs])
+    _category_ticks(ax, positions, [r.label for r in runs])
     ax.set_xlabel("problem size")
     ax.set_ylabel("time per launch (µs)")
     ax.set_title(f"{result.scenario}: timing spread over {len(runs[0].kernel.times_ms)} repetitions")
@@ -64,7 +84,7 @@ def rate_per_problem(result: LaunchResult) -> Figure:
     if runs and runs[0].unit == "TFLOP/s" and "H200" in result.device.name:
         ax.axhline(H200_DENSE_BF16_TFLOPS, color="tab:red", linewidth=1,
                    label=f"H200 dense bf16 peak {H200_DENSE_BF16_TFLOPS:.0f} TFLOP/s")
-    ax.set_xticks(x, [r.label for r in runs])
+    _category_ticks(ax, x, [r.label for r in runs])
     ax.set_ylabel(runs[0].unit if runs else "")
     ax.set_ylim(bottom=0)
     ax.set_title(f"{result.scenario} on {result.device.name}")
@@ -101,22 +121,13 @@ def bandwidth_vs_size(result: LaunchResult) -> Figure:
     return fig
 
 
-def _planned_owner(config: Any, tiles: int) -> np.ndarray | None:
-    """CTA that handles each tile under a config's queue kind (None when decided at run time)."""
-    queue = getattr(getattr(config, "queue", None), "value", None)
-    if queue == "none":
-        return np.arange(tiles)
-    if queue == "static":
-        return np.arange(tiles) % max(1, config.grid(tiles))
-    return None
-
-
-def shapes_side_by_side(results: Mapping[str, Any], configs: Mapping[str, Any] | None = None,
+def shapes_side_by_side(results: Mapping[str, Any], plans: Mapping[str, LaunchPlan] | None = None,
                         tiles: int = 48) -> Figure:
     """Bandwidth of each scheduling shape (a refusal shows as an empty bar with its reason),
-    above the tile-to-CTA map each shape plans. ``results`` maps a label to a LaunchResult,
-    or to a LaunchError/str for a shape that did not run; ``configs`` supplies the configs
-    of shapes that did not run, so their planned maps still show."""
+    above the tile-to-CTA map each shape's launch plan gives (``LaunchPlan.tile_owners``).
+    ``results`` maps a label to a LaunchResult, or to a LaunchError/str for a shape that did
+    not run; ``plans`` supplies the plans of shapes that did not run (or replaces a result's
+    first plan), so their maps still show."""
     labels = list(results)
     fig = Figure(figsize=(7.2, 5.0), layout="constrained")
     top, bottom = fig.subplots(2, 1, height_ratios=[3, 2])
@@ -138,12 +149,12 @@ def shapes_side_by_side(results: Mapping[str, Any], configs: Mapping[str, Any] |
     top.set_title("Scheduling shapes side by side (dashed: cudaMemcpyAsync of the same bytes)")
     owners, notes = [], []
     for label in labels:
-        res = results[label]
-        cfg = (configs or {}).get(label, getattr(res, "config", None))
-        owner = _planned_owner(cfg, tiles) if cfg is not None else None
-        owners.append(np.full(tiles, np.nan) if owner is None else owner.astype(float))
-        notes.append(None if owner is not None else
-                     "no config given" if cfg is None else "handed out at run time (CLC)")
+        plan = (plans or {}).get(label) or next(iter(getattr(results[label], "plans", ()) or ()), None)
+        known = plan is not None and plan.tile_owners is not None
+        row = [plan.tile_owners.owner(t) if known else None for t in range(tiles)]
+        owners.append(np.array([np.nan if o is None else o for o in row], dtype=float))
+        notes.append("no launch plan given" if plan is None else "the plan does not say" if not known else
+                     "handed out at run time" if plan.tile_owners.ctas == 0 else None)
     grid = np.vstack(owners)
     image = bottom.imshow(grid, aspect="auto", cmap="viridis", interpolation="nearest")
     fig.colorbar(image, ax=bottom, label="CTA index")

@@ -11,6 +11,10 @@ traced, so measured events carry the id of the step the diagrams draw.
 The hook is private TS API, so it is used only here, per task instance (no
 class or module of TS is patched), and ``tests/unit/test_timeline_kernel.py``
 fails loudly if TS renames it, changes its arguments or stops passing the slot.
+
+:func:`python_state` and :func:`restore` walk the TS objects a TaskManager
+reaches, so a kernel that emits its schedule twice (instrumented and plain)
+starts the second emission from the bindings the first one started from.
 """
 
 from __future__ import annotations
@@ -18,13 +22,17 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-from typing import Any, Iterator, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Iterable, Mapping
 
 import cutlass
 from cutlass.experimental.task_scheduling.enums import ScheduleStage, ScheduleStageType
 
 from ..model import Section, Stage, TaskSet
-from .trace import ENTERED, LEFT, Recorder
+from .schedule import resource_namer
+from .tasks import _all_resources
+
+if TYPE_CHECKING:
+    from ..kernels.trace import Recorder
 
 HOOK = "_run_profiled_step"
 HOOK_ARGS = ("self", "resource", "stage_info", "schedule_stage", "work_method", "routing_slot")
@@ -47,9 +55,6 @@ def collect_emitted() -> Iterator[set[tuple[str, int]]]:
 
 def step_ids(tasks: list[Any], graph: Mapping[Any, Iterable[Any]], task_set: TaskSet) -> dict[tuple[int, Any], int]:
     """``(id(task), routing slot) -> step uid`` for every step of every task (``task_set`` captured from them)."""
-    from ..reader.schedule import resource_namer
-    from ..reader.tasks import _all_resources
-
     resources = _all_resources(tasks, graph)
     name_of = resource_namer(resources)
     by_name = {name_of(r): r for r in resources}
@@ -104,7 +109,7 @@ def _traced_step(task: Any, original: Any, ids: dict[tuple[int, Any], int], reco
     loop = routing_slot[2] == ScheduleStageType.Loop
     if mark:
         where = (_iteration(task, stage_info, loop), _tile(stage_info))
-        recorder.mark(uid, *where, ENTERED)
+        recorder.mark(uid, *where, recorder.ENTERED)
     if event:
         recording = recorder.recording()
         zero = cutlass.Int32(0)
@@ -115,7 +120,7 @@ def _traced_step(task: Any, original: Any, ids: dict[tuple[int, Any], int], reco
         n = recorder.end(recording, getattr(task, COUNTER), loop, cutlass.Int32(first), cutlass.Int32(step))
         setattr(task, COUNTER, n)
     if mark:
-        recorder.mark(uid, *where, LEFT)
+        recorder.mark(uid, *where, recorder.LEFT)
 
 
 def _iteration(task: Any, stage_info: Any, loop: bool) -> Any:
@@ -130,5 +135,48 @@ def _tile(stage_info: Any) -> Any:
     return cutlass.Int32(0) if stage_info.work_tile is None else cutlass.Int32(stage_info.work_tile.tile_idx[0])
 
 
-__all__ = ["COUNTER", "HOOK", "HOOK_ARGS", "collect_emitted", "instrument", "start_counters", "step_ids",
-           "uninstrument"]
+_OURS = ("cutlass.experimental.task_scheduling", "ts_explore")
+
+
+def python_state(root: Any) -> list[tuple[Any, Any]]:
+    """Shallow copies of every TS or ts-explore object (and plain container) reachable from ``root``.
+
+    Only the Python-level bindings are copied: the staged values they hold
+    stay as they are, which is what lets a second emission of the schedule
+    start from exactly the bindings the first one started from.
+    """
+    saved: list[tuple[Any, Any]] = []
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, dict):
+            saved.append((obj, dict(obj)))
+            todo.extend(obj.values())
+        elif isinstance(obj, list):
+            saved.append((obj, list(obj)))
+            todo.extend(obj)
+        elif isinstance(obj, tuple):
+            todo.extend(obj)
+        elif hasattr(obj, "__dict__") and not isinstance(obj, type) and type(obj).__module__.startswith(_OURS):
+            saved.append((obj, dict(vars(obj))))
+            todo.extend(vars(obj).values())
+    return saved
+
+
+def restore(saved: list[tuple[Any, Any]]) -> None:
+    """Put back the bindings :func:`python_state` copied."""
+    for obj, copy in saved:
+        target = obj if isinstance(obj, (dict, list)) else vars(obj)
+        target.clear()
+        if isinstance(obj, list):
+            obj.extend(copy)
+        else:
+            target.update(copy)
+
+
+__all__ = ["COUNTER", "HOOK", "HOOK_ARGS", "collect_emitted", "instrument", "python_state", "restore",
+           "start_counters", "step_ids", "uninstrument"]

@@ -1,0 +1,213 @@
+"""How the package's main paths move through its rooms: module visits per call, and the package import graph.
+
+Prints, for three user actions,
+
+* ``verify(tasks)``: the gallery's ``cross_wait`` (broken) and the GEMM family
+  of 3 loaders at 8 iterations (a SAFE proof);
+* ``launch(scenario)``: ``launch("pipelined_copy")`` as far as it gets on this
+  machine (on a CPU it plans and proves every instance, then stops at "no
+  CUDA device");
+* an explorer change: ``Explorer("pipelined_copy").set(stages=...)``;
+
+how many times each ts_explore module is *entered*: a Python call into a
+module whose nearest ts_explore caller lives in another module (or outside
+the package: TS calling back in). Resuming a generator does not count.
+Then the package-level import graph (every import, lazy ones included, as
+``tests/unit/test_import_cycles.py`` reads them, folded to
+``ts_explore.<package>``), its cycles, and the largest modules.
+
+    python scripts/house_metrics.py            # the text report
+    python scripts/house_metrics.py --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import importlib.util
+import inspect
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+PACKAGE = ROOT / "ts_explore"
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+def _module_of(frame: Any, cache: dict[Any, str | None]) -> str | None:
+    code = frame.f_code
+    found = cache.get(code, "?")
+    if found == "?":
+        name = frame.f_globals.get("__name__", "")
+        found = cache[code] = name if name == "ts_explore" or name.startswith("ts_explore.") else None
+    return found
+
+
+def count_entries(action: Callable[[], Any]) -> tuple[collections.Counter, collections.Counter, Any]:
+    """Run ``action``; count module entries (see the module docstring) in every thread it starts.
+
+    Also counts, per module, the distinct ways in: (calling function, called
+    function) pairs that cross into it, however often each is taken (a loop
+    over search runs counts once).
+    """
+    counts: collections.Counter = collections.Counter()
+    edges: set[tuple[str, Any, Any]] = set()
+    cache: dict[Any, str | None] = {}
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event != "call":
+            return
+        me = _module_of(frame, cache)
+        if me is None:
+            return
+        if frame.f_code.co_flags & _RESUMABLE and frame.f_lasti > 0:
+            return  # a generator resumed, not a new call
+        caller = frame.f_back
+        while caller is not None and _module_of(caller, cache) is None:
+            caller = caller.f_back
+        if caller is None or _module_of(caller, cache) != me:
+            counts[me] += 1
+            edges.add((me, caller.f_code if caller is not None else None, frame.f_code))
+
+    threading.setprofile(profile)
+    sys.setprofile(profile)
+    try:
+        result = action()
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+    ways = collections.Counter(me for me, _caller, _callee in edges)
+    return counts, ways, result
+
+
+def _verify_cross_wait() -> Any:
+    from ts_explore import gallery, verify
+
+    return verify(**gallery.get("cross_wait").broken()).status.value
+
+
+def _verify_gemm_family() -> Any:
+    from ts_explore import verify
+    from ts_explore.gallery.gemm_family import gemm_family
+
+    return verify(**gemm_family(3, 8)).status.value
+
+
+def _launch() -> Any:
+    from ts_explore import launch
+    from ts_explore.gpu.errors import LaunchError
+
+    try:
+        result = launch("pipelined_copy", sizes=[1 << 20])
+    except LaunchError as exc:
+        return f"LaunchError({exc.reason})"
+    return f"ran: {result.verdict}"
+
+
+def _explorer_change() -> Callable[[], Any]:
+    """An explorer built (not measured); the returned change is what is measured."""
+    from ts_explore import Explorer
+
+    ex = Explorer("pipelined_copy", debounce_s=0)
+    stages = 2 if ex.config.stages != 2 else 3
+
+    def change() -> Any:
+        ex.set(stages=stages)
+        ex.wait_for_proof(60)
+        return ex.verdict.status.value if ex.verdict is not None else ex.state
+
+    return change
+
+
+def _load_import_graph() -> Callable[[], dict[str, set[str]]]:
+    spec = importlib.util.spec_from_file_location("_cycles", ROOT / "tests" / "unit" / "test_import_cycles.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module.import_graph, module.cycles
+
+
+def package_graph() -> tuple[dict[str, dict[str, int]], list[list[str]]]:
+    """``{package: {package it imports: how many module imports}}`` and the package-level cycles."""
+    import_graph, cycles = _load_import_graph()
+    folded: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for module, targets in import_graph().items():
+        me = ".".join(module.split(".")[:2])
+        for target in targets:
+            them = ".".join(target.split(".")[:2])
+            if them != me:
+                folded[me][them] += 1
+    graph = {k: dict(sorted(v.items())) for k, v in sorted(folded.items())}
+    return graph, cycles({k: set(v) for k, v in graph.items()})
+
+
+def largest_modules(n: int = 8) -> list[tuple[str, int]]:
+    sizes = [(str(p.relative_to(ROOT)), len(p.read_text(encoding="utf-8").splitlines()))
+             for p in PACKAGE.rglob("*.py")]
+    return sorted(sizes, key=lambda s: -s[1])[:n]
+
+
+def measure() -> dict[str, Any]:
+    import ts_explore  # noqa: F401 - imports are not what is measured
+    from ts_explore.gallery import get
+
+    get("cross_wait")
+    out: dict[str, Any] = {"actions": {}}
+    _verify_cross_wait()  # warm caches and lazy imports, so every action is measured as a second call
+    for name, action in (("verify(cross_wait broken)", _verify_cross_wait),
+                         ("verify(gemm_family(3, 8))", _verify_gemm_family),
+                         ("launch('pipelined_copy')", _launch)):
+        counts, ways, result = count_entries(action)
+        out["actions"][name] = {"result": str(result), "entries": dict(counts.most_common()),
+                                "ways_in": dict(ways.most_common())}
+    counts, ways, result = count_entries(_explorer_change())
+    out["actions"]["Explorer('pipelined_copy').set(stages=...)"] = {"result": str(result),
+                                                                  "entries": dict(counts.most_common()),
+                                                                  "ways_in": dict(ways.most_common())}
+    graph, found = package_graph()
+    out["package_graph"] = graph
+    out["package_cycles"] = found
+    out["largest_modules"] = largest_modules()
+    return out
+
+
+def report(data: dict[str, Any]) -> str:
+    lines = []
+    for name, action in data["actions"].items():
+        entries = action["entries"]
+        packages: collections.Counter = collections.Counter()
+        for module, n in entries.items():
+            packages[".".join(module.split(".")[:2])] += n
+        top = max(entries.values()) if entries else 0
+        lines.append(f"== {name} -> {action['result']}")
+        lines.append(f"   {len(entries)} modules entered, {sum(entries.values())} entries, most entered: {top}")
+        lines.append("   by package: " + ", ".join(f"{p.split('.')[-1]} {n}" for p, n in packages.most_common()))
+        ways = action["ways_in"]
+        lines.append(f"   entries  ways-in  module (ways in: distinct calling/called function pairs)")
+        for module, n in list(entries.items())[:14]:
+            lines.append(f"   {n:7d}  {ways.get(module, 0):7d}  {module}")
+    lines.append("== package import graph (package -> packages it imports: module imports)")
+    for package, targets in data["package_graph"].items():
+        lines.append(f"   {package.split('.')[-1]:14s} -> " +
+                     ", ".join(f"{t.split('.')[-1]} {n}" for t, n in targets.items()))
+    cyc = data["package_cycles"]
+    lines.append("== package-level cycles: " + ("; ".join(" <-> ".join(c) for c in cyc) if cyc else "none"))
+    lines.append("== largest modules: " + ", ".join(f"{p} {n}" for p, n in data["largest_modules"]))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, help="also write the numbers as JSON here")
+    args = parser.parse_args()
+    data = measure()
+    if args.json:
+        args.json.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    print(report(data))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+"""Read what verification needs from TS ``Task`` objects, once, before any search runs.
+
+:func:`read_instance` returns an :class:`Instance`: the facts that decide
+which searches an instance needs (persistent or not, ``skip_if``, the
+``when_true``/``when_false`` key assignments), the per-task trip counts, the
+credit model, the one-tile lanes the tile-count argument reads, and
+:func:`search_inputs` turns each needed run into a :class:`SearchInput`: the
+checker's :class:`~ts_explore.cheln.problem.SearchProblem` and the lanes its
+findings are told in. Everything after this point
+(:mod:`ts_explore.verification`, :mod:`ts_explore.check`) works on these.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from cutlass.experimental.task_scheduling import task_manager as ts_tm
+from cutlass.experimental.task_scheduling.enums import OpaqueCondition
+from cutlass.experimental.task_scheduling.resources import WorkQueue
+
+from ..check.problem import SearchProblem
+from ..model import TaskSet
+from ..model.scope import TaskTrips
+from ..model.verdict import CreditModel, ExhaustiveRun, Lane
+from . import lanes as ln
+from .search_input import search_problem
+
+NameOf = Callable[[Any], str]
+
+
+@dataclass(frozen=True)
+class SearchInput:
+    """One exhaustive search run: its TS keywords (plain data), the checker's problem and the lanes."""
+
+    kwargs: dict[str, Any]  # num_tiles, skipped_tile, opaque_assignment, assume_pdl_wait_completed
+    opaque: tuple[tuple[str, bool], ...]  # the opaque assignment in words
+    problem: SearchProblem | None  # None when it could not be read (``Instance.unread`` says why)
+    lanes: tuple[Lane, ...] | None  # None when they could not be read
+
+    @property
+    def variant(self) -> str:
+        """``normal`` or ``skipped-tile``."""
+        return "skipped-tile" if self.kwargs.get("skipped_tile") else "normal"
+
+    @property
+    def num_tiles(self) -> int:
+        return int(self.kwargs.get("num_tiles", 1))
+
+
+@dataclass(frozen=True)
+class Searched:
+    """One search run's outcome: what a check and a scope need even when the findings cannot be told."""
+
+    input: SearchInput
+    findings: dict[str, int]  # "deadlock" / "race" / "pdl-order" -> how many
+    states: int
+    capped: bool  # stopped at its state cap or cancelled: not a proof
+    run: ExhaustiveRun | None  # None when the lanes could not be read
+
+    @property
+    def unsafe(self) -> bool:
+        return any(self.findings.values())
+
+
+@dataclass(frozen=True)
+class Instance:
+    """The facts of one task set verification decides with; no TS object inside."""
+
+    task_names: tuple[str, ...]  # TS's names, in task order
+    display: dict[str, str]  # TS resource name -> the name ts-explore shows
+    persistent: bool  # a WorkQueue is present: TS searches several work tiles
+    skip: bool  # some task has skip_if: the skipped-tile run is needed too
+    assignments: tuple[dict, ...]  # each joint value of the when_true/when_false keys
+    opaque_keys: bool
+    python_conditions: bool  # when_true/when_false given a plain Python value
+    trips: tuple[TaskTrips, ...]
+    credit_model: CreditModel | None
+    one_tile_lanes: tuple[tuple[tuple[Lane, ...], tuple[Lane, ...]], ...] = ()  # (normal, skipped) per assignment
+    unread: str = ""  # why a part could not be read (the verdict is then INCONCLUSIVE)
+    names_of_ids: dict[int, str] = field(default_factory=dict)  # resource id -> shown name (opaque keys)
+
+
+def _assignments(tasks: list[Any]) -> list[dict]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TS warns past 4 keys; TaskManager already said it
+        return ts_tm._opaque_assignments(ts_tm._collect_opaque_keys(tasks))
+
+
+def _python_conditions(tasks: list[Any]) -> bool:
+    for task in tasks:
+        for *_rest, guard, _label in task.loop_schedule_list:
+            key = getattr(guard, "key", None)
+            if isinstance(guard, OpaqueCondition) and isinstance(key, tuple) and key and key[0] == "__opaque__":
+                return True
+    return False
+
+
+def _trips(tasks: list[Any], task_set: TaskSet | None) -> tuple[TaskTrips, ...]:
+    out = []
+    for task in tasks:
+        name = ln.task_name(task)
+        loop = None
+        if task_set is not None:
+            loop = next((t.schedule.domain_loop() for t in task_set.tasks if t.name == name), None)
+        bounds = loop.title.split(", unroll=")[0] + ")" if loop is not None else "its domain_loop"
+        out.append(TaskTrips(name, bounds, ln.loop_iterations(task), ln.static_domain(task),
+                             len(task.loop_schedule_list)))
+    return tuple(out)
+
+
+def read_instance(tasks: list[Any], task_set: TaskSet | None, resources: list[Any], name_of: NameOf) -> Instance:
+    """The :class:`Instance` of ``tasks``; a part TS's objects do not give becomes ``unread``."""
+    persistent = any(isinstance(r, WorkQueue) for t in tasks for r in [*t.src_resources, *t.dst_resources])
+    assignments = tuple(_assignments(tasks))
+    display: dict[str, str] = {}
+    for r in resources:
+        display.setdefault(getattr(r, "name", ""), name_of(r))
+    base = dict(
+        task_names=tuple(t.name for t in tasks), display=display, persistent=persistent,
+        skip=any(getattr(t, "skip_if", None) is not None for t in tasks), assignments=assignments,
+        opaque_keys=bool(ts_tm._collect_opaque_keys(tasks)), python_conditions=_python_conditions(tasks),
+        trips=_trips(tasks, task_set), names_of_ids={id(r): name_of(r) for r in resources},
+    )
+    try:
+        model = ln.credit_model(tasks, name_of)
+        one_tile = ()
+        if persistent:
+            one_tile = tuple(
+                (ln.lanes_for(tasks, {}, name_of, opaque_assignment=a, num_tiles=1),
+                 ln.lanes_for(tasks, {}, name_of, skipped_tile=True, opaque_assignment=a, num_tiles=1))
+                for a in assignments
+            )
+    except Exception as exc:  # noqa: BLE001 - the searches still run; their findings cannot be told
+        return Instance(**base, credit_model=None, unread=f"{type(exc).__name__}: {exc}")
+    return Instance(**base, credit_model=model, one_tile_lanes=one_tile)
+
+
+def _opaque_text(assignment: dict | None, id_names: dict[int, str]) -> tuple[tuple[str, bool], ...]:
+    items = []
+    for key, value in (assignment or {}).items():
+        if isinstance(key, tuple) and len(key) == 3 and key[0] in id_names:
+            text = f"{id_names[key[0]]}.{key[1]}.{key[2]}"
+        else:
+            text = str(key)
+        items.append((text, bool(value)))
+    return tuple(items)
+
+
+def search_inputs(tasks: list[Any], task_set: TaskSet | None, instance: Instance, name_of: NameOf,
+                  runs: list[dict[str, Any]], *, problems: bool = True) -> tuple[tuple[SearchInput, ...], str]:
+    """A :class:`SearchInput` per run in ``runs`` (TS keywords), and why a part could not be read ('' if read).
+
+    ``problems=False`` leaves out our checker's input (TS's reference search reads the tasks itself).
+    """
+    infos = {id(t): info for t, info in zip(tasks, task_set.tasks)} if task_set else {}
+    out, unread = [], instance.unread
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # repeats of TaskManager's own warnings
+        for kwargs in runs:
+            problem = lanes = None
+            try:
+                problem = search_problem(tasks, **kwargs) if problems else None
+            except Exception as exc:  # noqa: BLE001 - the run is then missing from the scope, and said why
+                unread = unread or f"{type(exc).__name__}: {exc}"
+            if not unread:
+                try:
+                    lanes = ln.lanes_for(tasks, infos, name_of, skipped_tile=bool(kwargs.get("skipped_tile")),
+                                         opaque_assignment=kwargs.get("opaque_assignment"),
+                                         num_tiles=int(kwargs.get("num_tiles", 1)))
+                except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
+                    unread = f"{type(exc).__name__}: {exc}"
+            out.append(SearchInput(dict(kwargs), _opaque_text(kwargs.get("opaque_assignment"),
+                                                              instance.names_of_ids), problem, lanes))
+    return tuple(out), unread
+
+
+__all__ = ["Instance", "SearchInput", "Searched", "read_instance", "search_inputs"]

@@ -1,0 +1,96 @@
+"""Which exhaustive search a verification uses: ts-explore's own checker (default) or TS's BFS.
+
+``verify(..., checker=...)`` picks one :class:`Engine`; every search run of
+that verification (each variant, key assignment and tile count) goes
+through its :meth:`Engine.search`, which takes a
+:class:`~ts_explore.reader.instance.SearchInput` and returns a
+:class:`~ts_explore.reader.instance.Searched`, so a verdict is proven by one engine and its scope says which.
+
+``"auto"`` and ``"reduced"``: :mod:`ts_explore.check` with partial-order
+reduction (finishes the 5-to-7-task schedules TS's BFS cannot); also when
+TS's own search was switched off with ``exhaustive_deadlock_race_check=False``.
+``"unreduced"``: the same engine visiting every interleaving (for comparison).
+``"ts"``: TS's ``exhaustive_checker.check_all_interleavings``, the reference,
+run by :func:`ts_explore.reader.ts_search.reference_search` (it needs the TS
+objects, so the reader hands it in).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from ..check.cross import cross_check
+from ..check.engine import DEFAULT_MAX_STATES, search
+from ..model.scope import TS_ENGINE
+from ..reader.instance import Instance, SearchInput, Searched
+from .findings import exhaustive_run
+
+CHECKERS = ("auto", "reduced", "unreduced", "ts")
+OWN_REDUCED = "ts-explore checker (partial-order reduced)"
+OWN_UNREDUCED = "ts-explore checker (every interleaving)"
+
+
+Reference = Callable[[SearchInput], Searched]
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One search engine: ``search(input, instance, reference)`` for every run of a verification."""
+
+    name: str
+    own: bool  # ts-explore's checker (a cap or cancel is never SAFE; progress and cancel reach it)
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def search(self, inp: SearchInput, instance: Instance, reference: Reference | None = None) -> Searched:
+        """Run one search; TS's engine runs through ``reference`` (the reader's runner of TS's BFS)."""
+        if not self.own:
+            if reference is None:
+                raise ValueError("TS's search needs the TS objects: pass the reader's reference_search")
+            return reference(inp)
+        if inp.problem is None:
+            raise ValueError("the search input could not be read")
+        opts = dict(self.options)
+        result = search(inp.problem, reduce=opts["reduce"], max_states=opts.get("max_states", DEFAULT_MAX_STATES),
+                        progress=opts.get("progress"), cancel=opts.get("cancel"))
+        both = None
+        if opts.get("cross_check") and (result.complete or result.findings):  # a clean cap proves nothing anyway
+            both = cross_check(inp.problem, first=result)
+            if not both.agree:  # not a proof either way: no finding, and the run reads as not finished
+                result = replace(result, deadlocks=(), races=(), pdl_violations=(), hit_cap=True)
+        run = None
+        if inp.lanes is not None and instance.credit_model is not None:
+            run = exhaustive_run(result, inp.problem, inp.lanes, instance.credit_model, variant=inp.variant,
+                                 opaque=inp.opaque, num_tiles=inp.num_tiles, persistent=instance.persistent,
+                                 engine=self.name, display=instance.display)
+            if both is not None:
+                run = replace(run, cross_checked=True, disagreement="" if both.agree else both.reason)
+        counts = {"deadlock": len(result.deadlocks), "race": len(result.races),
+                  "pdl-order": len(result.pdl_violations)}
+        return Searched(inp, counts, result.states_explored, result.hit_cap or result.cancelled, run)
+
+
+def engine_for(checker: str, *, progress: Callable[[int, float, float], None] | None = None,
+               cancel: Any = None, max_states: int | None = None, cross_check: bool = False) -> Engine:
+    """The engine ``checker`` names; a ValueError listing the choices for anything else.
+
+    ``progress(states, states_per_s, elapsed_s)`` and ``cancel`` (anything with
+    ``is_set()``, e.g. a ``threading.Event``) reach our engine; ``max_states``
+    caps each of its runs (a capped run is never SAFE). ``cross_check`` also
+    searches each run with the independent second engine
+    (:func:`ts_explore.check.cross_check`); a disagreement leaves the run
+    without findings and not finished, its ``disagreement`` naming both answers.
+    """
+    if checker not in CHECKERS:
+        raise ValueError(f"verify(checker={checker!r}): pick one of {', '.join(CHECKERS)} ('auto' uses ts-explore's "
+                         "own checker, 'ts' TS's exhaustive_checker)")
+    if checker == "ts":
+        return Engine(TS_ENGINE, own=False)
+    reduce = checker != "unreduced"
+    options: dict[str, Any] = {"reduce": reduce, "progress": progress, "cancel": cancel, "cross_check": cross_check}
+    if max_states is not None:
+        options["max_states"] = max_states
+    return Engine(OWN_REDUCED if reduce else OWN_UNREDUCED, own=True, options=tuple(options.items()))
+
+
+__all__ = ["CHECKERS", "Engine", "OWN_REDUCED", "OWN_UNREDUCED", "Reference", "engine_for"]
