@@ -249,6 +249,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     kwargs = _verify_kwargs(args.target, args.set)
     if args.max_states is not None and args.max_states < 1:
         raise UsageError(f"--max-states takes a positive number of states, got {args.max_states}")
+    if args.cross_check and args.checker == "ts":
+        raise UsageError("--cross-check checks ts-explore's own search: use it with --checker auto, reduced or "
+                         "unreduced")
     cancel = threading.Event()
     searched = _SearchProgress()
     done: dict[str, Any] = {}
@@ -256,7 +259,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     def run() -> None:
         try:
             done["verdict"] = verify(**kwargs, checker=args.checker, max_states=args.max_states, progress=searched,
-                                     cancel=cancel)
+                                     cancel=cancel, cross_check=args.cross_check)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             done["error"] = exc
 
@@ -356,6 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the exhaustive search: ts-explore's own (auto, reduced, unreduced) or TS's BFS (ts)")
     v.add_argument("--max-states", type=int, default=None, metavar="N",
                    help="cap each search run of our checker at N states (a capped run is INCONCLUSIVE)")
+    v.add_argument("--cross-check", action="store_true",
+                   help="also search every run with an independent second engine; a disagreement is INCONCLUSIVE")
     v.add_argument("--repair", action="store_true",
                    help="when UNSAFE, search small schedule edits and print those proven SAFE, with their diffs")
     v.add_argument("--repair-seconds", type=float, default=2.0, metavar="S", help="time bound of --repair")

@@ -10,10 +10,11 @@ earlier levels keep just a parent index (4 bytes) and the task that moved
 Per state, in TS's order: races (held entries + the enabled tasks' next
 point accesses), completion, deadlock (nothing enabled), then the moves in
 task order, where a PDL launch before any PDL wait is reported instead of
-taken. With ``reduce=False`` every enabled move is taken and the visiting
-order, state count and findings are those of TS's
-``check_all_interleavings`` (same FIFO order, same cursor-only duplicate
-rule: the first path to a cursor vector wins).
+taken. States are told apart by the exact identity of SEMANTICS.md
+(ownership lists in order). With ``reduce=False, ts_parity=True`` every
+enabled move is taken and the visiting order, state count and findings are
+those of TS's ``check_all_interleavings`` (same FIFO order, same
+cursor-only duplicate rule: the first path to a cursor vector wins).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from .held import Held, apply_held, find_races, freeze
+from .held import Held, apply_held, find_races, freeze, freeze_ordered
 from .problem import SearchProblem
 from .reduction import branch_set
 from .tables import compile_problem
@@ -178,6 +179,7 @@ def search(
     progress_every_s: float = 0.5,
     cancel: CancelFlag | None = None,
     cursor_only: bool = True,
+    ts_parity: bool = False,
 ) -> SearchResult:
     """Explore every interleaving of ``problem`` (all of them, or a sound reduced subset).
 
@@ -185,8 +187,14 @@ def search(
     ``progress_every_s`` seconds; setting ``cancel`` stops the search, which
     is then reported as ``cancelled`` (never safe). ``max_states`` bounds the
     states visited (``hit_cap``). ``early_exit`` stops at the first finding.
-    ``cursor_only=False`` tells states apart by their ownership entries too
-    (TS's ``cursor_only_visited=False``), not only by cursors and credits.
+    By default a state is known by everything that decides its future
+    (cursors, credits, tallies, PDL flag and the ownership lists *in order*:
+    the exact identity of :mod:`ts_explore.check`'s semantics), so the
+    verdict does not depend on the order states are met in.
+    ``ts_parity=True`` uses TS's identity instead: cursors only, or with
+    ``cursor_only=False`` cursors plus the ownership entries sorted (TS's
+    ``cursor_only_visited=False``); with ``reduce=False`` that visits exactly
+    TS's states in TS's order. ``cursor_only`` matters only in that mode.
     """
     if isinstance(max_states, bool) or not isinstance(max_states, int) or max_states < 0:
         raise ValueError(f"max_states must be a non-negative int, got {max_states!r}")
@@ -203,6 +211,8 @@ def search(
     flag_bit = t.flag_bit
     track_held, race_check = t.track_held, problem.race_check
     tasks_rng = range(n)
+    by_cursor = ts_parity and cursor_only
+    freeze_key = freeze if ts_parity else freeze_ordered
 
     deadlocks: list[DeadlockFound] = []
     races: list[RaceFound] = []
@@ -313,7 +323,7 @@ def search(
                 h = helds[i]
                 if held_tab[k][c]:
                     h = apply_held(h, lanes[k][c].held, lanes[k][c].resource, k, problem)
-                key = succ if cursor_only else (succ, freeze(h))
+                key = succ if by_cursor else (succ, freeze_key(h))
                 if key in nxt:
                     continue
                 nxt[key] = len(parents)

@@ -162,8 +162,18 @@ def _own(w: _Writer, op: HeldOp, res: int, task: int, dma: frozenset[int]) -> No
 
 
 def freeze(held: Held) -> tuple:
-    """A held map as a hashable key, list order ignored (TS's ``_freeze_held``)."""
+    """A held map as a hashable key, list order ignored (TS's ``_freeze_held``; TS-parity mode only)."""
     return tuple((r, tuple(sorted(entries))) for r, entries in sorted(held.items()) if entries)
+
+
+def freeze_ordered(held: Held) -> tuple:
+    """A held map as a hashable key that keeps each list's order (the exact identity).
+
+    The order decides which entry a later wait drops, so two maps with the
+    same entries in different orders can lead to different verdicts and
+    must stay two states.
+    """
+    return tuple((r, tuple(entries)) for r, entries in sorted(held.items()) if entries)
 
 
 def find_races(held: Held, points: list[Access], problem: SearchProblem) -> list[tuple[int, int, int, int, str]]:
@@ -206,4 +216,4 @@ def _aliases(problem: SearchProblem, res: int, access: str) -> frozenset[int]:
     return problem.alias[res]
 
 
-__all__ = ["Held", "apply_held", "find_races", "freeze"]
+__all__ = ["Held", "apply_held", "find_races", "freeze", "freeze_ordered"]

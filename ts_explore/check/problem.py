@@ -118,6 +118,18 @@ class SearchProblem:
                 )
                 if bad:
                     raise ValueError(f"step {i} of task {self.tasks[t]!r} refers to an unknown resource or counter")
+        counted: dict[int, tuple[int, int, int]] = {}
+        for lane in self.lanes:
+            for step in lane:
+                for e in step.effects:
+                    if e.tally >= 0 and counted.setdefault(e.tally, (e.counter, e.delta, e.every)) != (
+                        e.counter, e.delta, e.every
+                    ):
+                        raise ValueError(
+                            f"tally {e.tally} counts events of more than one counter, direction or period; "
+                            "give each (counter, direction) its own tally, as TS counts commits, waits, "
+                            "acquires and releases apart"
+                        )
 
     @property
     def lane_lengths(self) -> tuple[int, ...]:

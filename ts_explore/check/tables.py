@@ -160,6 +160,11 @@ def compile_problem(problem: SearchProblem) -> Tables:
 
     track_held = problem.race_check
     groups = _alias_groups(problem)
+    # a take that could disable a step with a point access (or a PDL launch) could remove an access (or end a
+    # PDL violation): such a take is visible
+    point_counters = {
+        s.needs for lane in problem.lanes for s in lane if (s.point is not None or s.pdl_launch) and s.needs >= 0
+    }
     t = Tables(
         n, lens, cursor_shift, cursor_mask, counter_shift, counter_mask, tally_shift, tally_mask, flag_bit, initial,
         [], [], [], [], track_held, [], [], [], [], [], [], [], [], [], [],
@@ -185,7 +190,7 @@ def compile_problem(problem: SearchProblem) -> Tables:
                 for r in footprint(step):
                     g |= 1 << groups[r]
             grp.append(g)
-            vis.append(track_held and (step.held is not None or step.point is not None))
+            vis.append((track_held and (step.held is not None or step.point is not None)) or step.needs in point_counters)
             pdlw.append(step.pdl_wait)
         # the "done" sentinel
         for table, value in ((need, 0), (delta, 0), (slow, False), (launch, False), (held, False), (dec, 0),

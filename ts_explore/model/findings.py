@@ -173,6 +173,8 @@ class ExhaustiveRun:
     seconds: float = 0.0  # search time of this run
     engine: str = "TS exhaustive_checker"  # the search that produced it (``model.scope.TS_ENGINE`` or ours)
     cancelled: bool = False  # our checker was stopped by the caller (``hit_state_limit`` is then True too)
+    cross_checked: bool = False  # the independent second search ran on this instance too
+    disagreement: str = ""  # both answers when the two searches disagreed (``hit_state_limit`` is then True too)
 
     @property
     def safe(self) -> bool:

@@ -65,6 +65,8 @@ class RunScope:
     engine: str = TS_ENGINE
     run_by: str = "TaskManager"  # TaskManager ran it, or ts-explore ran a variant TaskManager skipped
     cancelled: bool = False  # stopped by the caller (our checker's ``cancel``): not a proof either
+    cross_checked: bool = False  # an independent second search ran on it too (``verify(cross_check=True)``)
+    disagreement: str = ""  # the two searches' answers when they disagreed: not a proof
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,27 @@ class Scope:
         return "; ".join(parts)
 
     @property
+    def cross_checked(self) -> bool:
+        """Every run was also searched by the independent second engine."""
+        return bool(self.runs) and all(r.cross_checked for r in self.runs)
+
+    def cross_check_text(self) -> str:
+        """Whether the runs were cross-checked, in one sentence.
+
+        >>> Scope(runs=(RunScope("normal", cross_checked=True),)).cross_check_text()
+        'Cross-checked: an independent explicit-state search agreed on every run.'
+        """
+        checked = [r for r in self.runs if r.cross_checked]
+        if not checked:
+            return "Not cross-checked (verify(..., cross_check=True) runs an independent second search)."
+        split = [r.label for r in checked if r.disagreement]
+        if split:
+            return f"Cross-checked: the independent second search disagreed on {'; '.join(split)}."
+        if len(checked) < len(self.runs):
+            return f"Cross-checked on {len(checked)} of {len(self.runs)} runs (the others were TS's search)."
+        return "Cross-checked: an independent explicit-state search agreed on every run."
+
+    @property
     def vacuous(self) -> bool:
         """True when every task with loop work runs 0 iterations: the instance does nothing to prove."""
         if self.tiles_per_cta == 0:
@@ -161,7 +184,9 @@ class Scope:
                 out.append(f"task {t.task} has {t.bounds}, not Python ints: TS searched a stand-in length of "
                            f"{t.iterations} iteration(s)")
         for r in self.runs:
-            if r.cancelled:
+            if r.disagreement:
+                out.append(f"the search ({r.label}): {r.disagreement}")
+            elif r.cancelled:
                 out.append(f"the search ({r.label}) was cancelled after {r.states} states")
             elif r.capped:
                 out.append(f"the search ({r.label}) stopped at its state cap after {r.states} states")
@@ -187,6 +212,7 @@ class Scope:
             labels = "; ".join(r.label for r in self.runs)
             parts.append(f"{self.engine} explored {self.states} states in {len(self.runs)} run(s) ({labels}) "
                          f"in {self.seconds:.2f} s.")
+            parts.append(self.cross_check_text())
         for a in self.abstractions:
             parts.append(_cap(a.sentence) + ("" if a.sufficient else " (not proven)") + ".")
         parts.extend(_cap(a.rstrip(".")) + "." for a in self.assumptions)

@@ -223,7 +223,7 @@ def run_scope(run: ExhaustiveRun) -> RunScope:
     return RunScope(
         label=run.label, variant=run.variant, opaque=run.opaque, tiles=run.num_tiles,
         states=run.states_explored, capped=run.hit_state_limit, seconds=run.seconds, run_by=run.run_by,
-        engine=run.engine, cancelled=run.cancelled,
+        engine=run.engine, cancelled=run.cancelled, cross_checked=run.cross_checked, disagreement=run.disagreement,
     )
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 
+from ..check.cross import cross_check as cross_checked
 from ..check.engine import DEFAULT_MAX_STATES, CancelFlag, Progress, SearchResult, search
 from ..check.problem import SearchProblem
 from .search_input import search_problem
@@ -53,6 +54,8 @@ class CheckRun:
     cancelled: bool = False
     elapsed_s: float = 0.0
     engine: str = "reduced"  # "reduced" | "unreduced"
+    cross_checked: bool = False  # the independent second search ran too (``cross_check=True``)
+    disagreement: str = ""  # both answers, when the two searches disagree (the run is then not a proof)
     search: SearchResult | None = None
     problem: SearchProblem | None = None
     _paths: list[tuple[str, tuple, Path]] | None = field(default=None, repr=False)
@@ -110,6 +113,8 @@ def check_all_interleavings(
     reduce: bool = True,
     progress: Progress | None = None,
     cancel: CancelFlag | None = None,
+    ts_parity: bool = False,
+    cross_check: bool = False,
     **kwargs: Any,
 ) -> CheckRun:
     """Our search over the instance TS's ``check_all_interleavings(tasks, **kwargs)`` explores.
@@ -117,7 +122,14 @@ def check_all_interleavings(
     ``max_states`` defaults to ``DEFAULT_MAX_STATES`` (TS's own default is
     1,000,000); ``early_exit`` and ``cursor_only_visited`` as in TS;
     ``verbose`` is accepted and changes nothing. ``reduce=False``
-    runs the same engine without the partial-order reduction.
+    runs the same engine without the partial-order reduction;
+    ``ts_parity=True`` knows states the way TS does (see
+    :func:`ts_explore.check.search`), so unreduced it visits TS's states.
+    ``cross_check=True`` also runs the independent second search
+    (:func:`ts_explore.check.cross_check`); when the two disagree the run
+    reports no finding and is not safe, with ``disagreement`` naming both
+    answers, so the verdict is INCONCLUSIVE. A run capped or cancelled before
+    any finding is not cross-checked (it is INCONCLUSIVE already).
     """
     problem = search_problem(tasks, **kwargs)
     result = search(
@@ -128,8 +140,17 @@ def check_all_interleavings(
         progress=progress,
         cancel=cancel,
         cursor_only=kwargs.get("cursor_only_visited", True),
+        ts_parity=ts_parity,
     )
-    return check_run(problem, result)
+    run = check_run(problem, result)
+    if cross_check and (result.complete or result.findings):  # a capped or cancelled clean run proves nothing anyway
+        both = cross_checked(problem, first=result, early_exit=kwargs.get("early_exit", True))
+        run.cross_checked = True
+        if not both.agree:
+            run.deadlock_states, run.race_states, run.pdl_order_states = [], [], []
+            run.is_safe, run.hit_state_limit, run.disagreement = False, True, both.reason
+            run.search = None
+    return run
 
 
 def check_run(problem: SearchProblem, result: SearchResult) -> CheckRun:

@@ -200,6 +200,7 @@ def convert_run(
         pdl_violations=pdl, lanes=lanes, credit_model=model, run_by=record.run_by,
         persistent=persistent, seconds=record.seconds, engine=record.engine,
         cancelled=bool(getattr(res, "cancelled", False)),
+        cross_checked=bool(getattr(res, "cross_checked", False)), disagreement=getattr(res, "disagreement", ""),
     )
 
 

@@ -17,9 +17,10 @@ objects, so the reader hands it in).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from ..check.cross import cross_check
 from ..check.engine import DEFAULT_MAX_STATES, search
 from ..model.scope import TS_ENGINE
 from ..reader.instance import Instance, SearchInput, Searched
@@ -52,23 +53,33 @@ class Engine:
         opts = dict(self.options)
         result = search(inp.problem, reduce=opts["reduce"], max_states=opts.get("max_states", DEFAULT_MAX_STATES),
                         progress=opts.get("progress"), cancel=opts.get("cancel"))
+        both = None
+        if opts.get("cross_check") and (result.complete or result.findings):  # a clean cap proves nothing anyway
+            both = cross_check(inp.problem, first=result)
+            if not both.agree:  # not a proof either way: no finding, and the run reads as not finished
+                result = replace(result, deadlocks=(), races=(), pdl_violations=(), hit_cap=True)
         run = None
         if inp.lanes is not None and instance.credit_model is not None:
             run = exhaustive_run(result, inp.problem, inp.lanes, instance.credit_model, variant=inp.variant,
                                  opaque=inp.opaque, num_tiles=inp.num_tiles, persistent=instance.persistent,
                                  engine=self.name, display=instance.display)
+            if both is not None:
+                run = replace(run, cross_checked=True, disagreement="" if both.agree else both.reason)
         counts = {"deadlock": len(result.deadlocks), "race": len(result.races),
                   "pdl-order": len(result.pdl_violations)}
         return Searched(inp, counts, result.states_explored, result.hit_cap or result.cancelled, run)
 
 
 def engine_for(checker: str, *, progress: Callable[[int, float, float], None] | None = None,
-               cancel: Any = None, max_states: int | None = None) -> Engine:
+               cancel: Any = None, max_states: int | None = None, cross_check: bool = False) -> Engine:
     """The engine ``checker`` names; a ValueError listing the choices for anything else.
 
     ``progress(states, states_per_s, elapsed_s)`` and ``cancel`` (anything with
     ``is_set()``, e.g. a ``threading.Event``) reach our engine; ``max_states``
-    caps each of its runs (a capped run is never SAFE).
+    caps each of its runs (a capped run is never SAFE). ``cross_check`` also
+    searches each run with the independent second engine
+    (:func:`ts_explore.check.cross_check`); a disagreement leaves the run
+    without findings and not finished, its ``disagreement`` naming both answers.
     """
     if checker not in CHECKERS:
         raise ValueError(f"verify(checker={checker!r}): pick one of {', '.join(CHECKERS)} ('auto' uses ts-explore's "
@@ -76,7 +87,7 @@ def engine_for(checker: str, *, progress: Callable[[int, float, float], None] | 
     if checker == "ts":
         return Engine(TS_ENGINE, own=False)
     reduce = checker != "unreduced"
-    options: dict[str, Any] = {"reduce": reduce, "progress": progress, "cancel": cancel}
+    options: dict[str, Any] = {"reduce": reduce, "progress": progress, "cancel": cancel, "cross_check": cross_check}
     if max_states is not None:
         options["max_states"] = max_states
     return Engine(OWN_REDUCED if reduce else OWN_UNREDUCED, own=True, options=tuple(options.items()))

@@ -72,6 +72,7 @@ def verify(
     cancel: Any = None,
     max_states: int | None = None,
     task_set: TaskSet | None = None,
+    cross_check: bool = False,
     **task_manager_kwargs: Any,
 ) -> Verdict:
     """Verify tasks the way ``TaskManager`` does, without printing, and return a :class:`Verdict`.
@@ -104,6 +105,10 @@ def verify(
     - ``progress(states, states_per_s, elapsed_s)``, ``cancel`` (a
       ``threading.Event``) and ``max_states`` reach our engine: a cancelled
       or capped search is INCONCLUSIVE, never SAFE.
+    - ``cross_check=True``: every run of our checker is also searched by an
+      independent second engine (:func:`ts_explore.check.cross_check`); if
+      the two disagree the verdict is INCONCLUSIVE, its reason naming both
+      answers. The scope records which runs were cross-checked.
     - ``exhaustive_deadlock_race_check=False`` (TaskManager's): switches TS's
       search off; with ``checker="ts"`` the verdict is then INCONCLUSIVE at
       best, with our checker ours searches instead.
@@ -123,7 +128,10 @@ def verify(
         raise TypeError(f"verify(tiles=...) takes the number of work tiles a CTA runs (an int >= 0), got {tiles!r}")
     if isinstance(not_modelled, str):
         not_modelled = (not_modelled,)
-    engine = engine_for(checker, progress=progress, cancel=cancel, max_states=max_states)
+    if cross_check and checker == "ts":
+        raise ValueError("verify(cross_check=True) cross-checks ts-explore's own checker; use checker='auto', "
+                         "'reduced' or 'unreduced' with it, or drop cross_check for checker='ts'")
+    engine = engine_for(checker, progress=progress, cancel=cancel, max_states=max_states, cross_check=cross_check)
     if engine.own:  # our search runs whether or not TS's was switched off
         task_manager_kwargs = {k: v for k, v in task_manager_kwargs.items() if k != SEARCH_SWITCH}
     ask = _Ask(tiles, instance, tuple(not_modelled), tuple(rules), engine)
