@@ -28,8 +28,6 @@ from ..analysis.diff import ScheduleDiff
 from ..analysis.diff import diff_task_sets
 from ..model import Problem, TaskSet
 from ..model.verdict import Verdict
-from ..render.deps import dependency_graph
-from ..render.diff import diff_graph
 from ..scenarios.base import BuildContext, Scenario, get
 from ..scenarios.choices import Choice, adjust, choices
 from ..scenarios.knobs import knobs
@@ -37,7 +35,7 @@ from . import controls as ctl
 from . import panels
 from .launch_panel import LaunchPanel
 from .proof import FOREGROUND_STATES, BackgroundProof, needs_background_proof
-from .deadlock_tab import deadlock_children
+from .explorer_tabs import NOTHING_DRAWN, TabContents
 from .outcome import Outcome, compute
 
 TABS = ("schedule", "changes", "verdict", "deadlock", "dependencies", "launch")
@@ -60,10 +58,9 @@ def _sweep_tab(explorer: Any) -> Any:
 EXTRA_TABS: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (("sweep", "Sweep", _sweep_tab),)
 RESULT_CACHE_SIZE = 64
 STATES = ("idle", "verifying", "error")
-NOTHING_DRAWN = "Nothing to show: this configuration was not verified (the message above the tabs says why)."
 
 
-class Explorer(traitlets.HasTraits):
+class Explorer(TabContents, traitlets.HasTraits):
     """Widgets for every config field of a scenario, and panels that follow them.
 
     ``scenario`` is a :class:`~ts_explore.scenarios.Scenario` or its catalog
@@ -390,102 +387,6 @@ class Explorer(traitlets.HasTraits):
     def wait_for_proof(self, timeout: float | None = None) -> bool:
         """Block until a background proof finishes (True) or ``timeout`` seconds pass (False)."""
         return self.proof.join(timeout)
-
-    def _show_status(self, outcome: Outcome, elapsed: float) -> None:
-        adjusted = "".join(panels.note_html(a, panels.WARN_COLOUR) for a in self._adjusted)
-        if outcome.problem is not None:
-            headline, ok = f"not recorded: {outcome.problem.rule}", None
-            self.message.value = adjusted + panels.problem_html(outcome.problem)
-        elif outcome.error is not None and outcome.verdict is None:
-            headline, ok = "not verified", None
-            self.message.value = adjusted + panels.message_html("This configuration cannot be checked",
-                                                                outcome.error, outcome.hint)
-        else:
-            assert outcome.verdict is not None
-            ok = panels.verdict_state(outcome.verdict)
-            headline = panels.headline(outcome.verdict)
-            self.message.value = adjusted + "".join(panels.note_html(n) for n in outcome.notes)
-        details = f"changes since last safe: {self._diff.summary()}" if self._diff is not None else ""
-        with self.status.hold_sync():
-            self.status.value = panels.status_html(ok=ok, headline=headline, details=details, elapsed_s=elapsed)
-
-    # ---------------------------------------------------------------- repairs
-    def _repair_widgets(self, out: Outcome) -> list[Any]:
-        """The repair panel under an UNSAFE counterexample, or the undo bar while a repair is applied."""
-        from .repair_panel import RepairPanel, undo_bar
-
-        if self._unrepaired is not None:
-            return undo_bar(self._repair_sentence, self.undo_repair)
-        if out.verdict is None or out.verdict.status.value != "unsafe" or out.task_set is None:
-            return []
-        config, scenario, ctx = out.config, self.scenario, self.build_context
-        self.repair_panel = RepairPanel(out.verdict, lambda: scenario.build(config, ctx).verify_kwargs(),
-                                        self.apply_repair)
-        return [self.repair_panel.widget]
-
-    def apply_repair(self, repair: Any) -> None:
-        """Show a proven repair as the current view (its SAFE verdict and drawings); :meth:`undo_repair` returns."""
-        if self._unrepaired is None:
-            self._unrepaired = self._outcome
-        self._repair_sentence = repair.sentence
-        shown = dataclasses.replace(self._unrepaired, verdict=repair.proof, task_set=repair.proof.task_set, dot=None)
-        self._show_current(dataclasses.replace(shown, dot=shown.drawing().source))
-
-    def undo_repair(self) -> None:
-        """Back to the schedule as the scenario built it."""
-        if self._unrepaired is not None:
-            shown, self._unrepaired = self._unrepaired, None
-            self._show_current(shown)
-
-    def _show_current(self, outcome: Outcome) -> None:
-        self._outcome = outcome
-        self._publish()
-        self._show_status(outcome, 0.0)
-        self._stale = set(self.tab_names)
-        self._render_visible()
-
-    # ---------------------------------------------------------------- panels
-    def _render_visible(self) -> None:
-        index = self.tabs.selected_index or 0
-        name = self.tab_names[index]
-        if name in self._stale:
-            self._stale.discard(name)
-            self.render(name)
-
-    def render(self, name: str) -> None:
-        """Fill one tab for the current outcome (tabs render when shown); errors show once, above the tabs."""
-        out = self._outcome
-        nothing = panels.note_html(NOTHING_DRAWN)
-        if name == "schedule":
-            self.panes[name].value = nothing if out.task_set is None else panels.svg_html(out.drawing())
-        elif name == "changes":
-            if out.task_set is None:
-                self.panes[name].value = nothing
-            elif self._diff is None:
-                self.panes[name].value = panels.note_html(
-                    "This is the last safe configuration; change a control to see which steps it adds, "
-                    "removes or moves.")
-            else:
-                graph = diff_graph(out.task_set, self._diff)
-                self.panes[name].value = panels.diff_html(self._diff, graph, "compared with the last safe configuration")
-        elif name == "verdict":
-            self.panes[name].value = nothing if out.verdict is None else panels.verdict_html(out.verdict)
-        elif name == "dependencies":
-            self.panes[name].value = nothing if out.task_set is None else panels.svg_html(
-                dependency_graph(out.task_set))
-        elif name == "deadlock":
-            self.deadlock_box.children = deadlock_children(out.verdict, NOTHING_DRAWN, self._repair_widgets(out))
-        elif name == "launch":
-            repaired = self._unrepaired is not None  # the kernel is built from the scenario, not from the repair
-            self.launch_panel.update(self.scenario, out.config, out.task_set if out.ok and not repaired else None)
-            if repaired:
-                self.launch_panel.reasons.value = panels.note_html(
-                    "A repair is shown: a launch builds the kernel from the scenario, which does not have the "
-                    "repair yet. Put the edit into the scenario's schedule (the Deadlock tab shows it), or Undo.")
-        elif name in self.extra_tabs:
-            self.extra_tabs[name].update()
-        else:
-            raise ValueError(f"no tab named {name!r}; tabs: {', '.join(self.tab_names)}")
 
 
 __all__ = ["EXTRA_TABS", "Explorer", "Outcome", "STATES", "TABS"]
