@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import pickle
 
 import pytest
@@ -75,6 +76,23 @@ def test_edits_reach_the_worker_intact_and_write_the_repair_onto_the_kernels_bui
         plain = SC.build(cfg, BuildContext())
         apply_repair(plain)
     assert capture_task_set(plain.tasks, plain.resource_dependency_graph) == top.before
+
+
+def _steps(task_set) -> list:
+    return [[(s.resource, s.method, s.section) for s in t.schedule.steps()] for t in task_set.tasks]
+
+
+def test_the_kernels_own_build_runs_the_repair_and_ts_accepts_it_while_tracing() -> None:
+    """Traced for sm_90a (no GPU needed): the kernel builds the broken schedule, writes the repair, TS accepts it."""
+    cfg, top = _top_repair(PipelineFault.NO_RELEASE)
+    kernel = importlib.import_module(SC.kernel)
+    seen: list = []
+    with repaired_build(top.edits):
+        kernel.compile(SC, cfg, arch="sm_90a", on_built=lambda b: seen.append(
+            capture_task_set(b.tasks, b.resource_dependency_graph)))
+    assert len(seen) == 1 and _steps(seen[0]) == _steps(top.after) != _steps(top.before)
+    with pytest.raises(ValueError, match="not matched by ConsumerRelease"):  # without the repair TS refuses it
+        kernel.compile(SC, cfg, arch="sm_90a")
 
 
 def test_repairs_that_cannot_be_launched_are_refused_with_the_reason() -> None:
