@@ -10,6 +10,7 @@ import pytest
 import ts_explore
 import ts_explore.gpu as gpu
 from ts_explore.app.explorer import Explorer
+from ts_explore.app.launch_panel import launch_blockers
 from ts_explore.gpu import LaunchError, launch
 from ts_explore.gpu.plan import plans_for
 from ts_explore.gpu.probe import Probe
@@ -102,6 +103,8 @@ def test_repairs_that_cannot_be_launched_are_refused_with_the_reason() -> None:
         launch(SC, cfg, sizes=[SIZE], repair=bounds)
     assert err.value.reason == "repair_not_launchable"
     assert "'bounds' edit" in str(err.value) and "runtime values" in str(err.value)
+    blockers = launch_blockers(bounds.proof.task_set, Probe(None, "", H200, 1), SC, cfg, repair=bounds)
+    assert blockers == [str(err.value).split("] ", 1)[1]]  # the Launch tab gives the same reason
     with pytest.raises(LaunchError, match="'stage' edit.*raise the scenario's stages control"):
         launch(SC, cfg, sizes=[SIZE], repair=(AddStage("smem"),))
     with pytest.raises(LaunchError, match="repair= takes a Repair") as err:
