@@ -11,10 +11,12 @@ import ts_explore
 import ts_explore.gpu as gpu
 from ts_explore.app.explorer import Explorer
 from ts_explore.app.launch_panel import launch_blockers
-from ts_explore.gpu import LaunchError, launch
+from ts_explore.gpu import LaunchError, LaunchResult, launch
+from ts_explore.gpu.device import DeviceInfo
 from ts_explore.gpu.plan import plans_for
 from ts_explore.gpu.probe import Probe
 from ts_explore.gpu.safety import prove
+from ts_explore.gpu.trace_compare import schedule_for
 from ts_explore.kernels.common import apply_repair, repaired_build
 from ts_explore.model.plan import DeviceLimits
 from ts_explore.reader import capture_task_set
@@ -132,3 +134,18 @@ def test_the_launch_tab_enables_after_apply_and_launches_the_repair() -> None:
     ex.undo_repair()
     ex.render("launch")
     assert ex.launch_panel.button.disabled
+
+
+def test_a_repaired_launchs_trace_is_compared_with_the_repaired_schedule() -> None:
+    cfg, top = _top_repair(PipelineFault.NO_RELEASE)
+    plan = plans_for(SC, cfg, (SIZE,), H200)[0]
+    store_warp = 0  # the store task's warps come first
+    repaired, _ = schedule_for(SC, cfg, plan, 0, store_warp, top.edits)
+    broken, _ = schedule_for(SC, cfg, plan, 0, store_warp)
+    calls = lambda tree: [(s.resource, s.method, s.section) for s in tree.steps()]  # noqa: E731 - bounds are per CTA
+    assert calls(repaired) == calls(top.after.task("store").schedule) != calls(broken)
+    result = LaunchResult(SC.name, cfg, DeviceInfo("Test GPU", (9, 0), 132, 4800.0, 1 << 37), (), 0.0, 0.0, False,
+                          "CTA 0: proven", edits=top.edits)
+    assert "verifier: with the repair's edits written on: CTA 0: proven" in result.summary()
+    with pytest.raises(ValueError, match="put the repair into the schedule"):
+        result.advise()

@@ -142,7 +142,7 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     return LaunchResult(scenario=sc.name, config=cfg, device=reply["device"], runs=reply["runs"],
                         compile_s=prepared["compile_s"], first_compile_s=prepared["first_compile_s"],
                         cache_hit=prepared["cache_hit"], verdict=gate.summary(), forced=force and not gate.ok,
-                        plans=plans, gate=gate)
+                        plans=plans, gate=gate, edits=edits)
 
 
 def _repair_edits(repair: Any) -> tuple[Any, ...]:
