@@ -149,3 +149,38 @@ def test_a_repaired_launchs_trace_is_compared_with_the_repaired_schedule() -> No
     assert "verifier: with the repair's edits written on: CTA 0: proven" in result.summary()
     with pytest.raises(ValueError, match="put the repair into the schedule"):
         result.advise()
+
+
+def _seeded_cases(count: int, seed: int = 24) -> list[dict]:
+    """Broken pipelined copies: every fault, with stage counts, loaders and store paths drawn from a seeded generator."""
+    import random
+
+    from ts_explore.kernels.pipelined import Storer
+    from ts_explore.scenarios import Loader
+
+    rng = random.Random(seed)
+    faults = [f for f in PipelineFault if f is not PipelineFault.NONE]
+    return [dict(fault=faults[i % len(faults)], stages=rng.choice((2, 3, 4)), loader=rng.choice(list(Loader)),
+                 storer=rng.choice(list(Storer)), store_warps=1) for i in range(count)]
+
+
+@pytest.mark.parametrize("overrides", _seeded_cases(4), ids=lambda o: f"{o['fault'].name}-{o['stages']}")
+def test_every_fault_is_repaired_in_the_kernels_build_or_refused_with_the_reason(overrides: dict) -> None:
+    cfg = SC.config(**overrides)
+    build = lambda: SC.build(cfg).verify_kwargs()  # noqa: E731
+    found = ts_explore.repairs(ts_explore.verify(**build()), build)
+    assert found, found.tried
+    launchable = [r for r in found if not any(e.kind in ("bounds", "stage") for e in r.edits)]
+    for r in found:
+        if r not in launchable:
+            with pytest.raises(LaunchError, match="this repair cannot be launched"):
+                launch(SC, cfg, sizes=[SIZE], repair=r)
+    if not launchable:
+        return
+    top = launchable[0]
+    assert prove(SC, cfg, plans_for(SC, cfg, (SIZE,), H200), {}, top.edits).ok
+    seen: list = []
+    with repaired_build(top.edits):
+        importlib.import_module(SC.kernel).compile(SC, cfg, arch="sm_90a", on_built=lambda b: seen.append(
+            capture_task_set(b.tasks, b.resource_dependency_graph)))
+    assert _steps(seen[0]) == _steps(top.after)  # the kernel runs the steps the gate proved
