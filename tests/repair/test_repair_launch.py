@@ -152,7 +152,7 @@ def test_a_repaired_launchs_trace_is_compared_with_the_repaired_schedule() -> No
 
 
 def _seeded_cases(count: int, seed: int = 24) -> list[dict]:
-    """Broken pipelined copies: every fault, with stage counts, loaders and store paths drawn from a seeded generator."""
+    """Broken pipelined copies: every fault, with stages, loaders and store paths drawn from a seeded generator."""
     import random
 
     from ts_explore.kernels.pipelined import Storer

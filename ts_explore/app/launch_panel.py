@@ -73,7 +73,7 @@ class LaunchPanel:
             self.update(*self._state)
 
     def update(self, scenario: Any, config: Any, task_set: TaskSet | None, repair: Any = None) -> None:
-        """Re-decide whether ``config`` of ``scenario`` (with ``repair``'s edits, when one is applied) can be launched."""
+        """Re-decide whether ``config`` of ``scenario`` (with an applied ``repair``'s edits) can be launched here."""
         self._state = (scenario, config, task_set, repair)
         self._repair = repair
         force = bool(self.force.value)
@@ -86,8 +86,10 @@ class LaunchPanel:
                 f"<div style='color:{FAIL_COLOUR};font-family:sans-serif'>Cannot launch here:<ul>{items}</ul></div>"
             )
         else:
-            what = (f"Ready to launch the repaired schedule ({html.escape(self._repair.sentence)}); every instance is "
-                    "proven with the repair before the kernel runs." if self._repair is not None else "Ready to launch.")
+            what = "Ready to launch."
+            if self._repair is not None:
+                what = (f"Ready to launch the repaired schedule ({html.escape(self._repair.sentence)}); every "
+                        "instance is proven with the repair before the kernel runs.")
             self.reasons.value = f"<div style='color:{OK_COLOUR};font-family:sans-serif'>{what}</div>"
 
     def _clicked(self, _: Any) -> None:

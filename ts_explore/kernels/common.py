@@ -160,5 +160,5 @@ def int32_vector_ssa(vector: int, count: int) -> Callable[[], Any]:
     return lambda: cute.full((vector, count), 0, cutlass.Int32)
 
 
-__all__ = ["BuiltHook", "apply_repair", "int32_vector_ssa", "quiet_task_manager", "repair_edits", "repaired_build", "run_built",
-           "run_tasks", "thread_vectors", "tile_start", "unchecked_build"]
+__all__ = ["BuiltHook", "apply_repair", "int32_vector_ssa", "quiet_task_manager", "repair_edits", "repaired_build",
+           "run_built", "run_tasks", "thread_vectors", "tile_start", "unchecked_build"]
