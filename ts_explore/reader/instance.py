@@ -116,12 +116,12 @@ def read_instance(tasks: list[Any], task_set: TaskSet | None, resources: list[An
     assignments = tuple(_assignments(tasks))
     display: dict[str, str] = {}
     for r in resources:
-        display.setdefault(getattr(r, "name", ""), name_of(r))
+        display.setdefault(getattr(r, "name", ""), name_of[id(r)])
     base = dict(
         task_names=tuple(t.name for t in tasks), display=display, persistent=persistent,
         skip=any(getattr(t, "skip_if", None) is not None for t in tasks), assignments=assignments,
         opaque_keys=bool(ts_tm._collect_opaque_keys(tasks)), python_conditions=_python_conditions(tasks),
-        trips=_trips(tasks, task_set), names_of_ids={id(r): name_of(r) for r in resources},
+        trips=_trips(tasks, task_set), names_of_ids={id(r): name_of[id(r)] for r in resources},
     )
     try:
         model = ln.credit_model(tasks, name_of)

@@ -23,10 +23,9 @@ from cutlass.experimental.task_scheduling.resources import PipelineGroup, WorkQu
 from ..model import Family, Section, Stage, TaskInfo
 from ..model.schedule import range_length
 from ..model.verdict import CheckerStep, CreditModel, CreditPool, Lane
-from .schedule import family_of
+from .schedule import STAGE_FAMILY, NameOf
 from .search_input import participants
 
-NameOf = Callable[[Any], str]
 LOCK = threading.RLock()  # guards TS's verbose reporter while the reference engine records paths
 
 _SECTION_OF_TAG = {"H": Section.HEAD, "SH": Section.HEAD, "T": Section.TAIL, "ST": Section.TAIL}
@@ -163,7 +162,8 @@ def lanes_for(
         if found is None:
             res, stage = entry[0], Stage(entry[1].value)
             found = facts[key] = _ResourceStage(
-                name_of(res), stage, _split(entry), not isinstance(res, WorkQueue), family_of(res, stage)
+                name_of[id(res)], stage, _split(entry), not isinstance(res, WorkQueue),
+                name_of.fixed_family.get(id(res)) or STAGE_FAMILY[stage],
             )
         return found
 
@@ -218,7 +218,7 @@ def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
     domain_rids = ts_tm._domain_interleaved_resource_ids(tasks)
     by_id = {id(r): r for r in resources}
     pools = tuple(
-        CreditPool(name_of(by_id[rid]), slot, n)
+        CreditPool(name_of.get(rid) or name_of(by_id[rid]), slot, n)
         for (rid, slot), n in ec._build_initial_cons_credits(resources, domain_rids).items()
         if rid in by_id
     )
@@ -226,8 +226,8 @@ def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
     approximate = any(isinstance(r, PipelineGroup) or getattr(r, "pipeline_group", None) for r in resources)
     return CreditModel(
         pools=pools,
-        producers=tuple((name_of(by_id[k]), n) for k, n in producers.items() if k in by_id),
-        consumers=tuple((name_of(by_id[k]), n) for k, n in consumers.items() if k in by_id),
+        producers=tuple((name_of.get(k) or name_of(by_id[k]), n) for k, n in producers.items() if k in by_id),
+        consumers=tuple((name_of.get(k) or name_of(by_id[k]), n) for k, n in consumers.items() if k in by_id),
         approximate=approximate,
     )
 

@@ -35,33 +35,61 @@ from ..model import (
     WorkTileLoop,
 )
 
-NameOf = Callable[[Any], str]
 
 _ACQUIRE = {Stage.PRODUCER_TRY_ACQUIRE, Stage.PRODUCER_ACQUIRE}
 _WAIT = {Stage.CONSUMER_TRY_WAIT, Stage.CONSUMER_WAIT}
 _AUX = {Stage.PRODUCER_AUX_WORK, Stage.CONSUMER_AUX_WORK}
 
 
-def resource_namer(resources: list[Any]) -> NameOf:
-    """Map TS resources to unique display names (``name``, else class name; ``#2`` on clashes)."""
-    names: dict[int, str] = {}
-    used: set[str] = set()
+class ResourceNames(dict):
+    """Every resource of one capture read once, keyed by ``id``: its display name, queue kind and fixed family.
 
-    def assign(res: Any) -> str:
+    Names are ``name``, else the class name, with ``#2`` on clashes, in the
+    order the resources are given. Readers look facts up per step
+    (``names[id(res)]``, ``names.queue_kinds[id(res)]``, :meth:`family`'s
+    rule inlined as ``names.fixed_family.get(id(res)) or STAGE_FAMILY[stage]``)
+    instead of calling back into this module for every step. Calling the
+    table names a resource it has not seen yet, as a namer would.
+    """
+
+    def __init__(self, resources: list[Any]) -> None:
+        super().__init__()
+        self._used: set[str] = set()
+        self._held: list[Any] = []  # keeps every keyed resource alive, so no id is reused
+        self.queue_kinds: dict[int, QueueKind | None] = {}
+        self.fixed_family: dict[int, Family] = {}
+        for res in resources:
+            self(res)
+
+    def __call__(self, res: Any) -> str:
         key = id(res)
-        if key in names:
-            return names[key]
+        if key in self:
+            return self[key]
         base = getattr(res, "name", "") or type(res).__name__
         name, n = base, 2
-        while name in used:
+        while name in self._used:
             name, n = f"{base}#{n}", n + 1
-        used.add(name)
-        names[key] = name
+        self._used.add(name)
+        self._held.append(res)
+        self[key] = name
+        self.queue_kinds[key] = queue_kind(res)
+        if isinstance(res, ts_resources.WorkQueue):
+            self.fixed_family[key] = Family.QUEUE
+        elif getattr(res, "is_barrier", False):
+            self.fixed_family[key] = Family.BARRIER
         return name
 
-    for res in resources:
-        assign(res)
-    return assign
+    def family(self, res: Any, stage: Stage) -> Family:
+        """The colour family a reader sees for one step on ``res``."""
+        return self.fixed_family.get(id(res)) or STAGE_FAMILY[stage]
+
+
+NameOf = ResourceNames
+
+
+def resource_namer(resources: list[Any]) -> ResourceNames:
+    """Map TS resources to unique display names (``name``, else class name; ``#2`` on clashes)."""
+    return ResourceNames(resources)
 
 
 def queue_kind(resource: Any) -> QueueKind | None:
@@ -76,12 +104,7 @@ def queue_kind(resource: Any) -> QueueKind | None:
     return QueueKind.STATIC
 
 
-def family_of(resource: Any, stage: Stage) -> Family:
-    """The colour family a reader sees for one step."""
-    if isinstance(resource, ts_resources.WorkQueue):
-        return Family.QUEUE
-    if getattr(resource, "is_barrier", False):
-        return Family.BARRIER
+def _stage_family(stage: Stage) -> Family:
     if stage in _AUX:
         return Family.AUX
     if stage in _ACQUIRE:
@@ -95,6 +118,19 @@ def family_of(resource: Any, stage: Stage) -> Family:
     if stage is Stage.PRODUCER_WORK:
         return Family.PRODUCER_WORK
     return Family.CONSUMER_WORK
+
+
+STAGE_FAMILY: dict[Stage, Family] = {stage: _stage_family(stage) for stage in Stage}
+"""The colour family of a step on a resource that is neither a WorkQueue nor a barrier, by stage."""
+
+
+def family_of(resource: Any, stage: Stage) -> Family:
+    """The colour family a reader sees for one step."""
+    if isinstance(resource, ts_resources.WorkQueue):
+        return Family.QUEUE
+    if getattr(resource, "is_barrier", False):
+        return Family.BARRIER
+    return STAGE_FAMILY[stage]
 
 
 def _callable_name(fn: Any) -> str:
@@ -333,6 +369,8 @@ def capture_schedule(schedule: Any, name_of: NameOf | None = None) -> ScheduleTr
 
 
 __all__ = [
+    "STAGE_FAMILY",
+    "ResourceNames",
     "bound_of",
     "capture_schedule",
     "condition_of",

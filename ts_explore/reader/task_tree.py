@@ -39,7 +39,7 @@ from ..model import (
     Step,
     WorkTileLoop,
 )
-from .schedule import NameOf, bound_of, condition_of, family_of, literal_text, queue_kind, skip_predicate_of
+from .schedule import STAGE_FAMILY, NameOf, bound_of, condition_of, literal_text, skip_predicate_of
 
 _STAGE_TYPE = {Section.HEAD: ScheduleStageType.Head, Section.LOOP: ScheduleStageType.Loop,
                Section.TAIL: ScheduleStageType.Tail}
@@ -73,7 +73,8 @@ class _Rebuild:
         st = Stage(stage.value)
         key = (id(res), stage, _STAGE_TYPE[section], cid)
         literals = tuple(Literal(k, literal_text(v)) for k, v in (self.literals.get(key) or {}).items())
-        step = Step(self.uid, self.name_of(res), st, label, cid, section, family_of(res, st), literals,
+        family = self.name_of.fixed_family.get(id(res)) or STAGE_FAMILY[st]
+        step = Step(self.uid, self.name_of[id(res)], st, label, cid, section, family, literals,
                     _returns(res, label))
         self.slots[key] = self.uid
         self.steps_so_far.append((res, step))
@@ -153,8 +154,9 @@ class _Rebuild:
         nodes = _group_skippable(inner)
         post = [self.step(r, s, c, lbl, Section.TAIL) for r, s, c, lbl in after]
         if wq is not None:
-            loop = WorkTileLoop(self.name_of(wq), queue_kind(wq) or QueueKind.STATIC, skip_predicate_of(t.skip_if, wq),
-                                tuple(nodes))
+            name = self.name_of(wq)  # a call: the queue may be on no step list
+            loop = WorkTileLoop(name, self.name_of.queue_kinds[id(wq)] or QueueKind.STATIC,
+                                skip_predicate_of(t.skip_if, wq), tuple(nodes))
             body += [loop, *post]
         else:
             body += nodes

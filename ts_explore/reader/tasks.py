@@ -16,7 +16,7 @@ from cutlass.experimental.task_scheduling.task import Task as _TsTask
 from cutlass.experimental.task_scheduling.task_manager import TaskManager as _TsTaskManager
 
 from ..model import DependencyEdge, ExpandedStep, ResourceInfo, Section, Stage, TaskInfo, TaskSet
-from .schedule import NameOf, queue_kind, resource_namer
+from .schedule import NameOf, resource_namer
 from .task_tree import tree_of_task
 
 
@@ -41,12 +41,12 @@ def resource_info(resource: Any, name_of: NameOf) -> ResourceInfo:
         v.slot_name for v in ts_resources.get_task_local_variables(resource) if v.slot_name
     )
     return ResourceInfo(
-        name=name_of(resource),
+        name=name_of[id(resource)],
         type_name=type(resource).__name__,
         pipeline=getattr(getattr(cfg, "pipeline_type", None), "value", None),
         stages=getattr(cfg, "num_stages", None),
         is_barrier=bool(getattr(resource, "is_barrier", False)),
-        queue_kind=queue_kind(resource),
+        queue_kind=name_of.queue_kinds[id(resource)],
         variables=variables,
         smem_bytes=_smem_bytes(resource),
     )
@@ -67,15 +67,15 @@ def expanded_steps(task: Any, name_of: NameOf) -> tuple[ExpandedStep, ...]:
     out: list[ExpandedStep] = []
     for entry in task.head_schedule_list:
         res, stage, call_id, label = entry
-        out.append(ExpandedStep(name_of(res), Stage(stage.value), call_id, Section.HEAD, "Always", label))
+        out.append(ExpandedStep(name_of[id(res)], Stage(stage.value), call_id, Section.HEAD, "Always", label))
     for entry in task.loop_schedule_list:
         res, stage, call_id, guard, label = entry
         out.append(
-            ExpandedStep(name_of(res), Stage(stage.value), call_id, Section.LOOP, _guard_text(guard), label)
+            ExpandedStep(name_of[id(res)], Stage(stage.value), call_id, Section.LOOP, _guard_text(guard), label)
         )
     for entry in task.tail_schedule_list:
         res, stage, call_id, label = entry
-        out.append(ExpandedStep(name_of(res), Stage(stage.value), call_id, Section.TAIL, "Always", label))
+        out.append(ExpandedStep(name_of[id(res)], Stage(stage.value), call_id, Section.TAIL, "Always", label))
     return tuple(out)
 
 
@@ -86,8 +86,8 @@ def task_info(task: Any, name_of: NameOf) -> TaskInfo:
         name=task.name or f"task@{task.warp_start}",
         warp_start=int(task.warp_start),
         warp_end=int(task.warp_end),
-        src=tuple(name_of(r) for r in task.src_resources),
-        dst=tuple(name_of(r) for r in task.dst_resources),
+        src=tuple(name_of[id(r)] for r in task.src_resources),
+        dst=tuple(name_of[id(r)] for r in task.dst_resources),
         schedule=schedule,
         persistent=bool(task.is_persistent),
         dynamic_domain=task.domain_getter is not None,
@@ -117,8 +117,8 @@ def _edges(tasks: list[Any], graph: Mapping[Any, Iterable[Any]], name_of: NameOf
     shell.resource_dependency_graph = {k: list(v) for k, v in graph.items()}
     return tuple(
         DependencyEdge(
-            upstream=name_of(e.upstream),
-            downstream=name_of(e.downstream),
+            upstream=name_of[id(e.upstream)],
+            downstream=name_of[id(e.downstream)],
             tasks=tuple(f"{t.name}[{t.warp_start}:{t.warp_end})" for t in e.backing_tasks),
             kind=e.edge_kind,
         )
