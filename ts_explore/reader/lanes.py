@@ -13,15 +13,16 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from cutlass.experimental.task_scheduling import task_manager as ts_tm
 from cutlass.experimental.task_scheduling.enums import guard_fires
 from cutlass.experimental.task_scheduling.resources import PipelineGroup, WorkQueue
 
-from ..model import Family, Section, Stage, TaskInfo
+from ..model import Family, Section, Stage, TaskInfo, TaskSet
 from ..model.schedule import range_length
+from ..model.scope import TaskTrips
 from ..model.verdict import CheckerStep, CreditModel, CreditPool, Lane
 from .schedule import STAGE_FAMILY, NameOf
 from .search_input import participants
@@ -104,6 +105,20 @@ def static_domain(task: Any) -> bool:
     if task.domain_getter is not None:
         return probe_domain(task) is not None
     return isinstance(task.domain, int)
+
+
+def task_trips(tasks: list[Any], task_set: TaskSet | None) -> tuple[TaskTrips, ...]:
+    """Each task's work-tile trip facts: its domain_loop's bounds in words, trips, whether TS knows them."""
+    out = []
+    for task in tasks:
+        name = task_name(task)
+        loop = None
+        if task_set is not None:
+            loop = next((t.schedule.domain_loop() for t in task_set.tasks if t.name == name), None)
+        bounds = loop.title.split(", unroll=")[0] + ")" if loop is not None else "its domain_loop"
+        out.append(TaskTrips(name, bounds, loop_iterations(task), static_domain(task),
+                             len(task.loop_schedule_list)))
+    return tuple(out)
 
 
 def _iterations(task: Any, entries: list[Any], skipped: bool, assignment: dict | None) -> list[int | None]:
@@ -233,4 +248,4 @@ def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
 
 
 __all__ = ["LOCK", "credit_model", "remembered_domains", "lanes_for", "loop_iterations", "probe_domain",
-           "static_domain", "task_name"]
+           "static_domain", "task_name", "task_trips"]

@@ -153,6 +153,11 @@ def bound_of(value: Any) -> Bound:
     return Bound(BoundKind.RUNTIME, f"<runtime {type_name}>")
 
 
+def bounds_of(*values: Any) -> tuple[Bound, ...]:
+    """:func:`bound_of` for each of a ``domain_loop``'s bounds (start, end, step) at once."""
+    return tuple(bound_of(v) for v in values)
+
+
 def skip_predicate_of(skip_if: Any, work_queue: Any) -> SkipPredicate | None:
     """Describe a ``skip_if`` predicate: a queue method, a function or a lambda."""
     if skip_if is None:
@@ -372,6 +377,7 @@ __all__ = [
     "STAGE_FAMILY",
     "ResourceNames",
     "bound_of",
+    "bounds_of",
     "capture_schedule",
     "condition_of",
     "literal_text",

@@ -39,7 +39,7 @@ from ..model import (
     Step,
     WorkTileLoop,
 )
-from .schedule import STAGE_FAMILY, NameOf, bound_of, condition_of, literal_text, skip_predicate_of
+from .schedule import STAGE_FAMILY, NameOf, bounds_of, condition_of, literal_text, skip_predicate_of
 
 _STAGE_TYPE = {Section.HEAD: ScheduleStageType.Head, Section.LOOP: ScheduleStageType.Loop,
                Section.TAIL: ScheduleStageType.Tail}
@@ -135,7 +135,7 @@ class _Rebuild:
     def domain_loop(self) -> DomainLoop:
         t = self.task
         end = t.domain_getter if t.domain_getter is not None else t.domain
-        return DomainLoop(bound_of(t.domain_start), bound_of(end), bound_of(t.step), t.unroll, self.loop_body())
+        return DomainLoop(*bounds_of(t.domain_start, end, t.step), t.unroll, self.loop_body())
 
     def run(self) -> ScheduleTree:
         t = self.task
@@ -160,7 +160,7 @@ class _Rebuild:
             body += [loop, *post]
         else:
             body += nodes
-        resources = tuple(dict.fromkeys(self.name_of(r) for r in [*t.src_resources, *t.dst_resources]))
+        resources = tuple(dict.fromkeys(self.name_of[id(r)] for r in [*t.src_resources, *t.dst_resources]))
         return ScheduleTree(name=t.name or "task", resources=resources, body=tuple(body), routes=self.routes(),
                             from_lists=True, unrecovered=tuple(dict.fromkeys(self.unrecovered)))
 

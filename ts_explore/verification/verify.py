@@ -39,7 +39,7 @@ from ..reader.checks import (
 from ..reader.instance import Instance, Searched, read_instance, search_inputs
 from ..reader.lanes import remembered_domains
 from ..reader.reference import reference_search
-from ..reader.schedule import resource_namer
+from ..reader.schedule import ResourceNames, resource_namer
 from ..reader.simulation import SIMULATION, simulation_findings
 from ..reader.tasks import _all_resources, capture_task_set
 from . import scope as sc
@@ -155,7 +155,7 @@ def _verify(
     tm_kwargs: dict[str, Any],
     ask: _Ask,
     resources: list[Any],
-    name_of: Callable[[Any], str],
+    name_of: ResourceNames,
     task_set: TaskSet | None,
     capture_error: str,
     start: float,
@@ -175,8 +175,7 @@ def _verify(
         runs = [s.run for s in searched if s.run is not None]
         if unread or len(runs) < len(searched):
             raise ValueError(f"could not read TS's search results: {unread or instance.unread}")
-        infos = {id(t): info for t, info in zip(task_list, task_set.tasks)} if task_set else {}
-        blocked, imbalances = simulation_findings(record.outcomes, task_list, infos, name_of, runs)
+        blocked, imbalances = simulation_findings(record.outcomes, instance.simulation, task_set, runs)
     except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
         runs = []
         record.outcomes.append((ANALYSIS, exc))
@@ -186,7 +185,7 @@ def _verify(
         instance, runs, [s.input.kwargs for s in searched], tm_kwargs, tiles=ask.tiles, tile_plan=plan,
         instance=ask.instance, not_modelled=ask.not_modelled, unread=unread, engine=ask.engine.name,
     ) if instance is not None else None
-    notes = record.notes() + (tuple(unconsumed_outputs(task_set)) if task_set is not None else ())
+    notes = record.notes + (tuple(unconsumed_outputs(task_set)) if task_set is not None else ())
     return Verdict(
         checks=checks,
         warnings=tuple(dict.fromkeys(notes)),
@@ -205,7 +204,7 @@ def _search_on(engine: Engine, tm_kwargs: dict[str, Any]) -> bool:
     return engine.own or tm_kwargs.get(SEARCH_SWITCH, True) is not False
 
 
-def _search(task_list: list[Any], task_set: TaskSet | None, instance: Instance, name_of: Callable[[Any], str],
+def _search(task_list: list[Any], task_set: TaskSet | None, instance: Instance, name_of: ResourceNames,
             record: CheckRecord, tm_kwargs: dict[str, Any], ask: _Ask) -> tuple[list[Searched], Any, str]:
     """Every search run the instance needs, read first, then run; the tile plan; what could not be read."""
     needed = sc.needed_runs(instance, tm_kwargs)
