@@ -15,9 +15,9 @@ from cutlass.experimental.task_scheduling import resources as ts_resources
 from cutlass.experimental.task_scheduling.task import Task as _TsTask
 from cutlass.experimental.task_scheduling.task_manager import TaskManager as _TsTaskManager
 
-from ..model import DependencyEdge, ExpandedStep, ResourceInfo, Section, Stage, TaskInfo, TaskSet
+from ..model import DependencyEdge, ExpandedStep, ResourceInfo, ScheduleTree, Section, Stage, TaskInfo, TaskSet
 from .schedule import NameOf, resource_namer
-from .task_tree import tree_of_task
+from .task_tree import tree_of_task, trees_of_tasks
 
 
 def _smem_bytes(resource: Any) -> int:
@@ -79,9 +79,10 @@ def expanded_steps(task: Any, name_of: NameOf) -> tuple[ExpandedStep, ...]:
     return tuple(out)
 
 
-def task_info(task: Any, name_of: NameOf) -> TaskInfo:
-    """Describe one TS Task, with its schedule tree."""
-    schedule = tree_of_task(task, name_of)
+def task_info(task: Any, name_of: NameOf, schedule: ScheduleTree | None = None) -> TaskInfo:
+    """Describe one TS Task, with its schedule tree (rebuilt here unless given)."""
+    if schedule is None:
+        schedule = tree_of_task(task, name_of)
     return TaskInfo(
         name=task.name or f"task@{task.warp_start}",
         warp_start=int(task.warp_start),
@@ -126,14 +127,21 @@ def _edges(tasks: list[Any], graph: Mapping[Any, Iterable[Any]], name_of: NameOf
     )
 
 
-def capture_task_set(tasks: Iterable[Any], graph: Mapping[Any, Iterable[Any]] | None = None) -> TaskSet:
-    """Capture tasks and a resource dependency graph (no TaskManager needed)."""
+def capture_task_set(tasks: Iterable[Any], graph: Mapping[Any, Iterable[Any]] | None = None,
+                     names: NameOf | None = None) -> TaskSet:
+    """Capture tasks and a resource dependency graph (no TaskManager needed).
+
+    ``names``: the resource table already built for exactly these tasks and
+    graph (``resource_namer(_all_resources(tasks, graph))``), so a caller
+    that has one does not name every resource again.
+    """
     tasks = list(tasks)
     graph = dict(graph or {})
     resources = _all_resources(tasks, graph)
-    name_of = resource_namer(resources)
+    name_of = names if names is not None else resource_namer(resources)
+    trees = trees_of_tasks(tasks, name_of)
     return TaskSet(
-        tasks=tuple(task_info(t, name_of) for t in tasks),
+        tasks=tuple(task_info(t, name_of, tree) for t, tree in zip(tasks, trees)),
         resources=tuple(resource_info(r, name_of) for r in resources),
         edges=_edges(tasks, graph, name_of),
     )

@@ -141,7 +141,7 @@ def verify(
     capture_error = ""
     if task_set is None:
         try:
-            task_set = capture_task_set(task_list, graph)
+            task_set = capture_task_set(task_list, graph, name_of)
         except Exception as exc:  # noqa: BLE001 - drawings lose their tree; verification still runs
             capture_error = f"{type(exc).__name__}: {exc}"
     with remembered_domains(task_list):
