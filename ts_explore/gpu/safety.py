@@ -20,14 +20,18 @@ from ..scenarios.base import Scenario
 
 
 def prove(scenario: Scenario, config: Any, plans: Iterable[LaunchPlan],
-          known: dict[Any, Verdict] | None = None) -> GateReport:
+          known: dict[Any, Verdict] | None = None, edits: tuple[Any, ...] = ()) -> GateReport:
     """Verify each distinct instance of ``plans``; ``known`` carries the Verdicts between calls (same config).
 
     Each instance is built and captured once; instances whose captured task
     sets are equal share one verification, and every :class:`ProvenInstance`
     keeps its :class:`~ts_explore.model.verdict.Verdict` (the hang report reads it).
+    ``edits`` (a repair's) are written onto each instance's built tasks the
+    way the kernel's build writes them (:func:`~ts_explore.reader.materialise.write_edits`),
+    so what is proven is the repaired instance the launch will run.
     """
     from ..reader import capture_task_set
+    from ..reader.materialise import write_edits
     from ..verification.verify import verify
 
     plans = tuple(plans)
@@ -40,16 +44,40 @@ def prove(scenario: Scenario, config: Any, plans: Iterable[LaunchPlan],
                 continue
             try:
                 built = scenario.build(config, BuildContext.for_instance(instance.view))
+                if edits:
+                    write_edits(built.tasks, built.resource_dependency_graph, edits)
                 task_set = capture_task_set(built.tasks, built.resource_dependency_graph)
                 key = _fingerprint(task_set)
                 if key not in known:
                     known[key] = verify(**built.verify_kwargs(), instance=instance.describe(), task_set=task_set)
             except Exception as exc:  # noqa: BLE001 - a build that fails is a refusal with its cause
-                return GateReport(plans, tuple(proven), problem=f"recording {instance.describe()} failed: "
+                what = "writing the repair onto" if edits else "recording"
+                return GateReport(plans, tuple(proven), problem=f"{what} {instance.describe()} failed: "
                                                                 f"{type(exc).__name__}: {exc}")
             verdict = known[key]
             proven.append(ProvenInstance(instance, verdict.status.value, verdict.summary(), verdict))
     return GateReport(plans, tuple(proven))
+
+
+# edit kinds a launch cannot write onto the kernel's own build -> why (each names what to do instead)
+NOT_LAUNCHABLE: dict[str, str] = {
+    "bounds": "it rewrites a loop's bounds with the numbers of the CPU view, but in the kernel the bounds are "
+              "runtime values that differ per CTA, so one compiled kernel cannot carry them; change the bound in "
+              "the scenario's schedule",
+    "stage": "it adds a pipeline stage to TS's pipeline config, but the kernel sizes the stage's shared memory "
+             "from the scenario's own stage count when it builds the resource, so the extra stage would use "
+             "memory never allocated; raise the scenario's stages control instead",
+}
+
+
+def repair_refusal(edits: Iterable[Any]) -> str | None:
+    """Why a repair with ``edits`` cannot be launched (None when every edit kind can be written onto the kernel)."""
+    kinds = sorted({getattr(e, "kind", type(e).__name__) for e in edits})
+    wrong = [k for k in kinds if k in NOT_LAUNCHABLE]
+    if not wrong:
+        return None
+    return ("this repair cannot be launched: " + "; ".join(f"its '{k}' edit: {NOT_LAUNCHABLE[k]}" for k in wrong)
+            + ". Repairs made of moves, inserts, removals, guard changes or PDL swaps launch as they are.")
 
 
 def _fingerprint(task_set: Any) -> Any:
@@ -140,4 +168,5 @@ def required_features(module: Any, config: Any) -> frozenset[str]:
     return found
 
 
-__all__ = ["FEATURES", "MIN_CC", "Feature", "feature_refusal", "launch_refusal", "prove", "required_features"]
+__all__ = ["FEATURES", "MIN_CC", "NOT_LAUNCHABLE", "Feature", "feature_refusal", "launch_refusal", "prove",
+           "repair_refusal", "required_features"]

@@ -27,7 +27,7 @@ from cutlass.cute.nvgpu import cpasync
 from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from .build import compile_options, default_stream, gmem_ptr
 from .host import DeviceProblem, SizeError, strided_instances
-from .common import BuiltHook, quiet_task_manager, run_tasks
+from .common import BuiltHook, apply_repair, quiet_task_manager, repair_edits, repaired_build, run_tasks
 from .gemm_geometry import (
     EPILOGUE_N, H200_DENSE_BF16_TFLOPS, TILE_K, Geometry, Raster, Release, bytes_moved, cluster_dims, flops,
     k_blocks, launch_grid, shape_refusal, tile_counts, work_units,
@@ -85,7 +85,13 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
             raise ValueError("tile='by shape' compiles one kernel per shape and cannot be traced as one; trace with "
                              "the tile the launch plan names (launch_plan('hopper_gemm', size, tile='by shape'))")
         scenario.check(cfg)
-        return ByShape(cfg, lambda concrete: compile(scenario, concrete, arch=arch, on_built=on_built))
+        edits = repair_edits()  # each shape's kernel compiles later: it keeps the repair this call was made under
+
+        def per_shape(concrete: Any) -> Any:
+            with repaired_build(edits):
+                return compile(scenario, concrete, arch=arch, on_built=on_built)
+
+        return ByShape(cfg, per_shape)
     scenario.check(cfg)
     refusal = launch_refusal(cfg, arch)
     if refusal is not None:
@@ -126,6 +132,7 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
                                     "g_c": g_c},
                            extra={"k_blocks": n_k, "scheduler_params": sched})
         built = scenario.build(cfg, ctx)
+        apply_repair(built)
         if cutlass.const_expr(on_built is not None):
             on_built(built)
         tm = quiet_task_manager(built)
