@@ -160,15 +160,21 @@ def _verify(
     capture_error: str,
     start: float,
 ) -> Verdict:
+    instance: Instance | None = None
+    unreadable: Exception | None = None
+    try:  # everything verification needs from TS's objects, read before TaskManager or a search runs
+        instance = read_instance(task_list, task_set, resources, name_of)
+    except Exception as exc:  # noqa: BLE001 - told below as the analysis check, as any other failure
+        unreadable = exc
     record = run_checks(task_list, graph, tm_kwargs)
     searched: list[Searched] = []
     blocked: tuple[Any, ...] = ()
     imbalances: tuple[Any, ...] = ()
     plan = None
     unread = ""
-    instance: Instance | None = None
     try:
-        instance = read_instance(task_list, task_set, resources, name_of)
+        if unreadable is not None:
+            raise unreadable
         if _search_on(ask.engine, tm_kwargs) and record.reached_search:
             searched, plan, unread = _search(task_list, task_set, instance, name_of, record, tm_kwargs, ask)
             record.outcomes.append((EXHAUSTIVE, exhaustive_outcome(searched, instance.persistent)))
