@@ -19,7 +19,7 @@ _WAIT = {Stage.CONSUMER_TRY_WAIT, Stage.CONSUMER_WAIT}
 _AUX = {Stage.PRODUCER_AUX_WORK, Stage.CONSUMER_AUX_WORK}
 
 
-class ResourceNames(dict):
+class ResourceNames(dict[int, str]):
     """Every resource of one capture read once, keyed by ``id``: its display name, queue kind and fixed family.
 
     Names are ``name``, else the class name, with ``#2`` on clashes, in the
