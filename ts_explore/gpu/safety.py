@@ -11,7 +11,7 @@ launch unless the caller forces it.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from ..kernels.contract import BuildContext, optional
 from ..model.plan import DeviceLimits, GateReport, LaunchPlan, ProvenInstance
@@ -89,10 +89,49 @@ def _fingerprint(task_set: Any) -> Any:
 
 
 MIN_CC = (9, 0)  # TS kernels (TMA, mbarrier pipelines, warp specialisation) need Hopper or newer
-# hardware features a kernel module may declare (``features(cfg)``) -> (lowest compute capability, what it is)
-FEATURES: dict[str, tuple[tuple[int, int], str]] = {
-    "clc": ((10, 0), "CLC dynamic persistence (cluster launch control)"),
+
+
+class Feature(NamedTuple):
+    """Which GPUs have one hardware feature a kernel may use."""
+
+    lowest: tuple[int, int]  # the lowest compute capability that has it
+    what: str  # the feature in words
+    only: int | None = None  # the one major version that has it (``sm_90a``-only instructions); None: newer ones too
+
+
+# hardware features a kernel module may declare (``features(cfg)``) -> which GPUs have them
+FEATURES: dict[str, Feature] = {
+    "clc": Feature((10, 0), "CLC dynamic persistence (cluster launch control)"),
+    "wgmma": Feature((9, 0), "WGMMA", only=9),
 }
+
+
+def feature_refusal(features: Iterable[str], cc: tuple[int, int], gpu: str) -> tuple[str, str] | None:
+    """``(reason, message)`` when a GPU of compute capability ``cc`` (named ``gpu``) lacks a declared feature.
+
+    Features no single GPU has together (one newer than another's only
+    architecture) refuse on every GPU; otherwise the first missing feature
+    refuses. None when the GPU has them all.
+    """
+    arch = f"sm_{cc[0]}{cc[1]}"
+    declared = [(name, FEATURES[name]) for name in sorted(features)]
+    for _name, needs in declared:
+        for _other, only in declared:
+            if only.only is not None and needs.lowest[0] > only.only:
+                return ("cannot_run_here",
+                        f"{needs.what} needs sm_{needs.lowest[0]}{needs.lowest[1]}+, and {only.what} exists only "
+                        f"on sm_{only.only}0a: this variant records and verifies but launches on no GPU; "
+                        f"choose a config without {needs.what}")
+    for _name, feature in declared:
+        if cc < feature.lowest:
+            need = feature.lowest
+            reason = "needs_sm100" if need[0] == 10 else "needs_newer_gpu"
+            return (reason, f"{feature.what} needs an sm_{need[0]}{need[1]}+ GPU; the schedule still records and "
+                            f"verifies on this machine; this GPU is {gpu} ({arch})")
+        if feature.only is not None and cc[0] != feature.only:
+            return ("cannot_run_here", f"{feature.what} needs an sm_{feature.only}0a GPU (it exists on no other); "
+                                       f"this is {arch}a")
+    return None
 
 
 def launch_refusal(scenario: Scenario | None, config: Any, limits: DeviceLimits) -> tuple[str, str] | None:
@@ -110,12 +149,9 @@ def launch_refusal(scenario: Scenario | None, config: Any, limits: DeviceLimits)
     if config is None or not isinstance(kernel, str):
         return None
     module = importlib.import_module(kernel)
-    for feature in sorted(required_features(module, config)):
-        need, what = FEATURES[feature]
-        if limits.cc < need:
-            reason = "needs_sm100" if need[0] == 10 else "needs_newer_gpu"
-            return (reason, f"{what} needs an sm_{need[0]}{need[1]}+ GPU; the schedule still records and verifies "
-                            f"on this machine; this GPU is {limits.name} ({arch})")
+    missing = feature_refusal(required_features(module, config), limits.cc, limits.name)
+    if missing is not None:
+        return missing
     rule = optional(module, "launch_refusal")
     message = rule(config, arch + "a" if limits.cc >= MIN_CC else arch) if rule is not None else None
     return ("cannot_run_here", message) if message else None
@@ -132,4 +168,5 @@ def required_features(module: Any, config: Any) -> frozenset[str]:
     return found
 
 
-__all__ = ["FEATURES", "MIN_CC", "NOT_LAUNCHABLE", "launch_refusal", "prove", "repair_refusal", "required_features"]
+__all__ = ["FEATURES", "MIN_CC", "NOT_LAUNCHABLE", "Feature", "feature_refusal", "launch_refusal", "prove",
+           "repair_refusal", "required_features"]

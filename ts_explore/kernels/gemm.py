@@ -8,7 +8,10 @@ function of raw pointers and sizes::
 
 with ``grid_*`` from :func:`grid`. TMA descriptors are built on the host per
 call from (M, N, K), so one compiled config serves every shape that
-:func:`shape_refusal` accepts. sm_90a only: WGMMA exists on no other GPU.
+:func:`shape_refusal` accepts. It uses WGMMA (sm_90a only) and, with
+``persistence=CLC``, CLC: :func:`features` declares them and
+:mod:`ts_explore.gpu.safety` (the one place for architecture rules) refuses
+a GPU that lacks them, before anything is compiled for it.
 """
 
 # No ``from __future__ import annotations`` here: the DSL reads kernel annotations as objects.
@@ -36,18 +39,22 @@ Shape = tuple  # (M, N, K)
 DEFAULT_SIZES = ((4096, 4096, 4096),)  # what launch() runs when given no sizes
 
 
-def launch_refusal(cfg: Any, arch: str | None = "sm_90a") -> str | None:
-    """Why ``cfg`` cannot be launched on ``arch`` (None: it can). The CPU view records and verifies anyway."""
+def features(cfg: Any) -> frozenset[str]:
+    """Hardware features this config's kernel uses (:data:`ts_explore.gpu.safety.FEATURES` says which GPUs have them)."""
     from ..model import QueueKind
 
-    if cfg.persistence is QueueKind.CLC:
-        return ("CLC dynamic persistence needs sm_100+, and WGMMA exists only on sm_90a: this variant records "
-                "and verifies but launches on no GPU; use persistence=STATIC")
+    return frozenset({"wgmma", "clc"} if cfg.persistence is QueueKind.CLC else {"wgmma"})
+
+
+def launch_refusal(cfg: Any, arch: str | None = "sm_90a") -> str | None:
+    """Why ``cfg`` must not be launched (None: it may). The CPU view records and verifies anyway.
+
+    Only this kernel's own rule; which GPU has which feature is
+    :mod:`ts_explore.gpu.safety`'s (see :func:`features`), so ``arch`` is not read.
+    """
     if cfg.release is Release.PREMATURE:
         return ("release=PREMATURE frees each A/B stage while its WGMMA may still read it (the async-read rule "
                 "reports it; TS cannot see it); use release=LAGGED or AFTER_WAIT")
-    if arch is not None and not arch.startswith("sm_90"):
-        return f"WGMMA needs an sm_90a GPU (Hopper); this is {arch}"
     return None
 
 
