@@ -92,11 +92,17 @@ class QTile(MemoryResource):
         """TMA: the warpgroup's rows of the Q tile."""
         raise KernelNotBuilt("QTile.load")
 
+    @consumer_work(returns=acc_o, work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def init(self, stage_info: StageInfo) -> Any:
+        """O = 0, row max = -inf, row sum = 0."""
+        raise KernelNotBuilt("QTile.init")
+
     @consumer_work(returns=(acc_o, probs), work_attrs=WorkAttr.AUXILIARY)
     @cute.jit
-    def init(self, stage_info: StageInfo) -> tuple:
-        """O = 0, row max = -inf, row sum = 0; P's registers (read only from the second block on)."""
-        raise KernelNotBuilt("QTile.init")
+    def init_overlapped(self, stage_info: StageInfo) -> tuple:
+        """``init``, plus P's registers: with overlap, P·V of block j-1 reads the P of the iteration before."""
+        raise KernelNotBuilt("QTile.init_overlapped")
 
     @consumer_work(returns=probs, work_attrs=WorkAttr.AUXILIARY)
     @cute.jit

@@ -87,7 +87,10 @@ def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq
     def tile(r: _Roles) -> None:
         r.q.try_wait()
         r.q.wait()
-        acc, probs = r.q.init()
+        if overlap:
+            acc, probs = r.q.init_overlapped()
+        else:
+            acc = r.q.init()
         with domain_loop(0, n_kv, 1) as it:
             r.k.try_wait()
             r.k.wait()
