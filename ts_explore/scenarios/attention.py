@@ -112,7 +112,7 @@ def check(cfg: HopperAttention) -> None:
             f"head_dim {' and '.join(map(str, HEAD_DIMS))}", "use head_dim 64 or 128", "head_dim")
     require(geo.rows_per_wg >= 64 and geo.rows_per_wg % 64 == 0,
             f"a {cfg.tile_q}-row Q tile over {cfg.consumer_wgs} consumer warpgroups gives each {geo.rows_per_wg} "
-            "rows; a warpgroup's WGMMA covers 64 rows", "use a 128-row Q tile, or one consumer warpgroup", "tile_q")
+            "rows; a warpgroup's WGMMA covers 64 rows", "use one consumer warpgroup, or a 128-row Q tile", "consumer_wgs")
     require(geo.register_floats <= MAX_REGISTER_FLOATS,
             f"{geo.rows_per_wg} rows x (K/V block {cfg.tile_k} + head_dim {cfg.head_dim}) need "
             f"{geo.register_floats} fp32 registers per consumer thread for S and O, more than the 160 that leave "
