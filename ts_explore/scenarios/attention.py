@@ -26,10 +26,10 @@ from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, s
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
-from ..model import QueueKind
 from ..verification.rules import AsyncReadRule
 from .attention_geometry import HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, kv_blocks, q_tiles
 from .attention_resources import KStages, OutTile, QkvGlobal, QTile, Turn, VStages
+from .attention_schedule import consumer_schedule, load_schedule
 from .base import BuildContext, Built, Scenario, knob, register
 from .common import require, runtime
 
@@ -173,8 +173,6 @@ def _queue(cfg: HopperAttention, ctx: BuildContext) -> WorkQueue | None:
 
 def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
     """Load task on warps 0-3; consumer ``mma<c>`` on warps 4 + 4c .. 7 + 4c."""
-    from .attention_schedule import consumer_schedule, load_schedule
-
     geo, wgs = cfg.geometry(), cfg.consumer_wgs
     n_kv = runtime(ctx, "kv_blocks", cfg.kv_blocks)
     src = QkvGlobal(name="qkv_global")
@@ -196,7 +194,8 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
         hand = turns[c] if turns else None
         n_cons = n_kv + 1 if cfg.fault is AttentionFault.CONSUMER_EXTRA and c == wgs - 1 else n_kv
         sched = consumer_schedule(qs[c], k, v, outs[c], take, hand, wq, n_cons, first=c == 0,
-                                  overlap=cfg.overlap, fault=cfg.fault)
+                                  overlap=cfg.overlap, broken_turn=cfg.fault is AttentionFault.PINGPONG_BROKEN,
+                                  early_release=cfg.fault is AttentionFault.EARLY_K_RELEASE)
         tasks.append(Task(name=f"mma{c}", src_resources=[qs[c], k, v, *([take] if take else []), *extra],
                           dst_resources=[outs[c], *([hand] if hand else [])], warp_idx=LOAD_WARPS * (1 + c),
                           num_warps=4, schedule=sched, num_registers=MMA_REGISTERS))

@@ -63,14 +63,14 @@ def load_schedule(src: Any, qs: list[Any], k: Any, v: Any, wq: Any, n_kv: Any) -
 
 
 def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq: Any, n_kv: Any, *,
-                      first: bool, overlap: bool, fault: Any) -> Any:
-    """One consumer warpgroup's schedule (see the module docstring); ``fault`` plants a mistake."""
-    from .attention import AttentionFault
+                      first: bool, overlap: bool, broken_turn: bool = False, early_release: bool = False) -> Any:
+    """One consumer warpgroup's schedule (see the module docstring).
 
+    Planted mistakes: ``broken_turn`` makes ``mma0`` wait for the turn before its first block too (neither
+    consumer hands it over first); ``early_release`` releases each K stage before waiting for its S GEMM.
+    """
     has_take, has_hand, has_wq = take is not None, hand is not None, wq is not None
     resources = [q, k, v, out, *([take] if has_take else []), *([hand] if has_hand else []), *([wq] if has_wq else [])]
-    broken_turn = fault is AttentionFault.PINGPONG_BROKEN
-    early_release = fault is AttentionFault.EARLY_K_RELEASE
 
     def mma(*proxies: Any) -> None:
         it = iter(proxies)
