@@ -4,6 +4,7 @@ found with a counterexample; launch refuses the scenario because its kernel is n
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -128,6 +129,15 @@ def test_a_k_stage_released_before_its_s_gemm_completes_is_a_race_ts_alone_calls
     assert {f.task for f in report.findings} == {"mma0", "mma1"}
     assert check_async_reads(model(cfg), async_reads("v_smem")).safe
     assert check_async_reads(model(SC.default_config()), async_reads("k_smem")).safe
+
+
+def test_the_v_rule_catches_a_release_of_a_v_stage_without_waiting_for_its_p_v_gemm() -> None:
+    ts = model(SC.default_config())
+    assert check_async_reads(ts, async_reads("v_smem")).safe
+    no_wait = dataclasses.replace(async_reads("v_smem"), drains=())  # as if wait_o did not wait for P·V
+    report = check_async_reads(ts, no_wait)
+    assert not report.safe and {f.task for f in report.findings} == {"mma0", "mma1"}
+    assert "may still be reading it" in report.findings[0].message
 
 
 def test_a_broken_ping_pong_order_deadlocks_the_two_consumers() -> None:

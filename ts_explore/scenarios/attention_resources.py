@@ -135,7 +135,8 @@ class KStages(MemoryResource):
     @consumer_work(work_attrs=WorkAttr.AUXILIARY)
     @cute.jit
     def wait_s(self, stage_info: StageInfo) -> None:
-        """Wait for the S GEMM's group: S is in registers and the K stage is read."""
+        """Wait for the S GEMM's group (``wgmma.wait_group`` leaving only a later P·V group in flight):
+        S is in registers and the K stage is read."""
         raise KernelNotBuilt("KStages.wait_s")
 
 
