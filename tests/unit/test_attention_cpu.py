@@ -99,6 +99,16 @@ def test_each_task_loops_over_the_blocks_the_viewed_tile_needs(sq: int, skv: int
     for task in ts.tasks:
         loop = task.schedule.domain_loop()
         assert loop is not None and loop.trip_count() == expected, (task.name, loop)
+    verdict = verify(**SC.build(cfg).verify_kwargs())  # a tile with no K/V block (causal) does no work
+    assert verdict.status.value == ("safe" if expected else "inconclusive"), verdict.summary()
+    assert not verdict.findings
+
+
+def test_a_causal_q_tile_that_sees_no_key_does_not_wait_for_a_turn_never_handed_over() -> None:
+    cfg = SC.config(causal=True, seqlen_q=1024, seqlen_kv=256, q_tile=0)
+    assert cfg.kv_blocks == 0 and cfg.pingponging
+    verdict = verify(**SC.build(cfg).verify_kwargs())
+    assert not verdict.deadlocks and "does no work" in verdict.summary()
 
 
 def test_shared_memory_beyond_227_kib_is_refused_naming_the_bytes() -> None:

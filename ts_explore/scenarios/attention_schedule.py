@@ -11,8 +11,9 @@ A consumer's K/V iteration, with intra-warpgroup overlap (FlashAttention-3)::
 
 Without overlap the P·V GEMM of block j follows its softmax in the same
 iteration. With ping-pong, ``mma0`` takes the turn from the second block on
-(it starts with it) and takes the last hand-over after its loop, so every
-hand-over is taken.
+(it starts with it) and takes the last hand-over at the end of its last
+block, so every hand-over is taken, and a Q tile with no K/V block (causal)
+waits for none.
 """
 
 from __future__ import annotations
@@ -125,8 +126,9 @@ def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq
                 acc = r.pv(probs, acc)
                 r.v.wait_o()
                 r.v.release()
-        if r.take is not None and first:
-            r.take_turn()  # the other warpgroup's hand-over after its last block
+            if r.take is not None and first:
+                with it.last_iter():
+                    r.take_turn()  # the other warpgroup's hand-over of its last block (none without blocks)
         r.q.release()
         r.out.store(acc_o=acc)
 
