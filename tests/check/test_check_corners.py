@@ -28,8 +28,8 @@ from ts_explore.check import search
 from ts_explore.check.oracle import explore
 from ts_explore.reader.search_input import search_problem
 
-CORNER_SETS = scaled(380, 5400)
-CORNER_CHUNK = scaled(38, 270)
+CORNER_SETS = scaled(300, 5400)
+CORNER_CHUNK = scaled(30, 270)
 CORNER_FIRST = 100_000 if soak() else 0
 CAP = scaled(6_000, 20_000)
 RANDOM_PROBLEMS = scaled(150, 5000)
@@ -105,4 +105,5 @@ def test_the_corner_generator_meets_every_verdict_and_feature():
         safe += result.proven_safe
     assert kinds == {"deadlock", "race", "pdl-order"} and safe >= 10
     assert {"2 producer(s), 1 consumer(s)", "1 producer(s), 2 consumer(s)", "signal before release", "gate",
-            "last-iteration guard", "pdl across tasks", "persistent+skip_if"} <= features
+            "last-iteration guard", "pdl across tasks", "persistent+skip_if", "dma with 2 readers + completion pair",
+            "dma with 2 readers + completion pair (ordered write)"} <= features
