@@ -135,6 +135,9 @@ def corner_set(seed: int) -> TaskSetSpec | GroupSetSpec:
     signal = rng.random() < 0.6
     sig = d.add("sig", ASYNC, 1) if signal else ""
     receiver = rng.choice(others or producers)
+    if signal and n_cons == 2 and rng.random() < 0.4:  # a consumer receives: the order of the two waits matters
+        receiver = consumers[0]
+        d.features.append("consumer receives the signal")
     for c in consumers:
         ops = [Op(stage, "wait"), Op(stage, "drain")]
         if signal:

@@ -106,4 +106,4 @@ def test_the_corner_generator_meets_every_verdict_and_feature():
     assert {"2 producer(s), 1 consumer(s)", "1 producer(s), 2 consumer(s)", "signal before release", "gate",
             "last-iteration guard", "pdl across tasks", "persistent+skip_if", "dma with 2 readers + completion pair",
             "dma with 2 readers + completion pair (ordered write)", "merge", "fused-merge", "fork",
-            "interleaved", "gate (opaque)"} <= features
+            "interleaved", "gate (opaque)", "consumer receives the signal"} <= features
