@@ -12,6 +12,19 @@ Prints, for three user actions,
 how many times each ts_explore module is *entered*: a Python call into a
 module whose nearest ts_explore caller lives in another module (or outside
 the package: TS calling back in). Resuming a generator does not count.
+
+Two numbers per module:
+
+* ``entries`` (strict): every such call.
+* ``visits``: the entries that hand the module work to do, i.e. calls of its
+  functions and methods. Not counted as visits: the methods ``@dataclass``
+  generates (``__init__``, ``__eq__``, ``__hash__``, ``__repr__``, ...:
+  building or comparing a frozen value whose class the module defines, as
+  ``reader.search_input`` does for each step of a ``check.problem.Step``) and
+  ``property`` getters (reading a derived field of such a value, e.g.
+  ``Searched.unsafe``). Building a value is using the module's vocabulary,
+  not entering its room; the issue's target ("visits no module more than
+  three times") is read on ``visits``.
 Then the package-level import graph (every import, lazy ones included, as
 ``tests/unit/test_import_cycles.py`` reads them, folded to
 ``ts_explore.<package>``), its cycles, and the largest modules.
@@ -47,14 +60,38 @@ def _module_of(frame: Any, cache: dict[Any, str | None]) -> str | None:
     return found
 
 
-def count_entries(action: Callable[[], Any]) -> tuple[collections.Counter, collections.Counter, Any]:
-    """Run ``action``; count module entries (see the module docstring) in every thread it starts.
+def _value_accessors() -> set[Any]:
+    """Code objects of every ``property`` getter of a class defined in a loaded ts_explore module."""
+    found: set[Any] = set()
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "ts_explore" or name.startswith("ts_explore.")):
+            continue
+        for cls in vars(module).values():
+            if not isinstance(cls, type) or getattr(cls, "__module__", "") != name:
+                continue
+            for attr in vars(cls).values():
+                fget = getattr(attr, "fget", None) if isinstance(attr, property) else None
+                if fget is not None and hasattr(fget, "__code__"):
+                    found.add(fget.__code__)
+    return found
+
+
+def _is_value_use(code: Any, accessors: set[Any]) -> bool:
+    """A dataclass-generated method (its code compiled from a string) or a property getter: not a visit."""
+    return code.co_filename.startswith("<") or code in accessors
+
+
+def count_entries(action: Callable[[], Any]) -> tuple[collections.Counter, collections.Counter, Any,
+                                                      collections.Counter]:
+    """Run ``action``; count module entries and visits (see the module docstring) in every thread it starts.
 
     Also counts, per module, the distinct ways in: (calling function, called
     function) pairs that cross into it, however often each is taken (a loop
     over search runs counts once).
     """
     counts: collections.Counter = collections.Counter()
+    visits: collections.Counter = collections.Counter()
+    accessors = _value_accessors()
     edges: set[tuple[str, Any, Any]] = set()
     cache: dict[Any, str | None] = {}
 
@@ -71,6 +108,8 @@ def count_entries(action: Callable[[], Any]) -> tuple[collections.Counter, colle
             caller = caller.f_back
         if caller is None or _module_of(caller, cache) != me:
             counts[me] += 1
+            if not _is_value_use(frame.f_code, accessors):
+                visits[me] += 1
             edges.add((me, caller.f_code if caller is not None else None, frame.f_code))
 
     threading.setprofile(profile)
@@ -81,7 +120,7 @@ def count_entries(action: Callable[[], Any]) -> tuple[collections.Counter, colle
         sys.setprofile(None)
         threading.setprofile(None)  # type: ignore[arg-type]
     ways = collections.Counter(me for me, _caller, _callee in edges)
-    return counts, ways, result
+    return counts, ways, result, visits
 
 
 def _verify_cross_wait() -> Any:
@@ -160,12 +199,13 @@ def measure() -> dict[str, Any]:
     for name, action in (("verify(cross_wait broken)", _verify_cross_wait),
                          ("verify(gemm_family(3, 8))", _verify_gemm_family),
                          ("launch('pipelined_copy')", _launch)):
-        counts, ways, result = count_entries(action)
+        counts, ways, result, visits = count_entries(action)
         out["actions"][name] = {"result": str(result), "entries": dict(counts.most_common()),
-                                "ways_in": dict(ways.most_common())}
-    counts, ways, result = count_entries(_explorer_change())
+                                "visits": dict(visits.most_common()), "ways_in": dict(ways.most_common())}
+    counts, ways, result, visits = count_entries(_explorer_change())
     out["actions"]["Explorer('pipelined_copy').set(stages=...)"] = {"result": str(result),
                                                                   "entries": dict(counts.most_common()),
+                                                                  "visits": dict(visits.most_common()),
                                                                   "ways_in": dict(ways.most_common())}
     graph, found = package_graph()
     out["package_graph"] = graph
@@ -182,13 +222,18 @@ def report(data: dict[str, Any]) -> str:
         for module, n in entries.items():
             packages[".".join(module.split(".")[:2])] += n
         top = max(entries.values()) if entries else 0
+        visits = action.get("visits", {})
+        most = max(visits.items(), key=lambda kv: kv[1]) if visits else ("-", 0)
         lines.append(f"== {name} -> {action['result']}")
-        lines.append(f"   {len(entries)} modules entered, {sum(entries.values())} entries, most entered: {top}")
+        lines.append(f"   {len(entries)} modules entered, {sum(entries.values())} entries, most entered: {top}; "
+                     f"{sum(visits.values())} visits, most visited: {most[1]} ({most[0]})")
         lines.append("   by package: " + ", ".join(f"{p.split('.')[-1]} {n}" for p, n in packages.most_common()))
         ways = action["ways_in"]
-        lines.append(f"   entries  ways-in  module (ways in: distinct calling/called function pairs)")
+        lines.append("   entries   visits  ways-in  module (ways in: distinct calling/called function pairs)")
         for module, n in list(entries.items())[:14]:
-            lines.append(f"   {n:7d}  {ways.get(module, 0):7d}  {module}")
+            lines.append(f"   {n:7d}  {visits.get(module, 0):7d}  {ways.get(module, 0):7d}  {module}")
+        over = [f"{m} {v}" for m, v in visits.items() if v > 3]
+        lines.append("   visited more than 3 times: " + (", ".join(over) if over else "none"))
     lines.append("== package import graph (package -> packages it imports: module imports)")
     for package, targets in data["package_graph"].items():
         lines.append(f"   {package.split('.')[-1]:14s} -> " +

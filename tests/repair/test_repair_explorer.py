@@ -24,8 +24,8 @@ def test_apply_shows_the_repaired_schedule_and_undo_returns() -> None:
     ex.apply_repair(panel.found[0])
     assert ex.verdict.ok and ex.dot != broken_dot  # verified and drawn
     assert "Showing a repair" in ex.deadlock_box.children[0].value
-    ex.render("launch")  # the kernel comes from the scenario: a repair is not launched as if it were built
-    assert ex.launch_panel.button.disabled and "A repair is shown" in ex.launch_panel.reasons.value
+    ex.render("launch")  # the Launch tab launches the applied repair (test_repair_launch.py launches one)
+    assert ex.launch_panel._repair is panel.found[0]
     ex.undo_repair()
     assert ex.verdict.status.value == "unsafe" and ex.dot == broken_dot
 

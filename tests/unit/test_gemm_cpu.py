@@ -165,12 +165,22 @@ def test_grid_bytes_and_flops() -> None:
 
 
 def test_launch_refusals_name_the_reason() -> None:
+    from ts_explore.gpu.safety import launch_refusal
+    from ts_explore.model.plan import DeviceLimits
+
+    h200, b200 = DeviceLimits.h200(), DeviceLimits(name="B200", cc=(10, 0), sms=148)
     assert gemm.launch_refusal(SC.default_config()) is None
-    assert "sm_100" in gemm.launch_refusal(SC.config(persistence=QueueKind.CLC))
+    assert launch_refusal(SC, SC.default_config(), h200) is None
     assert "async-read rule" in gemm.launch_refusal(SC.config(release=Release.PREMATURE))
-    assert "sm_90a" in gemm.launch_refusal(SC.default_config(), "sm_100a")
-    with pytest.raises(ValueError, match="sm_100"):
-        gemm.compile(SC, SC.config(persistence=QueueKind.CLC), arch="sm_90a")
+    clc = SC.config(persistence=QueueKind.CLC)
+    assert gemm.features(clc) == {"wgmma", "clc"} and gemm.launch_refusal(clc) is None, "arch rules live in the gate"
+    for limits in (h200, b200):  # CLC needs sm_100+, WGMMA exists only on sm_90a: no GPU runs both
+        reason, message = launch_refusal(SC, clc, limits)
+        assert reason == "cannot_run_here" and "sm_100" in message and "sm_90a" in message and "no GPU" in message
+    reason, message = launch_refusal(SC, SC.default_config(), b200)
+    assert reason == "cannot_run_here" and "WGMMA needs an sm_90a GPU" in message and "sm_100a" in message
+    with pytest.raises(ValueError, match="async-read rule"):
+        gemm.compile(SC, SC.config(release=Release.PREMATURE), arch="sm_90a")
 
 
 def test_tolerance_catches_one_lost_k_block() -> None:

@@ -102,6 +102,7 @@ class Explorer(TabContents, traitlets.HasTraits):
         self._safe: Outcome | None = None  # the last configuration that verified
         self._unrepaired: Outcome | None = None  # while a repair is applied: the outcome as built
         self._repair_sentence = ""
+        self._applied_repair: Any = None  # the Repair shown while one is applied (the Launch tab launches it)
         self.repair_panel: Any = None
         self._baseline: Outcome | None = None  # what the current diff compares against
         self._diff: ScheduleDiff | None = None

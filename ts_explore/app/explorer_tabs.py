@@ -27,6 +27,7 @@ class TabContents:
     _outcome: Outcome
     _unrepaired: Outcome | None
     _repair_sentence: str
+    _applied_repair: Any
     _stale: set[str]
     _diff: Any
 
@@ -66,6 +67,7 @@ class TabContents:
         if self._unrepaired is None:
             self._unrepaired = self._outcome
         self._repair_sentence = repair.sentence
+        self._applied_repair = repair
         shown = dataclasses.replace(self._unrepaired, verdict=repair.proof, task_set=repair.proof.task_set, dot=None)
         self._show_current(dataclasses.replace(shown, dot=shown.drawing().source))
 
@@ -114,12 +116,9 @@ class TabContents:
         elif name == "deadlock":
             self.deadlock_box.children = deadlock_children(out.verdict, NOTHING_DRAWN, self._repair_widgets(out))
         elif name == "launch":
-            repaired = self._unrepaired is not None  # the kernel is built from the scenario, not from the repair
-            self.launch_panel.update(self.scenario, out.config, out.task_set if out.ok and not repaired else None)
-            if repaired:
-                self.launch_panel.reasons.value = panels.note_html(
-                    "A repair is shown: a launch builds the kernel from the scenario, which does not have the "
-                    "repair yet. Put the edit into the scenario's schedule (the Deadlock tab shows it), or Undo.")
+            # an applied repair is launched with its edits written onto the kernel's own build (proven per instance)
+            repair = self._applied_repair if self._unrepaired is not None else None
+            self.launch_panel.update(self.scenario, out.config, out.task_set if out.ok else None, repair=repair)
         elif name in self.extra_tabs:
             self.extra_tabs[name].update()
         else:

@@ -14,18 +14,22 @@ from typing import Any, Callable
 import ipywidgets as widgets
 
 from ..gpu.probe import Probe, probe
-from ..gpu.safety import launch_refusal
+from ..gpu.safety import launch_refusal, repair_refusal
 from ..model import TaskSet
 from .panels import FAIL_COLOUR, OK_COLOUR, note_html
 
 
 def launch_blockers(task_set: TaskSet | None, device: Probe, scenario: Any = None, config: Any = None,
-                    force: bool = False) -> list[str]:
+                    force: bool = False, repair: Any = None) -> list[str]:
     """Every reason the current configuration cannot be launched here (empty: it can).
 
-    ``force`` ("launch anyway") lifts only the verifier's objection.
+    ``force`` ("launch anyway") lifts only the verifier's objection; ``repair``
+    (an applied repair) is refused when its edits cannot be written onto the kernel's build.
     """
     reasons = []
+    refused = repair_refusal(repair.edits) if repair is not None else None
+    if refused is not None:
+        reasons.append(refused)
     if scenario is not None and getattr(scenario, "kernel", "") is None:
         reasons.append(f"scenario {scenario.name!r} has no GPU kernel: it can be recorded and verified, not launched")
     if task_set is None and not force:
@@ -49,7 +53,8 @@ class LaunchPanel:
         self._launch = launch
         self._probe = probe
         self._target: tuple[Any, Any] | None = None
-        self._state: tuple[Any, Any, TaskSet | None] | None = None
+        self._state: tuple[Any, Any, TaskSet | None, Any] | None = None
+        self._repair: Any = None
         self.button = widgets.Button(description="Launch on GPU", icon="play", disabled=True)
         self.trace = widgets.Checkbox(value=False, description="trace", indent=False,
                                       tooltip="record every step of each warp of two CTAs and show it beside the "
@@ -67,12 +72,13 @@ class LaunchPanel:
         if self._state is not None:
             self.update(*self._state)
 
-    def update(self, scenario: Any, config: Any, task_set: TaskSet | None) -> None:
-        """Re-decide whether ``config`` of ``scenario`` can be launched here."""
-        self._state = (scenario, config, task_set)
+    def update(self, scenario: Any, config: Any, task_set: TaskSet | None, repair: Any = None) -> None:
+        """Re-decide whether ``config`` of ``scenario`` (with an applied ``repair``'s edits) can be launched here."""
+        self._state = (scenario, config, task_set, repair)
+        self._repair = repair
         force = bool(self.force.value)
         self._target = (scenario, config) if task_set is not None or (force and config is not None) else None
-        blockers = launch_blockers(task_set, self._probe(), scenario, config, force=force)
+        blockers = launch_blockers(task_set, self._probe(), scenario, config, force=force, repair=repair)
         self.button.disabled = bool(blockers)
         if blockers:
             items = "".join(f"<li>{html.escape(r)}</li>" for r in blockers)
@@ -80,7 +86,11 @@ class LaunchPanel:
                 f"<div style='color:{FAIL_COLOUR};font-family:sans-serif'>Cannot launch here:<ul>{items}</ul></div>"
             )
         else:
-            self.reasons.value = f"<div style='color:{OK_COLOUR};font-family:sans-serif'>Ready to launch.</div>"
+            what = "Ready to launch."
+            if self._repair is not None:
+                what = (f"Ready to launch the repaired schedule ({html.escape(self._repair.sentence)}); every "
+                        "instance is proven with the repair before the kernel runs.")
+            self.reasons.value = f"<div style='color:{OK_COLOUR};font-family:sans-serif'>{what}</div>"
 
     def _clicked(self, _: Any) -> None:
         if self._target is None:
@@ -91,7 +101,9 @@ class LaunchPanel:
             launch = self._launch
             if launch is None:
                 from ..gpu import launch
-            extra = {k: True for k, box in (("trace", self.trace), ("force", self.force)) if box.value}
+            extra: dict[str, Any] = {k: True for k, box in (("trace", self.trace), ("force", self.force)) if box.value}
+            if self._repair is not None:
+                extra["repair"] = self._repair
             result = launch(*self._target, **extra)
             if hasattr(result, "_repr_html_"):
                 self.result.value = result._repr_html_() + _comparison_html(result) + _why_slow_html(result)

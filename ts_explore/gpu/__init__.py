@@ -15,6 +15,7 @@ lives on.
 from __future__ import annotations
 
 import atexit
+import pickle
 from typing import Any, Iterable
 
 from ..kernels.contract import traceable
@@ -28,7 +29,7 @@ from .plan import device_limits, kernel_module, launch_plan, plans_for
 from .probe import probe
 from .reference import Mismatch
 from .result import MEMCPY, TORCH, LaunchResult, SizeRun
-from .safety import launch_refusal, prove
+from .safety import launch_refusal, prove, repair_refusal
 from .timing import Timing
 from .trace_run import HangError, hang_report, trace_spec
 from .worker import WorkerHandle, portable_config
@@ -56,7 +57,7 @@ def _config(sc: Scenario, config: Any, overrides: dict[str, Any]) -> Any:
 def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any] | None = None, reps: int = 20,
            warmup: int = 3, timeout: float = 180.0, force: bool = False, check: bool = True,
            references: bool = True, trace: Any = False, time_trace: bool = False, keep_output: bool = False,
-           **overrides: Any) -> LaunchResult:
+           repair: Any = None, **overrides: Any) -> LaunchResult:
     """Run ``scenario`` with ``config`` (or its defaults plus ``overrides``) once per size.
 
     Every distinct per-CTA instance of each size's launch plan is verified
@@ -84,12 +85,20 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     (not a torch tensor: it crosses from the launch worker): the copies' int32
     outputs, flat, and the GEMM's C as float32 (M x N, its bf16 values widened
     exactly), whose inputs are ``ts_explore.kernels.gemm.make_inputs(shape, seed=0)``.
+
+    ``repair`` (a :class:`~ts_explore.repair.Repair` of this scenario's
+    schedule, e.g. ``ts_explore.repairs(verdict, build)[0]``) runs the kernel
+    with the repair's edits written onto the tasks the kernel's own build
+    makes; the gate proves every instance with the same edits written the
+    same way, so a repair is launched only where it is proven. Repairs that
+    change loop bounds or add a stage are refused (the message says why).
     """
     if not isinstance(keep_output, bool):
         raise LaunchError("bad_argument", f"keep_output must be True or False, got {keep_output!r}; pass "
                           "keep_output=True to get each size's outputs back as host numpy arrays")
     sc = get(scenario)
     cfg = _config(sc, config, overrides)
+    edits = _repair_edits(repair)
     module = kernel_module(sc)
     sizes = tuple(getattr(module, "DEFAULT_SIZES", DEFAULT_SIZES) if sizes is None else sizes)
     if not sizes:
@@ -98,7 +107,7 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     planned = plans_for(sc, cfg, sizes, device_limits())
     if keep_output:
         _refuse_large_outputs(planned)
-    gate = prove(sc, cfg, planned, known)
+    gate = prove(sc, cfg, planned, known, edits)
     _refuse_unless_proven(gate, force, timeout)
     unavailable = cuda_unavailable_reason()
     if unavailable is not None:
@@ -115,11 +124,11 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
                               "no trace=); launch without trace, or add trace support as the catalog kernels do")
         spec = None
     message = {"scenario": sc.name, "kernel": module.__name__, "config": portable_config(cfg), "sizes": sizes,
-               "trace": spec, "forced": forced}
+               "trace": spec, "forced": forced, "edits": edits}
     prepared = _ask({"op": "prepare", **message}, timeout, gate)
     plans = prepared["plans"]
     if any(a.instances != b.instances or a.grid != b.grid for a, b in zip(plans, gate.plans)):
-        gate = prove(sc, cfg, plans, known)  # registers changed the grid: prove what will run
+        gate = prove(sc, cfg, plans, known, edits)  # registers changed the grid: prove what will run
         _refuse_unless_proven(gate, force, timeout)
     try:
         reply = _ask({"op": "run", **message, "plans": plans, "reps": max(1, int(reps)),
@@ -133,7 +142,27 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     return LaunchResult(scenario=sc.name, config=cfg, device=reply["device"], runs=reply["runs"],
                         compile_s=prepared["compile_s"], first_compile_s=prepared["first_compile_s"],
                         cache_hit=prepared["cache_hit"], verdict=gate.summary(), forced=force and not gate.ok,
-                        plans=plans, gate=gate)
+                        plans=plans, gate=gate, edits=edits)
+
+
+def _repair_edits(repair: Any) -> tuple[Any, ...]:
+    """The edits of ``repair`` (a Repair, or a sequence of its edits), checked launchable and sendable to the worker."""
+    if repair is None:
+        return ()
+    edits = tuple(getattr(repair, "edits", repair) if not isinstance(repair, (str, bytes)) else ())
+    if not edits or not all(callable(getattr(e, "apply", None)) and hasattr(e, "kind") for e in edits):
+        raise LaunchError("bad_argument", f"repair= takes a Repair (e.g. ts_explore.repairs(verdict, build)[0]) or "
+                          f"its edits, got {type(repair).__name__}; pass repair=None to launch the scenario as it is")
+    refusal = repair_refusal(edits)
+    if refusal is not None:
+        raise LaunchError("repair_not_launchable", refusal)
+    try:
+        if pickle.loads(pickle.dumps(edits)) != edits:
+            raise ValueError("they do not compare equal after a round trip")
+    except Exception as exc:  # noqa: BLE001 - say why the worker cannot get them
+        raise LaunchError("unpicklable", f"the repair's edits cannot be sent to the launch worker ({exc}); edits "
+                          "must be the frozen dataclasses of ts_explore.repair") from None
+    return edits
 
 
 def _refuse_large_outputs(plans: tuple[LaunchPlan, ...]) -> None:

@@ -7,7 +7,7 @@ class LaunchError(RuntimeError):
     """A launch that was refused or did not complete; ``reason`` is a stable slug.
 
     Reasons: ``no_kernel``, ``bad_config``, ``unverified``, ``no_cuda_python``,
-    ``no_driver``, ``no_device``, ``needs_sm100``, ``bad_size``, ``unpicklable``,
+    ``no_driver``, ``no_device``, ``needs_sm100``, ``bad_size``, ``unpicklable``, ``repair_not_launchable``,
     ``compile_failed``, ``launch_failed``, ``timeout``, ``worker_died``, ``script_guard`` (raised in a
     worker that re-runs an unguarded script). The message names the cause
     and the fix; the notebook (and the launcher) stay usable afterwards.

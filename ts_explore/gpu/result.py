@@ -90,6 +90,7 @@ class LaunchResult:
     forced: bool = False
     plans: tuple[LaunchPlan, ...] = ()  # one per size, as launched
     gate: GateReport | None = None  # what was proven about each instance
+    edits: tuple[Any, ...] = ()  # launch(repair=...): the repair's edits, written onto the kernel's build
 
     @property
     def ok(self) -> bool:
@@ -112,7 +113,7 @@ class LaunchResult:
         from .trace_compare import compare
 
         timeline, plan = self._traced()
-        return compare(get(self.scenario), self.config, plan, timeline, cta)
+        return compare(get(self.scenario), self.config, plan, timeline, cta, self.edits)
 
     def plot_comparison(self, cta: int | None = None, steps: int = 24) -> Any:
         """The schedule's predicted order beside the measured lanes of ``cta`` (default: the first CTA traced)."""
@@ -123,7 +124,8 @@ class LaunchResult:
         timeline, plan = self._traced()
         if cta is None:
             cta = min((c for c, _ in timeline.warps()), default=0)
-        return comparison_figure(timeline, predicted_order(get(self.scenario), self.config, plan, timeline, cta),
+        return comparison_figure(timeline, predicted_order(get(self.scenario), self.config, plan, timeline, cta,
+                                                           self.edits),
                                  cta=cta, steps=steps)
 
     def advise(self, *, check: bool = False, top: int = 3, **kwargs: Any) -> Any:
@@ -133,6 +135,10 @@ class LaunchResult:
         """
         from .advise import advise
 
+        if self.edits:
+            raise ValueError("advise() ranks changes of the scenario's controls, and this launch ran a repair the "
+                             "scenario's schedule does not have; put the repair into the schedule (its source_diff "
+                             "shows the edit), launch that, then advise")
         return advise(self, check=check, top=top, **kwargs)
 
     def _traced(self) -> tuple[Timeline, LaunchPlan]:
@@ -151,7 +157,7 @@ class LaunchResult:
                 f"{'cache hit, ' if self.cache_hit else ''}{self.compile_s:.3f} s "
                 f"(first compile {self.first_compile_s:.2f} s)")
         lines = [head, ("verifier (FORCED past a failure): " if self.forced else "verifier: ")
-                 + self.verdict.replace("\n", "; ")]
+                 + ("with the repair's edits written on: " if self.edits else "") + self.verdict.replace("\n", "; ")]
         for r in self.runs:
             refs = ", ".join(f"{t.label} {t.rate():.0f} {t.unit}" for t in r.references)
             state = "correct" if r.ok else ("not checked" if not r.checked else

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import pickle
 import statistics
 from typing import Any
 
@@ -77,19 +78,20 @@ class Runner:
 
     def compiled(self, m: dict[str, Any], info: DeviceInfo, trace: Any = None) -> tuple[Compiled, float, bool]:
         """The config's compiled kernel (cached per scenario, config, architecture, trace spec and forcing)."""
-        from ..kernels.common import unchecked_build
+        from ..kernels.common import repaired_build, unchecked_build
         from ..reader import capture_task_set
         from ..scenarios import get
 
         kernel = importlib.import_module(m["kernel"])
         scenario = get(m["scenario"])
         forced = bool(m.get("forced"))
-        key = (m["scenario"], m["config"], info.arch, trace, forced)
+        edits = tuple(m.get("edits") or ())
+        key = (m["scenario"], m["config"], info.arch, trace, forced, pickle.dumps(edits))
 
         def build() -> Any:
             seen: list[Any] = []
             extra = {} if trace is None else {"trace": trace}
-            with unchecked_build() if forced else contextlib.nullcontext():
+            with unchecked_build() if forced else contextlib.nullcontext(), repaired_build(edits):
                 fn = kernel.compile(scenario, m["config"], arch=f"{info.arch}a", **extra,
                                     on_built=lambda b: seen.append(capture_task_set(b.tasks,
                                                                                     b.resource_dependency_graph)))

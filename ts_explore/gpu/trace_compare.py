@@ -15,17 +15,20 @@ from ..kernels.contract import optional
 from ..model.timeline import Timeline
 
 
-def schedule_for(scenario: Any, config: Any, plan: Any, cta: int, warp: int) -> tuple[Any, Any] | None:
+def schedule_for(scenario: Any, config: Any, plan: Any, cta: int, warp: int,
+                 edits: tuple[Any, ...] = ()) -> tuple[Any, Any] | None:
     """The schedule tree warp ``warp`` of CTA ``cta`` runs, recorded on the CPU, and its trips per tile.
 
     Records the plan instance that CTA belongs to, seen from that CTA (and
     from lane 0 of the warp, for per-thread schedules). When the instance
     view names a work tile (``extra["view_tile"]``: a domain that depends on
     the tile), the trips are recorded tile by tile, with the view the kernel
-    module's ``tile_view(cfg, tile)`` gives (or ``view_tile=tile``).
+    module's ``tile_view(cfg, tile)`` gives (or ``view_tile=tile``). ``edits``
+    (a launched repair's) are written onto each recorded build, as the kernel wrote them.
     """
     from ..kernels.contract import BuildContext
     from ..reader import capture_task_set
+    from ..reader.materialise import write_edits
 
     thread = warp * 32
     instance = None
@@ -47,6 +50,8 @@ def schedule_for(scenario: Any, config: Any, plan: Any, cta: int, warp: int) -> 
         named = tile_view(config, tile) if tile_view is not None and tile is not None else {"view_tile": tile}
         v = view if tile is None else {**view, "extra": {**view.get("extra", {}), **named}}
         built = scenario.build(config, BuildContext.for_instance(v))
+        if edits:
+            write_edits(built.tasks, built.resource_dependency_graph, edits)
         task_set = capture_task_set(built.tasks, built.resource_dependency_graph)
         task = next((t for t in task_set.tasks if t.warp_start <= warp < t.warp_end), None)
         if task is None:
@@ -77,7 +82,8 @@ def schedule_for(scenario: Any, config: Any, plan: Any, cta: int, warp: int) -> 
     return tree, per_tile
 
 
-def compare(scenario: Any, config: Any, plan: Any, timeline: Timeline, cta: int | None = None) -> Any:
+def compare(scenario: Any, config: Any, plan: Any, timeline: Timeline, cta: int | None = None,
+            edits: tuple[Any, ...] = ()) -> Any:
     """Every traced warp (of ``cta``, or all) checked step by step against its CPU-recorded schedule."""
     from ..analysis.timeline import Alignment, check_lane
     from ..model.timeline import WORK_STAGES
@@ -85,14 +91,15 @@ def compare(scenario: Any, config: Any, plan: Any, timeline: Timeline, cta: int 
     stages = WORK_STAGES if timeline.spec.stages == "work" else None
     lanes = []
     for c, w in timeline.warps(cta):
-        found = schedule_for(scenario, config, plan, c, w)
+        found = schedule_for(scenario, config, plan, c, w, edits)
         if found is not None:
             tree, trips = found
             lanes.append(check_lane(timeline.lane(c, w), tree, trips, stages=stages))
     return Alignment(tuple(lanes))
 
 
-def predicted_order(scenario: Any, config: Any, plan: Any, timeline: Timeline, cta: int = 0) -> dict[str, Any]:
+def predicted_order(scenario: Any, config: Any, plan: Any, timeline: Timeline, cta: int = 0,
+                    edits: tuple[Any, ...] = ()) -> dict[str, Any]:
     """Each task's expected steps (for the first warp of the task in ``cta``), for the comparison figure."""
     from ..analysis.timeline import expected_steps, measured_tiles
     from ..model.timeline import WORK_STAGES
@@ -103,7 +110,7 @@ def predicted_order(scenario: Any, config: Any, plan: Any, timeline: Timeline, c
         task = timeline.task_of(w)
         if task is None or task in out:
             continue
-        found = schedule_for(scenario, config, plan, c, w)
+        found = schedule_for(scenario, config, plan, c, w, edits)
         if found is not None:
             tree, trips = found
             out[task] = expected_steps(tree, trips, tiles=measured_tiles(timeline.lane(c, w), tree) or

@@ -38,6 +38,38 @@ def unchecked_build() -> Iterator[None]:
         _UNCHECKED.reset(token)
 
 
+_EDITS: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar("repair_edits", default=())
+
+
+@contextlib.contextmanager
+def repaired_build(edits: tuple[Any, ...]) -> Iterator[None]:
+    """Kernels traced in this block run their built tasks with ``edits`` (a proven repair's) written onto them.
+
+    Only ``launch(..., repair=...)`` compiles this way, after the launch gate
+    has proven every instance of the plan with the same edits applied the
+    same way (:func:`apply_repair`, on the CPU).
+    """
+    token = _EDITS.set(tuple(edits))
+    try:
+        yield
+    finally:
+        _EDITS.reset(token)
+
+
+def repair_edits() -> tuple[Any, ...]:
+    """The edits kernels traced now write onto their built tasks (empty outside :func:`repaired_build`)."""
+    return _EDITS.get()
+
+
+def apply_repair(built: Built) -> None:
+    """Write the edits of :func:`repaired_build` (if any) onto ``built``'s tasks, before TaskManager sees them."""
+    edits = _EDITS.get()
+    if edits:
+        from ..reader.materialise import write_edits
+
+        write_edits(built.tasks, built.resource_dependency_graph, edits)
+
+
 def quiet_task_manager(built: Built) -> TaskManager:
     """Construct TaskManager (it verifies) without its stdout tables or trace-time warnings."""
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
@@ -52,6 +84,7 @@ def run_built(built: Built, on_built: BuiltHook | None = None, recorder: Any = N
     :func:`~ts_explore.kernels.trace.recorder_for`) instruments every step
     (see :func:`run_tasks`).
     """
+    apply_repair(built)
     if on_built is not None:
         on_built(built)
     tm = quiet_task_manager(built)
@@ -127,5 +160,5 @@ def int32_vector_ssa(vector: int, count: int) -> Callable[[], Any]:
     return lambda: cute.full((vector, count), 0, cutlass.Int32)
 
 
-__all__ = ["BuiltHook", "int32_vector_ssa", "quiet_task_manager", "run_built", "run_tasks", "thread_vectors",
-           "tile_start", "unchecked_build"]
+__all__ = ["BuiltHook", "apply_repair", "int32_vector_ssa", "quiet_task_manager", "repair_edits", "repaired_build",
+           "run_built", "run_tasks", "thread_vectors", "tile_start", "unchecked_build"]

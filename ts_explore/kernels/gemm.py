@@ -8,7 +8,10 @@ function of raw pointers and sizes::
 
 with ``grid_*`` from :func:`grid`. TMA descriptors are built on the host per
 call from (M, N, K), so one compiled config serves every shape that
-:func:`shape_refusal` accepts. sm_90a only: WGMMA exists on no other GPU.
+:func:`shape_refusal` accepts. It uses WGMMA (sm_90a only) and, with
+``persistence=CLC``, CLC: :func:`features` declares them and
+:mod:`ts_explore.gpu.safety` (the one place for architecture rules) refuses
+a GPU that lacks them, before anything is compiled for it.
 """
 
 # No ``from __future__ import annotations`` here: the DSL reads kernel annotations as objects.
@@ -24,7 +27,7 @@ from cutlass.cute.nvgpu import cpasync
 from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from .build import compile_options, default_stream, gmem_ptr
 from .host import DeviceProblem, SizeError, strided_instances
-from .common import BuiltHook, quiet_task_manager, run_tasks
+from .common import BuiltHook, apply_repair, quiet_task_manager, repair_edits, repaired_build, run_tasks
 from .gemm_geometry import (
     EPILOGUE_N, H200_DENSE_BF16_TFLOPS, TILE_K, Geometry, Raster, Release, bytes_moved, cluster_dims, flops,
     k_blocks, launch_grid, shape_refusal, tile_counts, work_units,
@@ -36,18 +39,22 @@ Shape = tuple  # (M, N, K)
 DEFAULT_SIZES = ((4096, 4096, 4096),)  # what launch() runs when given no sizes
 
 
-def launch_refusal(cfg: Any, arch: str | None = "sm_90a") -> str | None:
-    """Why ``cfg`` cannot be launched on ``arch`` (None: it can). The CPU view records and verifies anyway."""
+def features(cfg: Any) -> frozenset[str]:
+    """Hardware features this config's kernel uses (:data:`ts_explore.gpu.safety.FEATURES` says which GPUs have them)."""
     from ..model import QueueKind
 
-    if cfg.persistence is QueueKind.CLC:
-        return ("CLC dynamic persistence needs sm_100+, and WGMMA exists only on sm_90a: this variant records "
-                "and verifies but launches on no GPU; use persistence=STATIC")
+    return frozenset({"wgmma", "clc"} if cfg.persistence is QueueKind.CLC else {"wgmma"})
+
+
+def launch_refusal(cfg: Any, arch: str | None = "sm_90a") -> str | None:
+    """Why ``cfg`` must not be launched (None: it may). The CPU view records and verifies anyway.
+
+    Only this kernel's own rule; which GPU has which feature is
+    :mod:`ts_explore.gpu.safety`'s (see :func:`features`), so ``arch`` is not read.
+    """
     if cfg.release is Release.PREMATURE:
         return ("release=PREMATURE frees each A/B stage while its WGMMA may still read it (the async-read rule "
                 "reports it; TS cannot see it); use release=LAGGED or AFTER_WAIT")
-    if arch is not None and not arch.startswith("sm_90"):
-        return f"WGMMA needs an sm_90a GPU (Hopper); this is {arch}"
     return None
 
 
@@ -78,7 +85,13 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
             raise ValueError("tile='by shape' compiles one kernel per shape and cannot be traced as one; trace with "
                              "the tile the launch plan names (launch_plan('hopper_gemm', size, tile='by shape'))")
         scenario.check(cfg)
-        return ByShape(cfg, lambda concrete: compile(scenario, concrete, arch=arch, on_built=on_built))
+        edits = repair_edits()  # each shape's kernel compiles later: it keeps the repair this call was made under
+
+        def per_shape(concrete: Any) -> Any:
+            with repaired_build(edits):
+                return compile(scenario, concrete, arch=arch, on_built=on_built)
+
+        return ByShape(cfg, per_shape)
     scenario.check(cfg)
     refusal = launch_refusal(cfg, arch)
     if refusal is not None:
@@ -119,6 +132,7 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
                                     "g_c": g_c},
                            extra={"k_blocks": n_k, "scheduler_params": sched})
         built = scenario.build(cfg, ctx)
+        apply_repair(built)
         if cutlass.const_expr(on_built is not None):
             on_built(built)
         tm = quiet_task_manager(built)

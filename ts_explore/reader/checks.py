@@ -126,11 +126,18 @@ _TM_PARAMS = frozenset(inspect.signature(TaskManager.__init__).parameters) - {"s
 
 @dataclass
 class CheckRecord:
-    """What TaskManager's checks gave: each check's outcome, what they printed, the warnings they raised."""
+    """What TaskManager's checks gave: each check's outcome, what they printed, the warnings they raised.
+
+    ``notes`` and ``reached_search`` are read by :func:`run_checks` once the
+    checks have run (nothing later changes them), so the verification reads
+    them as data.
+    """
 
     outcomes: list[tuple[str, BaseException | None]] = field(default_factory=list)
     output: str = ""
     caught: list[warnings.WarningMessage] = field(default_factory=list)
+    notes: tuple[Note, ...] = ()  # TS's printed notes and its Python warnings
+    reached_search: bool = True  # TaskManager got as far as its exhaustive search (no setup crash before it)
 
     def checks(self) -> tuple[CheckOutcome, ...]:
         """Each check's outcome in words, a failure with its message and how to fix it."""
@@ -149,16 +156,11 @@ class CheckRecord:
             ))
         return tuple(out)
 
-    def notes(self) -> tuple[Note, ...]:
+    def read_notes(self) -> tuple[Note, ...]:
         """TS's printed notes and its Python warnings, as :class:`Note` s."""
         notes = [Note(n.kind, f"{n.level}: {n.text}", n.task, n.resource) for n in parse_printed_notes(self.output)]
         notes.extend(Note("ts-warning", str(w.message).strip()) for w in self.caught)
         return tuple(notes)
-
-    @property
-    def reached_search(self) -> bool:
-        """True when TaskManager got as far as its exhaustive search (no setup crash before it)."""
-        return not any(name == SETUP for name, _ in self.outcomes)
 
 
 def check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[Any]:
@@ -213,6 +215,8 @@ def run_checks(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dict[str, 
             record.outcomes.insert(0, (SETUP, exc))
         record.caught = list(caught)
     record.output = out.getvalue()
+    record.notes = record.read_notes()
+    record.reached_search = not any(name == SETUP for name, _ in record.outcomes)
     return record
 
 

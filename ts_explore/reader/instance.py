@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from cutlass.experimental.task_scheduling import task_manager as ts_tm
 from cutlass.experimental.task_scheduling.enums import OpaqueCondition
@@ -26,8 +26,8 @@ from ..model.scope import TaskTrips
 from ..model.verdict import CreditModel, ExhaustiveRun, Lane
 from . import lanes as ln
 from .search_input import search_problem
-
-NameOf = Callable[[Any], str]
+from .schedule import NameOf
+from .simulation import SimulationInput, read_simulation_input
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,7 @@ class Instance:
     one_tile_lanes: tuple[tuple[tuple[Lane, ...], tuple[Lane, ...]], ...] = ()  # (normal, skipped) per assignment
     unread: str = ""  # why a part could not be read (the verdict is then INCONCLUSIVE)
     names_of_ids: dict[int, str] = field(default_factory=dict)  # resource id -> shown name (opaque keys)
+    simulation: SimulationInput = field(default_factory=SimulationInput)  # to tell the simulation's text
 
 
 def _assignments(tasks: list[Any]) -> list[dict]:
@@ -97,31 +98,20 @@ def _python_conditions(tasks: list[Any]) -> bool:
     return False
 
 
-def _trips(tasks: list[Any], task_set: TaskSet | None) -> tuple[TaskTrips, ...]:
-    out = []
-    for task in tasks:
-        name = ln.task_name(task)
-        loop = None
-        if task_set is not None:
-            loop = next((t.schedule.domain_loop() for t in task_set.tasks if t.name == name), None)
-        bounds = loop.title.split(", unroll=")[0] + ")" if loop is not None else "its domain_loop"
-        out.append(TaskTrips(name, bounds, ln.loop_iterations(task), ln.static_domain(task),
-                             len(task.loop_schedule_list)))
-    return tuple(out)
-
-
 def read_instance(tasks: list[Any], task_set: TaskSet | None, resources: list[Any], name_of: NameOf) -> Instance:
     """The :class:`Instance` of ``tasks``; a part TS's objects do not give becomes ``unread``."""
     persistent = any(isinstance(r, WorkQueue) for t in tasks for r in [*t.src_resources, *t.dst_resources])
     assignments = tuple(_assignments(tasks))
     display: dict[str, str] = {}
     for r in resources:
-        display.setdefault(getattr(r, "name", ""), name_of(r))
+        display.setdefault(getattr(r, "name", ""), name_of[id(r)])
+    trips = ln.task_trips(tasks, task_set)
     base = dict(
         task_names=tuple(t.name for t in tasks), display=display, persistent=persistent,
         skip=any(getattr(t, "skip_if", None) is not None for t in tasks), assignments=assignments,
         opaque_keys=bool(ts_tm._collect_opaque_keys(tasks)), python_conditions=_python_conditions(tasks),
-        trips=_trips(tasks, task_set), names_of_ids={id(r): name_of(r) for r in resources},
+        trips=trips, names_of_ids={id(r): name_of[id(r)] for r in resources},
+        simulation=read_simulation_input(tasks, tuple(t.task for t in trips), name_of),
     )
     try:
         model = ln.credit_model(tasks, name_of)

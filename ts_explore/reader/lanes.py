@@ -13,20 +13,20 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from cutlass.experimental.task_scheduling import task_manager as ts_tm
 from cutlass.experimental.task_scheduling.enums import guard_fires
 from cutlass.experimental.task_scheduling.resources import PipelineGroup, WorkQueue
 
-from ..model import Family, Section, Stage, TaskInfo
+from ..model import Family, Section, Stage, TaskInfo, TaskSet
 from ..model.schedule import range_length
+from ..model.scope import TaskTrips
 from ..model.verdict import CheckerStep, CreditModel, CreditPool, Lane
-from .schedule import family_of
+from .schedule import STAGE_FAMILY, NameOf
 from .search_input import participants
 
-NameOf = Callable[[Any], str]
 LOCK = threading.RLock()  # guards TS's verbose reporter while the reference engine records paths
 
 _SECTION_OF_TAG = {"H": Section.HEAD, "SH": Section.HEAD, "T": Section.TAIL, "ST": Section.TAIL}
@@ -107,6 +107,20 @@ def static_domain(task: Any) -> bool:
     return isinstance(task.domain, int)
 
 
+def task_trips(tasks: list[Any], task_set: TaskSet | None) -> tuple[TaskTrips, ...]:
+    """Each task's work-tile trip facts: its domain_loop's bounds in words, trips, whether TS knows them."""
+    out = []
+    for task in tasks:
+        name = task_name(task)
+        loop = None
+        if task_set is not None:
+            loop = next((t.schedule.domain_loop() for t in task_set.tasks if t.name == name), None)
+        bounds = loop.title.split(", unroll=")[0] + ")" if loop is not None else "its domain_loop"
+        out.append(TaskTrips(name, bounds, loop_iterations(task), static_domain(task),
+                             len(task.loop_schedule_list)))
+    return tuple(out)
+
+
 def _iterations(task: Any, entries: list[Any], skipped: bool, assignment: dict | None) -> list[int | None]:
     """Loop iteration of each entry, recomputed with TS's guard rule and checked against TS's list."""
     if skipped and getattr(task, "skip_if", None) is not None:
@@ -163,7 +177,8 @@ def lanes_for(
         if found is None:
             res, stage = entry[0], Stage(entry[1].value)
             found = facts[key] = _ResourceStage(
-                name_of(res), stage, _split(entry), not isinstance(res, WorkQueue), family_of(res, stage)
+                name_of[id(res)], stage, _split(entry), not isinstance(res, WorkQueue),
+                name_of.fixed_family.get(id(res)) or STAGE_FAMILY[stage],
             )
         return found
 
@@ -218,7 +233,7 @@ def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
     domain_rids = ts_tm._domain_interleaved_resource_ids(tasks)
     by_id = {id(r): r for r in resources}
     pools = tuple(
-        CreditPool(name_of(by_id[rid]), slot, n)
+        CreditPool(name_of.get(rid) or name_of(by_id[rid]), slot, n)
         for (rid, slot), n in ec._build_initial_cons_credits(resources, domain_rids).items()
         if rid in by_id
     )
@@ -226,11 +241,11 @@ def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
     approximate = any(isinstance(r, PipelineGroup) or getattr(r, "pipeline_group", None) for r in resources)
     return CreditModel(
         pools=pools,
-        producers=tuple((name_of(by_id[k]), n) for k, n in producers.items() if k in by_id),
-        consumers=tuple((name_of(by_id[k]), n) for k, n in consumers.items() if k in by_id),
+        producers=tuple((name_of.get(k) or name_of(by_id[k]), n) for k, n in producers.items() if k in by_id),
+        consumers=tuple((name_of.get(k) or name_of(by_id[k]), n) for k, n in consumers.items() if k in by_id),
         approximate=approximate,
     )
 
 
 __all__ = ["LOCK", "credit_model", "remembered_domains", "lanes_for", "loop_iterations", "probe_domain",
-           "static_domain", "task_name"]
+           "static_domain", "task_name", "task_trips"]

@@ -27,7 +27,7 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ..model import Block, BlockKind, DomainLoop, Node, ScheduleTree, Section, Step, TaskInfo, TaskSet, WorkTileLoop
 from .schedule import resource_namer
-from .tasks import _all_resources
+from .tasks import _all_resources, capture_task_set
 
 Build = Callable[[], dict[str, Any]]
 
@@ -192,6 +192,24 @@ def materialise(base: TaskSet, edited: TaskSet, build: Build) -> dict[str, Any]:
     return fresh
 
 
+def write_edits(tasks: list[Any], graph: dict[Any, Any], edits: tuple[Any, ...]) -> TaskSet:
+    """Apply ``edits`` to the model of ``tasks`` and write the result onto those same tasks, in place.
+
+    What a repaired launch does to the tasks a kernel's own build made (and
+    what the launch gate does to each instance it proves): the tasks are
+    captured, each edit's ``apply`` (model -> model) runs on the capture, and
+    the changed schedules and stage counts are lowered onto ``tasks``. Returns
+    the edited model. An edit that does not fit raises its own error (the
+    repair's ``EditError``); one that cannot be lowered, :class:`NotMaterialisable`.
+    """
+    base = capture_task_set(tasks, graph)
+    edited = base
+    for edit in edits:
+        edited = edit.apply(edited)
+    materialise(base, edited, lambda: {"tasks": tasks, "resource_dependency_graph": graph})
+    return edited
+
+
 class Workbench:
     """One fresh build kept for screening: candidates are lowered onto it in place and undone afterwards.
 
@@ -255,4 +273,4 @@ def search_runs(tasks: list[Any], assume_pdl_wait_completed: bool = False) -> li
     return out
 
 
-__all__ = ["Build", "NotMaterialisable", "Workbench", "materialise", "search_runs"]
+__all__ = ["Build", "NotMaterialisable", "Workbench", "materialise", "search_runs", "write_edits"]

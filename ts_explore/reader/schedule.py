@@ -1,170 +1,36 @@
 """Turn a recorded TS ``Schedule`` tree into our frozen :class:`ScheduleTree`.
 
 This module (with its siblings in ``reader/``) is the only place that reads
-TS objects. It mirrors the section and call-index rules of TS's lowering
+TS objects. Resource names live in :mod:`.names`, the values a node holds
+(bounds, conditions, literals, skip predicates) in :mod:`.task_tree`; they
+are re-exported here for the readers that import them from this module. It mirrors the section and call-index rules of TS's lowering
 (``schedule_legacy_adapter``) so step labels match what TS prints and checks.
 """
 
 from __future__ import annotations
 
-import inspect
-from typing import Any, Callable
+from typing import Any
 
 from cutlass.experimental.task_scheduling import enums as ts_enums
-from cutlass.experimental.task_scheduling import resources as ts_resources
 from cutlass.experimental.task_scheduling import schedule_builder as sb
 
 from ..model import (
     Block,
     BlockKind,
-    Bound,
-    BoundKind,
     Condition,
     DomainLoop,
-    Family,
     Literal,
     Node,
     QueueKind,
     Route,
     ScheduleTree,
     Section,
-    SkipKind,
-    SkipPredicate,
     Stage,
     Step,
     WorkTileLoop,
 )
-
-NameOf = Callable[[Any], str]
-
-_ACQUIRE = {Stage.PRODUCER_TRY_ACQUIRE, Stage.PRODUCER_ACQUIRE}
-_WAIT = {Stage.CONSUMER_TRY_WAIT, Stage.CONSUMER_WAIT}
-_AUX = {Stage.PRODUCER_AUX_WORK, Stage.CONSUMER_AUX_WORK}
-
-
-def resource_namer(resources: list[Any]) -> NameOf:
-    """Map TS resources to unique display names (``name``, else class name; ``#2`` on clashes)."""
-    names: dict[int, str] = {}
-    used: set[str] = set()
-
-    def assign(res: Any) -> str:
-        key = id(res)
-        if key in names:
-            return names[key]
-        base = getattr(res, "name", "") or type(res).__name__
-        name, n = base, 2
-        while name in used:
-            name, n = f"{base}#{n}", n + 1
-        used.add(name)
-        names[key] = name
-        return name
-
-    for res in resources:
-        assign(res)
-    return assign
-
-
-def queue_kind(resource: Any) -> QueueKind | None:
-    """The scheduling shape of a WorkQueue resource, or None for other resources."""
-    if not isinstance(resource, ts_resources.WorkQueue):
-        return None
-    cfg = getattr(resource, "tile_scheduler_config", None)
-    kind = getattr(getattr(cfg, "tile_scheduler_type", None), "name", "")
-    pipe = getattr(getattr(resource, "pipeline_config", None), "pipeline_type", None)
-    if "Clc" in kind or getattr(pipe, "name", "") == "ClcFetchAsync":
-        return QueueKind.CLC
-    return QueueKind.STATIC
-
-
-def family_of(resource: Any, stage: Stage) -> Family:
-    """The colour family a reader sees for one step."""
-    if isinstance(resource, ts_resources.WorkQueue):
-        return Family.QUEUE
-    if getattr(resource, "is_barrier", False):
-        return Family.BARRIER
-    if stage in _AUX:
-        return Family.AUX
-    if stage in _ACQUIRE:
-        return Family.ACQUIRE
-    if stage is Stage.PRODUCER_COMMIT:
-        return Family.COMMIT
-    if stage in _WAIT:
-        return Family.WAIT
-    if stage is Stage.CONSUMER_RELEASE:
-        return Family.RELEASE
-    if stage is Stage.PRODUCER_WORK:
-        return Family.PRODUCER_WORK
-    return Family.CONSUMER_WORK
-
-
-def _callable_name(fn: Any) -> str:
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
-    return name.replace("<locals>.", "")
-
-
-def bound_of(value: Any) -> Bound:
-    """Describe one ``domain_loop`` bound: trace-time int, per-tile method, or runtime value."""
-    if isinstance(value, bool):
-        return Bound.of_int(int(value))
-    if isinstance(value, int):
-        return Bound.of_int(value)
-    if callable(value):
-        return Bound(BoundKind.DYNAMIC, f"{_callable_name(value)}(tile)")
-    inner = getattr(value, "value", None)
-    type_name = type(value).__name__
-    if isinstance(inner, int) and not isinstance(inner, bool):
-        return Bound(BoundKind.RUNTIME, f"{type_name}({inner})", inner)
-    return Bound(BoundKind.RUNTIME, f"<runtime {type_name}>")
-
-
-def skip_predicate_of(skip_if: Any, work_queue: Any) -> SkipPredicate | None:
-    """Describe a ``skip_if`` predicate: a queue method, a function or a lambda."""
-    if skip_if is None:
-        return None
-    qualname = getattr(skip_if, "__qualname__", "") or ""
-    name = _callable_name(skip_if)
-    if qualname.endswith("<lambda>"):
-        return SkipPredicate(SkipKind.LAMBDA, "lambda", _lambda_source(skip_if))
-    fn_name = getattr(skip_if, "__name__", "")
-    if any(getattr(cls, fn_name, None) is skip_if for cls in type(work_queue).__mro__):
-        return SkipPredicate(SkipKind.QUEUE_METHOD, name)
-    return SkipPredicate(SkipKind.FUNCTION, name)
-
-
-def _lambda_source(fn: Any) -> str | None:
-    try:
-        text = inspect.getsource(fn).strip()
-    except (OSError, TypeError):
-        return None
-    start = text.find("lambda")
-    if start < 0:
-        return None
-    snippet = text[start:]
-    colon = snippet.find(":")
-    if colon < 0:
-        return None
-    depth = 0
-    for i in range(colon + 1, len(snippet)):  # the body ends at an unbalanced ')' or a top-level ','
-        ch = snippet[i]
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            if depth == 0:
-                return snippet[:i].strip()
-            depth -= 1
-        elif ch in ",\n" and depth == 0:
-            return snippet[:i].strip()
-    return snippet.strip()
-
-
-def literal_text(value: Any) -> str:
-    """A Constexpr literal as the drawing shows it (``repr`` for Python values)."""
-    if isinstance(value, (bool, int, float, str, type(None))):
-        return repr(value)
-    inner = getattr(value, "value", None)
-    if isinstance(inner, (bool, int, float)):
-        return f"{type(value).__name__}({inner!r})"
-    return repr(value)
+from .names import STAGE_FAMILY, NameOf, ResourceNames, family_of, queue_kind, resource_namer
+from .task_tree import bound_of, bounds_of, condition_of, literal_text, skip_predicate_of
 
 
 class _TreeCapture:
@@ -291,36 +157,6 @@ class _TreeCapture:
         return None
 
 
-def condition_of(cond: Any, name_of: NameOf, producer: Callable[[Any, Any, Any], int | None]) -> Condition | None:
-    """The model of a ``when_true``/``when_false`` condition; None for a plain Python value (numbered by the caller).
-
-    ``producer(resource, method label, result name)`` finds the uid of the
-    step that produced the value. TS's own keys embed ``id(resource)``; they
-    are shown as ``resource.method.result`` instead. A key the user passed
-    (``key="shared"``) is kept and marked explicit.
-    """
-    resource, key = cond.resource, cond.key
-    if resource is not None:
-        auto_key = isinstance(key, tuple) and len(key) == 3 and key[0] == id(resource)
-        res_name = name_of(resource)
-        return Condition(
-            key=f"{res_name}.{cond.method_label}.{cond.result_name}" if auto_key else _key_text(key),
-            resource=res_name,
-            method=cond.method_label,
-            variable=cond.result_name,
-            step=producer(resource, cond.method_label, cond.result_name),
-            explicit_key=not auto_key,
-        )
-    if isinstance(key, tuple) and key and key[0] == "__opaque__":
-        return None
-    return Condition(key=_key_text(key), explicit_key=True)
-
-
-def _key_text(key: Any) -> str:
-    """A user's condition key as text: strings as they are, anything else by ``repr``."""
-    return key if isinstance(key, str) else repr(key)
-
-
 def capture_schedule(schedule: Any, name_of: NameOf | None = None) -> ScheduleTree:
     """Capture a TS ``Schedule`` (the value a ``@schedule`` function returns)."""
     if not isinstance(schedule, sb.Schedule):
@@ -333,7 +169,10 @@ def capture_schedule(schedule: Any, name_of: NameOf | None = None) -> ScheduleTr
 
 
 __all__ = [
+    "STAGE_FAMILY",
+    "ResourceNames",
     "bound_of",
+    "bounds_of",
     "capture_schedule",
     "condition_of",
     "literal_text",

@@ -18,7 +18,8 @@ is listed in ``ScheduleTree.unrecovered`` and shown in the drawing's title.
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from typing import Any, Callable
 
 from cutlass.experimental.task_scheduling import enums as ts_enums
 from cutlass.experimental.task_scheduling import resources as ts_resources
@@ -27,6 +28,8 @@ from cutlass.experimental.task_scheduling.enums import ScheduleStageType
 from ..model import (
     Block,
     BlockKind,
+    Bound,
+    BoundKind,
     Condition,
     DomainLoop,
     Literal,
@@ -35,11 +38,123 @@ from ..model import (
     Route,
     ScheduleTree,
     Section,
+    SkipKind,
+    SkipPredicate,
     Stage,
     Step,
     WorkTileLoop,
 )
-from .schedule import NameOf, bound_of, condition_of, family_of, literal_text, queue_kind, skip_predicate_of
+from .names import STAGE_FAMILY, NameOf
+
+
+
+# -- TS values a schedule holds, as model values (also read by :mod:`.schedule`) ---------------------------
+
+
+def _callable_name(fn: Any) -> str:
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    return name.replace("<locals>.", "")
+
+
+def bound_of(value: Any) -> Bound:
+    """Describe one ``domain_loop`` bound: trace-time int, per-tile method, or runtime value."""
+    if isinstance(value, bool):
+        return Bound.of_int(int(value))
+    if isinstance(value, int):
+        return Bound.of_int(value)
+    if callable(value):
+        return Bound(BoundKind.DYNAMIC, f"{_callable_name(value)}(tile)")
+    inner = getattr(value, "value", None)
+    type_name = type(value).__name__
+    if isinstance(inner, int) and not isinstance(inner, bool):
+        return Bound(BoundKind.RUNTIME, f"{type_name}({inner})", inner)
+    return Bound(BoundKind.RUNTIME, f"<runtime {type_name}>")
+
+
+def bounds_of(*values: Any) -> tuple[Bound, ...]:
+    """:func:`bound_of` for each of a ``domain_loop``'s bounds (start, end, step) at once."""
+    return tuple(bound_of(v) for v in values)
+
+
+def skip_predicate_of(skip_if: Any, work_queue: Any) -> SkipPredicate | None:
+    """Describe a ``skip_if`` predicate: a queue method, a function or a lambda."""
+    if skip_if is None:
+        return None
+    qualname = getattr(skip_if, "__qualname__", "") or ""
+    name = _callable_name(skip_if)
+    if qualname.endswith("<lambda>"):
+        return SkipPredicate(SkipKind.LAMBDA, "lambda", _lambda_source(skip_if))
+    fn_name = getattr(skip_if, "__name__", "")
+    if any(getattr(cls, fn_name, None) is skip_if for cls in type(work_queue).__mro__):
+        return SkipPredicate(SkipKind.QUEUE_METHOD, name)
+    return SkipPredicate(SkipKind.FUNCTION, name)
+
+
+def _lambda_source(fn: Any) -> str | None:
+    try:
+        text = inspect.getsource(fn).strip()
+    except (OSError, TypeError):
+        return None
+    start = text.find("lambda")
+    if start < 0:
+        return None
+    snippet = text[start:]
+    colon = snippet.find(":")
+    if colon < 0:
+        return None
+    depth = 0
+    for i in range(colon + 1, len(snippet)):  # the body ends at an unbalanced ')' or a top-level ','
+        ch = snippet[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                return snippet[:i].strip()
+            depth -= 1
+        elif ch in ",\n" and depth == 0:
+            return snippet[:i].strip()
+    return snippet.strip()
+
+
+def literal_text(value: Any) -> str:
+    """A Constexpr literal as the drawing shows it (``repr`` for Python values)."""
+    if isinstance(value, (bool, int, float, str, type(None))):
+        return repr(value)
+    inner = getattr(value, "value", None)
+    if isinstance(inner, (bool, int, float)):
+        return f"{type(value).__name__}({inner!r})"
+    return repr(value)
+
+
+def condition_of(cond: Any, name_of: NameOf, producer: Callable[[Any, Any, Any], int | None]) -> Condition | None:
+    """The model of a ``when_true``/``when_false`` condition; None for a plain Python value (numbered by the caller).
+
+    ``producer(resource, method label, result name)`` finds the uid of the
+    step that produced the value. TS's own keys embed ``id(resource)``; they
+    are shown as ``resource.method.result`` instead. A key the user passed
+    (``key="shared"``) is kept and marked explicit.
+    """
+    resource, key = cond.resource, cond.key
+    if resource is not None:
+        auto_key = isinstance(key, tuple) and len(key) == 3 and key[0] == id(resource)
+        res_name = name_of(resource)
+        return Condition(
+            key=f"{res_name}.{cond.method_label}.{cond.result_name}" if auto_key else _key_text(key),
+            resource=res_name,
+            method=cond.method_label,
+            variable=cond.result_name,
+            step=producer(resource, cond.method_label, cond.result_name),
+            explicit_key=not auto_key,
+        )
+    if isinstance(key, tuple) and key and key[0] == "__opaque__":
+        return None
+    return Condition(key=_key_text(key), explicit_key=True)
+
+
+def _key_text(key: Any) -> str:
+    """A user's condition key as text: strings as they are, anything else by ``repr``."""
+    return key if isinstance(key, str) else repr(key)
+
 
 _STAGE_TYPE = {Section.HEAD: ScheduleStageType.Head, Section.LOOP: ScheduleStageType.Loop,
                Section.TAIL: ScheduleStageType.Tail}
@@ -73,7 +188,8 @@ class _Rebuild:
         st = Stage(stage.value)
         key = (id(res), stage, _STAGE_TYPE[section], cid)
         literals = tuple(Literal(k, literal_text(v)) for k, v in (self.literals.get(key) or {}).items())
-        step = Step(self.uid, self.name_of(res), st, label, cid, section, family_of(res, st), literals,
+        family = self.name_of.fixed_family.get(id(res)) or STAGE_FAMILY[st]
+        step = Step(self.uid, self.name_of[id(res)], st, label, cid, section, family, literals,
                     _returns(res, label))
         self.slots[key] = self.uid
         self.steps_so_far.append((res, step))
@@ -134,7 +250,7 @@ class _Rebuild:
     def domain_loop(self) -> DomainLoop:
         t = self.task
         end = t.domain_getter if t.domain_getter is not None else t.domain
-        return DomainLoop(bound_of(t.domain_start), bound_of(end), bound_of(t.step), t.unroll, self.loop_body())
+        return DomainLoop(*bounds_of(t.domain_start, end, t.step), t.unroll, self.loop_body())
 
     def run(self) -> ScheduleTree:
         t = self.task
@@ -153,12 +269,13 @@ class _Rebuild:
         nodes = _group_skippable(inner)
         post = [self.step(r, s, c, lbl, Section.TAIL) for r, s, c, lbl in after]
         if wq is not None:
-            loop = WorkTileLoop(self.name_of(wq), queue_kind(wq) or QueueKind.STATIC, skip_predicate_of(t.skip_if, wq),
-                                tuple(nodes))
+            name = self.name_of(wq)  # a call: the queue may be on no step list
+            loop = WorkTileLoop(name, self.name_of.queue_kinds[id(wq)] or QueueKind.STATIC,
+                                skip_predicate_of(t.skip_if, wq), tuple(nodes))
             body += [loop, *post]
         else:
             body += nodes
-        resources = tuple(dict.fromkeys(self.name_of(r) for r in [*t.src_resources, *t.dst_resources]))
+        resources = tuple(dict.fromkeys(self.name_of[id(r)] for r in [*t.src_resources, *t.dst_resources]))
         return ScheduleTree(name=t.name or "task", resources=resources, body=tuple(body), routes=self.routes(),
                             from_lists=True, unrecovered=tuple(dict.fromkeys(self.unrecovered)))
 
@@ -204,4 +321,10 @@ def tree_of_task(task: Any, name_of: NameOf) -> ScheduleTree:
     return _Rebuild(task, name_of).run()
 
 
-__all__ = ["tree_of_task"]
+def trees_of_tasks(tasks: list[Any], name_of: NameOf) -> tuple[ScheduleTree, ...]:
+    """:func:`tree_of_task` for every task of a set, in one pass."""
+    return tuple(_Rebuild(task, name_of).run() for task in tasks)
+
+
+__all__ = ["bound_of", "bounds_of", "condition_of", "literal_text", "skip_predicate_of", "tree_of_task",
+           "trees_of_tasks"]

@@ -15,9 +15,9 @@ from cutlass.experimental.task_scheduling import resources as ts_resources
 from cutlass.experimental.task_scheduling.task import Task as _TsTask
 from cutlass.experimental.task_scheduling.task_manager import TaskManager as _TsTaskManager
 
-from ..model import DependencyEdge, ExpandedStep, ResourceInfo, Section, Stage, TaskInfo, TaskSet
-from .schedule import NameOf, queue_kind, resource_namer
-from .task_tree import tree_of_task
+from ..model import DependencyEdge, ExpandedStep, ResourceInfo, ScheduleTree, Section, Stage, TaskInfo, TaskSet
+from .schedule import NameOf, resource_namer
+from .task_tree import tree_of_task, trees_of_tasks
 
 
 def _smem_bytes(resource: Any) -> int:
@@ -41,12 +41,12 @@ def resource_info(resource: Any, name_of: NameOf) -> ResourceInfo:
         v.slot_name for v in ts_resources.get_task_local_variables(resource) if v.slot_name
     )
     return ResourceInfo(
-        name=name_of(resource),
+        name=name_of[id(resource)],
         type_name=type(resource).__name__,
         pipeline=getattr(getattr(cfg, "pipeline_type", None), "value", None),
         stages=getattr(cfg, "num_stages", None),
         is_barrier=bool(getattr(resource, "is_barrier", False)),
-        queue_kind=queue_kind(resource),
+        queue_kind=name_of.queue_kinds[id(resource)],
         variables=variables,
         smem_bytes=_smem_bytes(resource),
     )
@@ -67,27 +67,28 @@ def expanded_steps(task: Any, name_of: NameOf) -> tuple[ExpandedStep, ...]:
     out: list[ExpandedStep] = []
     for entry in task.head_schedule_list:
         res, stage, call_id, label = entry
-        out.append(ExpandedStep(name_of(res), Stage(stage.value), call_id, Section.HEAD, "Always", label))
+        out.append(ExpandedStep(name_of[id(res)], Stage(stage.value), call_id, Section.HEAD, "Always", label))
     for entry in task.loop_schedule_list:
         res, stage, call_id, guard, label = entry
         out.append(
-            ExpandedStep(name_of(res), Stage(stage.value), call_id, Section.LOOP, _guard_text(guard), label)
+            ExpandedStep(name_of[id(res)], Stage(stage.value), call_id, Section.LOOP, _guard_text(guard), label)
         )
     for entry in task.tail_schedule_list:
         res, stage, call_id, label = entry
-        out.append(ExpandedStep(name_of(res), Stage(stage.value), call_id, Section.TAIL, "Always", label))
+        out.append(ExpandedStep(name_of[id(res)], Stage(stage.value), call_id, Section.TAIL, "Always", label))
     return tuple(out)
 
 
-def task_info(task: Any, name_of: NameOf) -> TaskInfo:
-    """Describe one TS Task, with its schedule tree."""
-    schedule = tree_of_task(task, name_of)
+def task_info(task: Any, name_of: NameOf, schedule: ScheduleTree | None = None) -> TaskInfo:
+    """Describe one TS Task, with its schedule tree (rebuilt here unless given)."""
+    if schedule is None:
+        schedule = tree_of_task(task, name_of)
     return TaskInfo(
         name=task.name or f"task@{task.warp_start}",
         warp_start=int(task.warp_start),
         warp_end=int(task.warp_end),
-        src=tuple(name_of(r) for r in task.src_resources),
-        dst=tuple(name_of(r) for r in task.dst_resources),
+        src=tuple(name_of[id(r)] for r in task.src_resources),
+        dst=tuple(name_of[id(r)] for r in task.dst_resources),
         schedule=schedule,
         persistent=bool(task.is_persistent),
         dynamic_domain=task.domain_getter is not None,
@@ -117,8 +118,8 @@ def _edges(tasks: list[Any], graph: Mapping[Any, Iterable[Any]], name_of: NameOf
     shell.resource_dependency_graph = {k: list(v) for k, v in graph.items()}
     return tuple(
         DependencyEdge(
-            upstream=name_of(e.upstream),
-            downstream=name_of(e.downstream),
+            upstream=name_of[id(e.upstream)],
+            downstream=name_of[id(e.downstream)],
             tasks=tuple(f"{t.name}[{t.warp_start}:{t.warp_end})" for t in e.backing_tasks),
             kind=e.edge_kind,
         )
@@ -126,14 +127,21 @@ def _edges(tasks: list[Any], graph: Mapping[Any, Iterable[Any]], name_of: NameOf
     )
 
 
-def capture_task_set(tasks: Iterable[Any], graph: Mapping[Any, Iterable[Any]] | None = None) -> TaskSet:
-    """Capture tasks and a resource dependency graph (no TaskManager needed)."""
+def capture_task_set(tasks: Iterable[Any], graph: Mapping[Any, Iterable[Any]] | None = None,
+                     names: NameOf | None = None) -> TaskSet:
+    """Capture tasks and a resource dependency graph (no TaskManager needed).
+
+    ``names``: the resource table already built for exactly these tasks and
+    graph (``resource_namer(_all_resources(tasks, graph))``), so a caller
+    that has one does not name every resource again.
+    """
     tasks = list(tasks)
     graph = dict(graph or {})
     resources = _all_resources(tasks, graph)
-    name_of = resource_namer(resources)
+    name_of = names if names is not None else resource_namer(resources)
+    trees = trees_of_tasks(tasks, name_of)
     return TaskSet(
-        tasks=tuple(task_info(t, name_of) for t in tasks),
+        tasks=tuple(task_info(t, name_of, tree) for t, tree in zip(tasks, trees)),
         resources=tuple(resource_info(r, name_of) for r in resources),
         edges=_edges(tasks, graph, name_of),
     )

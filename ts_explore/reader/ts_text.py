@@ -37,6 +37,7 @@ _IMBALANCE = (
 _PRINTED_NOTE = re.compile(r"^\[(?P<kind>[a-z0-9-]+)\] (?P<level>WARNING|NOTE): (?P<text>.*)$")
 _HEAD_LOOP = re.compile(r"'(?P<res>[^']*)' has ProducerWork in both HEAD and LOOP of '(?P<task>[^']*)'")
 _QUOTED_RESOURCE = re.compile(r"resource '(?P<res>[^']*)'")
+PRINTED_NAME_WIDTH = 10  # TS cuts a resource name to this many characters in its blocked lines
 _PATH_OP = re.compile(r"^(?P<stage>[A-Za-z]+)\((?P<res>.*)\)$")
 
 
@@ -52,7 +53,7 @@ class BlockedLine:
 
     def matches(self, resource_name: str) -> bool:
         """Whether a full resource name prints as this (possibly cut) name."""
-        return resource_name[:10] == self.resource_prefix
+        return resource_name[:PRINTED_NAME_WIDTH] == self.resource_prefix
 
 
 def parse_blocked(message: str) -> list[BlockedLine] | None:
@@ -135,6 +136,7 @@ def parse_path_op(op: str) -> tuple[str, str] | None:
 __all__ = [
     "BLOCKED_HEADER",
     "BlockedLine",
+    "PRINTED_NAME_WIDTH",
     "ImbalanceLine",
     "PrintedNote",
     "parse_blocked",

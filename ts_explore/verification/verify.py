@@ -39,7 +39,7 @@ from ..reader.checks import (
 from ..reader.instance import Instance, Searched, read_instance, search_inputs
 from ..reader.lanes import remembered_domains
 from ..reader.reference import reference_search
-from ..reader.schedule import resource_namer
+from ..reader.schedule import ResourceNames, resource_namer
 from ..reader.simulation import SIMULATION, simulation_findings
 from ..reader.tasks import _all_resources, capture_task_set
 from . import scope as sc
@@ -141,7 +141,7 @@ def verify(
     capture_error = ""
     if task_set is None:
         try:
-            task_set = capture_task_set(task_list, graph)
+            task_set = capture_task_set(task_list, graph, name_of)
         except Exception as exc:  # noqa: BLE001 - drawings lose their tree; verification still runs
             capture_error = f"{type(exc).__name__}: {exc}"
     with remembered_domains(task_list):
@@ -155,28 +155,33 @@ def _verify(
     tm_kwargs: dict[str, Any],
     ask: _Ask,
     resources: list[Any],
-    name_of: Callable[[Any], str],
+    name_of: ResourceNames,
     task_set: TaskSet | None,
     capture_error: str,
     start: float,
 ) -> Verdict:
+    instance: Instance | None = None
+    unreadable: Exception | None = None
+    try:  # everything verification needs from TS's objects, read before TaskManager or a search runs
+        instance = read_instance(task_list, task_set, resources, name_of)
+    except Exception as exc:  # noqa: BLE001 - told below as the analysis check, as any other failure
+        unreadable = exc
     record = run_checks(task_list, graph, tm_kwargs)
     searched: list[Searched] = []
     blocked: tuple[Any, ...] = ()
     imbalances: tuple[Any, ...] = ()
     plan = None
     unread = ""
-    instance: Instance | None = None
     try:
-        instance = read_instance(task_list, task_set, resources, name_of)
+        if unreadable is not None:
+            raise unreadable
         if _search_on(ask.engine, tm_kwargs) and record.reached_search:
             searched, plan, unread = _search(task_list, task_set, instance, name_of, record, tm_kwargs, ask)
             record.outcomes.append((EXHAUSTIVE, exhaustive_outcome(searched, instance.persistent)))
         runs = [s.run for s in searched if s.run is not None]
         if unread or len(runs) < len(searched):
             raise ValueError(f"could not read TS's search results: {unread or instance.unread}")
-        infos = {id(t): info for t, info in zip(task_list, task_set.tasks)} if task_set else {}
-        blocked, imbalances = simulation_findings(record.outcomes, task_list, infos, name_of, runs)
+        blocked, imbalances = simulation_findings(record.outcomes, instance.simulation, task_set, runs)
     except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
         runs = []
         record.outcomes.append((ANALYSIS, exc))
@@ -186,7 +191,7 @@ def _verify(
         instance, runs, [s.input.kwargs for s in searched], tm_kwargs, tiles=ask.tiles, tile_plan=plan,
         instance=ask.instance, not_modelled=ask.not_modelled, unread=unread, engine=ask.engine.name,
     ) if instance is not None else None
-    notes = record.notes() + (tuple(unconsumed_outputs(task_set)) if task_set is not None else ())
+    notes = record.notes + (tuple(unconsumed_outputs(task_set)) if task_set is not None else ())
     return Verdict(
         checks=checks,
         warnings=tuple(dict.fromkeys(notes)),
@@ -205,7 +210,7 @@ def _search_on(engine: Engine, tm_kwargs: dict[str, Any]) -> bool:
     return engine.own or tm_kwargs.get(SEARCH_SWITCH, True) is not False
 
 
-def _search(task_list: list[Any], task_set: TaskSet | None, instance: Instance, name_of: Callable[[Any], str],
+def _search(task_list: list[Any], task_set: TaskSet | None, instance: Instance, name_of: ResourceNames,
             record: CheckRecord, tm_kwargs: dict[str, Any], ask: _Ask) -> tuple[list[Searched], Any, str]:
     """Every search run the instance needs, read first, then run; the tile plan; what could not be read."""
     needed = sc.needed_runs(instance, tm_kwargs)
