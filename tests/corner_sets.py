@@ -27,9 +27,16 @@ Usage::
     tasks = spec.build()["tasks"]
     for kwargs in corner_variants(tasks): search_problem(tasks, **kwargs)
 
-Not covered (TS objects this generator does not build yet): PipelineGroup
-fork / merge / fused merge, domain-interleaved lanes, completion
-commit/wait pairs, DMA consumers with several readers.
+* **DMA consumers with several readers** and **completion commit/wait
+  pairs across resources**: a loader fills two TMA->UMMA tiles (DMA
+  consumer resources), an MMA task reads both and commits a UMMA->async
+  accumulator (a completion producer: its commit tags both tiles' reads,
+  the epilogue's wait on it clears them), and a plain tile aliasing one of
+  the DMA tiles is written behind the epilogue (by a signal, or not).
+
+* **PipelineGroup** merge / fused merge / fork and **domain-interleaved**
+  pipes (two producer tasks on the even and odd lanes): a quarter of the
+  seeds (``GROUP_SHARE``) are drawn by :mod:`group_sets` instead.
 """
 
 from __future__ import annotations
@@ -39,8 +46,10 @@ import warnings
 from typing import Any
 
 from check_parity import variants
+from group_sets import GroupSetSpec, group_set
 from task_set_generator import (
     ASYNC,
+    DMA_TILE,
     FLAGS,
     PDL_LAUNCH,
     PDL_WAIT,
@@ -48,6 +57,7 @@ from task_set_generator import (
     QUEUE,
     TILE,
     TMA,
+    UMMA,
     Block,
     Op,
     ResourceSpec,
@@ -55,6 +65,8 @@ from task_set_generator import (
     TaskSpec,
 )
 
+GROUP_SHARE = 0.25  # seeds drawn by group_sets (PipelineGroups, interleaved lanes)
+DMA_SHARE = 0.3  # sets that get the DMA readers + completion construct
 OFFSETS = (0, 256, 512, 768)  # 1024-byte tiles: any two of these overlap, most only partly
 
 
@@ -82,8 +94,10 @@ class _Draft:
         return name
 
 
-def corner_set(seed: int) -> TaskSetSpec:
+def corner_set(seed: int) -> TaskSetSpec | GroupSetSpec:
     """The corner-case task set of ``seed`` (deterministic; 3-4 tasks, 1-2 iterations, small on purpose)."""
+    if random.Random(seed * 7919 + 3).random() < GROUP_SHARE:
+        return group_set(seed)
     rng = random.Random(seed)
     n = rng.choice((3, 3, 4))
     d = _Draft(n)
@@ -121,6 +135,9 @@ def corner_set(seed: int) -> TaskSetSpec:
     signal = rng.random() < 0.6
     sig = d.add("sig", ASYNC, 1) if signal else ""
     receiver = rng.choice(others or producers)
+    if signal and n_cons == 2 and rng.random() < 0.4:  # a consumer receives: the order of the two waits matters
+        receiver = consumers[0]
+        d.features.append("consumer receives the signal")
     for c in consumers:
         ops = [Op(stage, "wait"), Op(stage, "drain")]
         if signal:
@@ -148,6 +165,9 @@ def corner_set(seed: int) -> TaskSetSpec:
         d.features.append(f"aliasing {alias_kind} @{offset} vs @{d.resources[0].offset}")
     if signal:
         d.body[receiver].append(Block((Op(sig, "release"),)))
+
+    if n >= 3 and random.Random(seed * 7919 + 1).random() < DMA_SHARE:
+        _dma_readers(d, random.Random(seed * 7919 + 2), tasks)
 
     # a gate: one task commits in HEAD what another waits for before its body
     if rng.random() < (0.15 if persistent else 0.35):
@@ -177,6 +197,30 @@ def corner_set(seed: int) -> TaskSetSpec:
                               skippable_head=skip_if and rng.random() < 0.5))
     return TaskSetSpec(seed, tuple(d.resources), tuple(specs), persistent, skip_if, "corner",
                        tuple(dict.fromkeys(d.features)))
+
+
+def _dma_readers(d: _Draft, rng: random.Random, tasks: list[int]) -> None:
+    """Loader -> two DMA tiles -> MMA (completion producer) -> epilogue, and a plain tile aliasing a DMA tile."""
+    loader, mma, epilogue = rng.sample(tasks, 3)
+    tiles = [d.add("dma", DMA_TILE, 1, 1, base) for base in (4096, 5120)]  # apart from each other and the stage
+    acc = d.add("acc", UMMA, 1)
+    d.body[loader].append(Block(tuple(op for t in tiles for op in _produce(t))))
+    reads = tuple(op for t in tiles for op in (Op(t, "wait"), Op(t, "drain")))
+    releases = tuple(Op(t, "release") for t in tiles)
+    d.body[mma].append(Block(reads + _produce(acc) + releases))
+    tail = [Op(acc, "wait"), Op(acc, "drain"), Op(acc, "release")]
+    raw = d.add("raw", PLAIN_TILE, 1, 1, rng.choice((4096, 5120)) + rng.choice(OFFSETS))
+    ordered = rng.random() < 0.6
+    if ordered:  # the aliasing write waits for the epilogue's completion wait, through a signal
+        done = d.add("sig", ASYNC, 1)
+        tail += _produce(done)
+        writer = rng.choice([t for t in tasks if t != epilogue])
+        d.body[writer].append(Block((Op(done, "wait"), Op(raw, "fill"), Op(done, "release"))))
+    else:
+        writer = rng.choice(tasks)
+        d.body[writer].append(Block((Op(raw, "fill"),)))
+    d.body[epilogue].append(Block(tuple(tail)))
+    d.features.append(f"dma with 2 readers + completion pair{' (ordered write)' if ordered else ''}")
 
 
 def corner_variants(tasks: list[Any]) -> list[dict[str, Any]]:

@@ -58,3 +58,44 @@ def lingering_entry(writer: str, offset: int = 0) -> list[Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return lingering_entry_spec(writer, offset).build()["tasks"]
+
+
+def gated_consumers_spec(writer: str) -> TaskSetSpec:
+    """The issue's second shape: two consumers of one stage signal before they release, ``C1`` behind a gate.
+
+    ``P`` fills ``tile0`` once for consumers ``C1`` and ``C2``; each waits,
+    reads, commits ``sig`` and only then releases. ``writer`` ("C1" or
+    "C2") then waits ``sig`` (both commits) and fills ``raw1``, which aliases
+    ``tile0``. A wait drops the *last* entry, so the consumer that waited
+    second keeps the only entry: the write races with it exactly when the
+    other consumer (not the writer) waited second and has not released yet.
+    ``C1`` waits a ``gate`` that ``G`` commits in its HEAD, so TS's
+    breadth-first order and the reduced search meet the two wait orders
+    in different order.
+    """
+    if writer not in ("C1", "C2"):
+        raise ValueError(f"writer must be 'C1' or 'C2', got {writer!r}")
+    resources = (
+        ResourceSpec("tile0", TILE, 1, 2, 0),
+        ResourceSpec("raw1", PLAIN_TILE, 1, 1, 0),
+        ResourceSpec("sig", ASYNC, 1),
+        ResourceSpec("gate", ASYNC, 1),
+        ResourceSpec("flags", FLAGS),
+    )
+    read = (("tile0", "wait"), ("tile0", "drain"), ("sig", "acquire"), ("sig", "fill"), ("sig", "commit"),
+            ("tile0", "release"))
+    late = (("sig", "wait"), ("raw1", "fill"), ("sig", "release"))
+    p = TaskSpec("P", 1, body=(_block(("tile0", "acquire"), ("tile0", "fill"), ("tile0", "commit")),))
+    c1 = TaskSpec("C1", 1, head=(_block(("gate", "wait")),), body=(_block(*read, *(late if writer == "C1" else ())),),
+                  tail=(_block(("gate", "release")),))
+    c2 = TaskSpec("C2", 1, body=(_block(*read, *(late if writer == "C2" else ())),))
+    g = TaskSpec("G", 1, head=(_block(("gate", "acquire"), ("gate", "fill"), ("gate", "commit")),),
+                 body=(_block(("flags", "flag")),))
+    return TaskSetSpec(0, resources, (p, c1, c2, g), intent=f"gated consumers, {writer} writes raw1")
+
+
+def gated_consumers(writer: str) -> list[Any]:
+    """Fresh TS tasks of :func:`gated_consumers_spec`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return gated_consumers_spec(writer).build()["tasks"]

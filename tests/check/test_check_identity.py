@@ -1,7 +1,9 @@
 """State identity: the verdict must not depend on the order the search meets states in.
 
 Under TS's identity (``ts_parity=True``: a state is its cursors) the reduced
-and the unreduced search disagree on :mod:`identity_cases`; under the
+and the unreduced search disagree on :mod:`identity_cases` (both of the
+issue's shapes: the lingering producer entry, and two gated consumers
+that signal before they release); under the
 default exact identity (ownership lists kept in order) they agree, and
 they find the race TS's own search misses.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 from check_parity import run_ts
-from identity_cases import lingering_entry
+from identity_cases import gated_consumers, lingering_entry
 
 from ts_explore.check import search
 from ts_explore.check.held import freeze, freeze_ordered
@@ -55,3 +57,15 @@ def test_the_exact_key_keeps_order_and_the_ts_key_forgets_it():
     other = {0: [("prod", 1, 0, -1), ("prod", 0, 0, -1)]}
     assert freeze(one) == freeze(other)
     assert freeze_ordered(one) != freeze_ordered(other)
+
+
+@pytest.mark.parametrize("writer", ["C1", "C2"])
+def test_gated_consumers_split_the_ts_identity_and_not_the_exact_one(writer):
+    problem = search_problem(gated_consumers(writer))
+    reduced = _verdict(problem, reduce=True, ts_parity=True)
+    unreduced = _verdict(problem, reduce=False, ts_parity=True)
+    # writer C2: the reduced search under TS's identity answered SAFE where TS reports the race
+    assert (reduced if writer == "C2" else unreduced) == (True, frozenset())
+    assert reduced != unreduced
+    assert _verdict(problem, reduce=True) == _verdict(problem, reduce=False) == (False, frozenset({"race"}))
+    assert run_ts(gated_consumers(writer), early_exit=False).safe == (writer == "C1")  # C1: TS misses a real race
