@@ -226,7 +226,9 @@ def _notes(cfg: HopperAttention, geo: Geometry) -> tuple[str, ...]:
                      "turn10 (mbarrier pipelines, so TS checks the order)")
     if cfg.persistence is Persistence.STATIC:
         notes.append(f"static persistence: {min(PERSISTENT_CTAS, cfg.work_tiles)} CTAs walk {cfg.work_tiles} work "
-                     f"tiles; the checker runs two tiles of the viewed tile's {cfg.kv_blocks} K/V blocks")
+                     f"tiles; the checker runs two tiles of the viewed tile's {cfg.kv_blocks} K/V blocks"
+                     + ("; with two consumer warpgroups reading K and V that is not a proof for more tiles"
+                        if cfg.consumer_wgs == 2 else ""))
     return tuple(notes)
 
 
