@@ -15,7 +15,7 @@ from ts_explore.model import QueueKind
 from ts_explore.scenarios import CATALOG, Loader, SkipRule, get
 from ts_explore.scenarios.choices import choices, pick
 
-BUILT_IN = ["grid_stride_copy", "guards_demo", "persistent_copy", "pipelined_copy", "varlen_copy"]
+BUILT_IN = ["grid_stride_copy", "guards_demo", "hopper_attention", "persistent_copy", "pipelined_copy", "varlen_copy"]
 
 
 def offered(control: widgets.Widget, every: bool = True) -> list[Any]:

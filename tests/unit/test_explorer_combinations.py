@@ -24,7 +24,7 @@ from ts_explore.scenarios import get
 from ts_explore.scenarios.choices import adjust, option_values, refusal
 from ts_explore.scenarios.knobs import knobs
 
-BUILT_IN = ["grid_stride_copy", "guards_demo", "persistent_copy", "pipelined_copy", "varlen_copy"]
+BUILT_IN = ["grid_stride_copy", "guards_demo", "hopper_attention", "persistent_copy", "pipelined_copy", "varlen_copy"]
 DEPENDENT = ("fault", "queue")  # knobs whose value changes what every other control accepts
 SAMPLE = 4  # (control, value) pairs per combination in the default tier
 SOAK_POSITIONS = 64  # slider positions per slider in the soak tier

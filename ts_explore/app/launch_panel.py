@@ -31,7 +31,8 @@ def launch_blockers(task_set: TaskSet | None, device: Probe, scenario: Any = Non
     if refused is not None:
         reasons.append(refused)
     if scenario is not None and getattr(scenario, "kernel", "") is None:
-        reasons.append(f"scenario {scenario.name!r} has no GPU kernel: it can be recorded and verified, not launched")
+        reasons.append(f"scenario {scenario.name!r} has no GPU kernel: the kernel for this scenario is not built "
+                       "yet; recording, drawing and verifying it work here")
     if task_set is None and not force:
         reasons.append("the current configuration does not verify; fix it first (see the Verdict tab), or tick "
                        "'launch anyway' to watch it fail (a hang is read and killed)")

@@ -25,8 +25,10 @@ from .probe import probe
 def kernel_module(scenario: Scenario) -> ModuleType:
     """The scenario's kernel module; LaunchError when it has none or it lacks the plan functions."""
     if scenario.kernel is None:
-        raise LaunchError("no_kernel", f"scenario {scenario.name!r} has no GPU kernel (Scenario.kernel is None); it "
-                          "can be recorded and verified, not launched")
+        raise LaunchError("no_kernel", f"scenario {scenario.name!r} has no GPU kernel: the kernel for this scenario "
+                          "is not built yet (Scenario.kernel is None). Recording, drawing and verifying it work on "
+                          f"the CPU (Explorer({scenario.name!r}), verify(**build.verify_kwargs())); launch it once "
+                          "a kernel module is registered for it")
     module = importlib.import_module(scenario.kernel)
     missing = missing_members(module)
     if missing:

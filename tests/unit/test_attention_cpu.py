@@ -1,0 +1,179 @@
+"""hopper_attention on the CPU: every control value records, draws and verifies; the default configs are
+proven SAFE by our checker; the K/V trip counts follow the sizes and the causal mask; each planted fault is
+found with a counterexample; launch refuses the scenario because its kernel is not built yet."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ts_explore.analysis.async_reads import SCOPE_NOTE, check_async_reads
+from ts_explore.app.drawings import dependency_graph, schedule_graph
+from ts_explore.gpu import launch
+from ts_explore.gpu.errors import LaunchError
+from ts_explore.model import Stage, TaskSet
+from ts_explore.reader import capture_task_set
+from ts_explore.scenarios import get
+from ts_explore.scenarios.attention import AttentionFault, Persistence, async_reads
+from ts_explore.scenarios.attention_geometry import SMEM_LIMIT
+from ts_explore.scenarios.knobs import ConfigError
+from ts_explore.verification.verify import verify
+
+SC = get("hopper_attention")
+
+CONTROL_VALUES: list[dict[str, Any]] = [
+    dict(tile_q=64, consumer_wgs=1), dict(tile_k=64), dict(tile_k=64, stages=4),
+    dict(head_dim=64), dict(head_dim=64, stages=6), dict(consumer_wgs=1, tile_q=64),
+    dict(pingpong=False), dict(overlap=False), dict(overlap=False, pingpong=False),
+    dict(persistence=Persistence.STATIC, consumer_wgs=1, tile_q=64), dict(causal=True, q_tile=1),
+    dict(seqlen_q=200, seqlen_kv=300), dict(batch=4, heads=8),
+]
+
+# what the default configs are: each proven SAFE by our checker (states, and TS's own BFS for comparison)
+DEFAULTS: list[dict[str, Any]] = [dict(), dict(head_dim=64), dict(causal=True, q_tile=2), dict(overlap=False),
+                                  dict(consumer_wgs=1, tile_q=64)]
+
+
+def ident(overrides: dict[str, Any]) -> str:
+    return ",".join(f"{k}={getattr(v, 'name', v)}" for k, v in overrides.items()) or "default"
+
+
+def model(cfg: Any) -> TaskSet:
+    built = SC.build(cfg)
+    return capture_task_set(built.tasks, built.resource_dependency_graph)
+
+
+@pytest.mark.parametrize("overrides", CONTROL_VALUES, ids=ident)
+def test_every_control_value_records_draws_and_verifies(overrides: dict[str, Any]) -> None:
+    cfg = SC.config(**overrides)
+    built = SC.build(cfg)
+    ts = capture_task_set(built.tasks, built.resource_dependency_graph)
+    assert [t.name for t in ts.tasks] == ["load", *(f"mma{c}" for c in range(cfg.consumer_wgs))]
+    assert "qk" in schedule_graph(built.tasks[1]).source and "softmax" in schedule_graph(built.tasks[1]).source
+    assert "k_smem" in dependency_graph(ts).source and "v_smem" in dependency_graph(ts).source
+    verdict = verify(**built.verify_kwargs())
+    assert verdict.status.value == "safe", verdict.summary()
+    assert SCOPE_NOTE in verdict.scope.not_modelled
+    assert any("not built yet" in n for n in built.notes)
+
+
+@pytest.mark.parametrize("overrides", DEFAULTS, ids=ident)
+def test_the_default_configs_are_proven_safe_by_our_checker_in_fewer_states_than_ts_search(
+        overrides: dict[str, Any]) -> None:
+    built = SC.build(SC.config(**overrides))
+    ours = verify(**built.verify_kwargs())
+    theirs = verify(checker="ts", **built.verify_kwargs())
+    assert ours.status.value == "safe" and "partial-order reduced" in ours.scope.engine, ours.summary()
+    assert theirs.status.value == "safe"
+    assert 0 < ours.scope.states < theirs.scope.states / 5, (ours.scope.states, theirs.scope.states)
+
+
+def test_two_consumers_under_static_persistence_are_not_called_safe_beyond_the_tiles_searched() -> None:
+    verdict = verify(**SC.build(SC.config(persistence=Persistence.STATIC)).verify_kwargs())
+    assert verdict.status.value == "inconclusive" and not verdict.findings
+    assert any("2 work tiles" in r for r in verdict.reasons)
+
+
+def _blocks_by_brute_force(sq: int, skv: int, tq: int, tk: int, m: int, causal: bool) -> int:
+    """K/V blocks with at least one key some row of Q tile ``m`` sees, counted key by key."""
+    rows = range(m * tq, min((m + 1) * tq, sq))
+    seen = {key // tk for i in rows for key in range(skv) if not causal or key <= i + skv - sq}
+    return len(range(max(seen) + 1)) if seen else 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(sq=st.integers(1, 700), skv=st.integers(1, 700), tq=st.sampled_from([64, 128]),
+       tk=st.sampled_from([64, 128]), causal=st.booleans(), pick=st.integers(0, 10 ** 6))
+def test_each_task_loops_over_the_blocks_the_viewed_tile_needs(sq: int, skv: int, tq: int, tk: int, causal: bool,
+                                                               pick: int) -> None:
+    m = pick % -(-sq // tq)
+    cfg = SC.config(seqlen_q=sq, seqlen_kv=skv, tile_q=tq, tile_k=tk, causal=causal, q_tile=m,
+                    consumer_wgs=2 if tq == 128 else 1)
+    expected = _blocks_by_brute_force(sq, skv, tq, tk, m, causal)
+    assert cfg.kv_blocks == expected
+    ts = model(cfg)
+    for task in ts.tasks:
+        loop = task.schedule.domain_loop()
+        assert loop is not None and loop.trip_count() == expected, (task.name, loop)
+    verdict = verify(**SC.build(cfg).verify_kwargs())  # a tile with no K/V block (causal) does no work
+    assert verdict.status.value == ("safe" if expected else "inconclusive"), verdict.summary()
+    assert not verdict.findings
+
+
+def test_a_causal_q_tile_that_sees_no_key_does_not_wait_for_a_turn_never_handed_over() -> None:
+    cfg = SC.config(causal=True, seqlen_q=1024, seqlen_kv=256, q_tile=0)
+    assert cfg.kv_blocks == 0 and cfg.pingponging
+    verdict = verify(**SC.build(cfg).verify_kwargs())
+    assert not verdict.deadlocks and "does no work" in verdict.summary()
+
+
+def test_shared_memory_beyond_227_kib_is_refused_naming_the_bytes() -> None:
+    with pytest.raises(ConfigError) as err:
+        SC.check(SC.config(stages=3))  # head_dim 128, K/V block 128
+    cfg = SC.config(stages=2)
+    message = str(err.value)
+    over = cfg.geometry().smem_bytes + 2 * cfg.geometry().kv_stage_bytes
+    assert f"{over} B" in message and f"{SMEM_LIMIT} B" in message and "stages <= 2" in message
+    SC.check(SC.config(stages=2))
+
+
+@pytest.mark.parametrize("head_dim", [32, 96, 192, 256])
+def test_head_dims_other_than_64_and_128_are_refused_with_the_reason(head_dim: int) -> None:
+    with pytest.raises(ConfigError, match=f"head_dim {head_dim} is not laid out.*use head_dim 64 or 128"):
+        SC.check(SC.config(head_dim=head_dim))
+
+
+def test_a_k_stage_released_before_its_s_gemm_completes_is_a_race_ts_alone_calls_safe() -> None:
+    cfg = SC.config(fault=AttentionFault.EARLY_K_RELEASE)
+    built = SC.build(cfg)
+    assert verify(**built.task_manager_args()).status.value == "safe"  # what TS alone cannot see
+    verdict = verify(**built.verify_kwargs())
+    assert verdict.status.value == "unsafe"
+    report = check_async_reads(model(cfg), async_reads("k_smem"))
+    first = report.findings[0]  # the counterexample: which release freed which stage under which read
+    assert (first.task, first.iteration, first.read_iteration) == ("mma0", 0, 0)
+    assert {f.task for f in report.findings} == {"mma0", "mma1"}
+    assert check_async_reads(model(cfg), async_reads("v_smem")).safe
+    assert check_async_reads(model(SC.default_config()), async_reads("k_smem")).safe
+
+
+def test_the_v_rule_catches_a_release_of_a_v_stage_without_waiting_for_its_p_v_gemm() -> None:
+    ts = model(SC.default_config())
+    assert check_async_reads(ts, async_reads("v_smem")).safe
+    no_wait = dataclasses.replace(async_reads("v_smem"), drains=())  # as if wait_o did not wait for P·V
+    report = check_async_reads(ts, no_wait)
+    assert not report.safe and {f.task for f in report.findings} == {"mma0", "mma1"}
+    assert "may still be reading it" in report.findings[0].message
+
+
+def test_a_broken_ping_pong_order_deadlocks_the_two_consumers() -> None:
+    verdict = verify(**SC.build(SC.config(fault=AttentionFault.PINGPONG_BROKEN)).verify_kwargs())
+    assert verdict.status.value == "unsafe"
+    dead = verdict.deadlocks[0]
+    assert dead.interleaving is not None and set(dead.cycle) == {"mma0", "mma1"}
+    assert {(b.task, b.resource) for b in dead.blocked} >= {("mma0", "turn10"), ("mma1", "turn01")}
+
+
+@pytest.mark.parametrize("wgs", [1, 2])
+def test_a_consumer_loop_one_block_longer_than_the_loaders_deadlocks(wgs: int) -> None:
+    cfg = SC.config(fault=AttentionFault.CONSUMER_EXTRA, consumer_wgs=wgs, tile_q=64 * wgs)
+    ts = model(cfg)
+    assert ts.task(f"mma{wgs - 1}").schedule.domain_loop().trip_count() == cfg.kv_blocks + 1
+    verdict = verify(**SC.build(cfg).verify_kwargs())
+    assert verdict.status.value == "unsafe"
+    dead = verdict.deadlocks[0]
+    assert dead.interleaving is not None
+    assert any(b.task == f"mma{wgs - 1}" and b.resource == "k_smem" and b.stage is Stage.CONSUMER_WAIT
+               for b in dead.blocked), dead.blocked
+
+
+def test_launch_refuses_the_scenario_saying_its_kernel_is_the_next_step() -> None:
+    with pytest.raises(LaunchError) as err:
+        launch("hopper_attention")
+    assert err.value.reason == "no_kernel"
+    message = str(err.value)
+    assert "not built yet" in message and "verify" in message and "Explorer('hopper_attention')" in message

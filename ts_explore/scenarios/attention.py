@@ -1,0 +1,246 @@
+"""Hopper attention forward (FlashAttention-3 style): O = softmax(Q·Kᵀ·scale [+ causal mask])·V, scheduled with TS.
+
+A load warpgroup brings each consumer warpgroup's Q tile once per tile and the
+K and V blocks on two pipelines of their own. One or two consumer warpgroups
+(each its own task, owning ``tile_q / consumer_wgs`` rows) compute
+S = Q·Kᵀ with WGMMA, the online softmax in registers, O += P·V with P from
+registers, and the epilogue. Ping-pong hands the right to issue WGMMA from one
+consumer to the other through two data-less pipelines (``turn01``, ``turn10``),
+so the checker sees the order; intra-warpgroup overlap issues the next S GEMM
+before the softmax of the current block (the P·V GEMM lags one block).
+
+This step records, draws and verifies the schedule; its kernel bodies are the
+next step (``Scenario.kernel`` is None, so ``launch`` refuses it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Mapping
+
+import cutlass.pipeline as pipeline
+from cutlass.experimental.task_scheduling.enums import SignalingThreads
+from cutlass.experimental.task_scheduling.resources import PipelineConfig, TileSchedulerConfig, WorkQueue
+from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
+from cutlass.experimental.task_scheduling.task import Task
+
+from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
+from ..verification.rules import AsyncReadRule
+from .attention_geometry import HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, kv_blocks, q_tiles
+from .attention_resources import KStages, OutTile, QkvGlobal, QTile, Turn, VStages
+from .attention_schedule import consumer_schedule, load_schedule
+from .base import BuildContext, Built, Scenario, knob, register
+from .common import require, runtime
+
+LOAD_WARPS = 4
+LOAD_REGISTERS, MMA_REGISTERS = 24, 240  # setmaxnreg: 24 x 128 + 240 x 256 <= 64 K registers
+PERSISTENT_CTAS = 132  # an H200's SMs: the CPU view's static persistent grid
+
+
+class Persistence(str, Enum):
+    """How CTAs meet work tiles: one CTA per (Q tile, head, batch), or a static persistent walk."""
+
+    NONE = "none"
+    STATIC = "static"
+
+
+class AttentionFault(str, Enum):
+    """Mistakes to plant when learning to debug: one race and two deadlocks."""
+
+    NONE = "none"
+    EARLY_K_RELEASE = "consumer releases a K stage before its S GEMM completes (race)"
+    PINGPONG_BROKEN = "both consumers wait for the turn before either hands it over (deadlock)"
+    CONSUMER_EXTRA = "a consumer's loop runs one K/V block more than the loader's (deadlock)"
+
+
+@dataclass(frozen=True)
+class HopperAttention:
+    """Knobs of the attention schedule, plus the problem instance the CPU view records."""
+
+    tile_q: int = knob(128, options=(64, 128), label="Q tile (rows per CTA)",
+                       help="each consumer warpgroup owns tile_q / consumer_wgs rows, a multiple of 64")
+    tile_k: int = knob(128, options=(64, 128), label="K/V block (keys)")
+    stages: int = knob(2, min=2, max=8, label="K/V stages",
+                       help="each of K and V has this many; bounded by 227 KiB. One stage deadlocks the "
+                            "ping-pong consumers (mma1 waits for K[j+1] while mma0 holds the turn and K[j])")
+    head_dim: int = knob(128, options=(32, 64, 96, 128, 192, 256), label="head_dim",
+                         help="64 and 128 are laid out; the others are refused with the reason")
+    consumer_wgs: int = knob(2, min=1, max=2, label="consumer warpgroups")
+    pingpong: bool = knob(True, label="ping-pong",
+                          help="the two consumers take turns issuing WGMMA: one's softmax runs under the other's GEMMs")
+    overlap: bool = knob(True, label="softmax / next S GEMM overlap",
+                         help="issue the next block's S GEMM before this block's softmax; P·V lags one block")
+    persistence: Persistence = knob(Persistence.NONE, label="persistence")
+    causal: bool = knob(False, label="causal", help="bottom-right aligned mask: fewer K/V blocks for early Q tiles")
+    seqlen_q: int = knob(384, min=1, max=2048, label="seqlen_q (CPU view)")
+    seqlen_kv: int = knob(384, min=1, max=1024, label="seqlen_kv (CPU view)",
+                          help="the checker unrolls one iteration per K/V block; keep it to a few")
+    batch: int = knob(1, min=1, max=64, label="batch (CPU view)")
+    heads: int = knob(1, min=1, max=128, label="heads (CPU view)")
+    q_tile: int = knob(0, min=0, max=31, label="view Q tile", help="the Q tile whose K/V loop the CPU view records")
+    fault: AttentionFault = knob(AttentionFault.NONE, label="fault (for debugging)",
+                                 help="a deliberate mistake: the verifier reports it with a counterexample")
+
+    def geometry(self) -> Geometry:
+        return Geometry(tile_q=self.tile_q, tile_k=self.tile_k, head_dim=self.head_dim, stages=self.stages,
+                        consumer_wgs=self.consumer_wgs)
+
+    @property
+    def q_tiles(self) -> int:
+        return q_tiles(self.seqlen_q, self.tile_q)
+
+    @property
+    def kv_blocks(self) -> int:
+        """K/V blocks the viewed Q tile visits (what the loader loads and each consumer reads)."""
+        return kv_blocks(self.seqlen_q, self.seqlen_kv, self.tile_q, self.tile_k, self.q_tile, self.causal)
+
+    @property
+    def work_tiles(self) -> int:
+        return self.q_tiles * self.heads * self.batch
+
+    @property
+    def pingponging(self) -> bool:
+        return self.pingpong and self.consumer_wgs == 2
+
+
+def check(cfg: HopperAttention) -> None:
+    """Refuse what the schedule cannot lay out, naming the cause, the fix and the knob."""
+    geo = cfg.geometry()
+    require(cfg.head_dim in HEAD_DIMS,
+            f"head_dim {cfg.head_dim} is not laid out: the Q/K/V tiles and their 128-byte swizzle are built for "
+            f"head_dim {' and '.join(map(str, HEAD_DIMS))}", "use head_dim 64 or 128", "head_dim")
+    require(geo.rows_per_wg >= 64 and geo.rows_per_wg % 64 == 0,
+            f"a {cfg.tile_q}-row Q tile over {cfg.consumer_wgs} consumer warpgroups gives each {geo.rows_per_wg} "
+            "rows; a warpgroup's WGMMA covers 64 rows", "use one consumer warpgroup, or a 128-row Q tile", "consumer_wgs")
+    require(geo.register_floats <= MAX_REGISTER_FLOATS,
+            f"{geo.rows_per_wg} rows x (K/V block {cfg.tile_k} + head_dim {cfg.head_dim}) need "
+            f"{geo.register_floats} fp32 registers per consumer thread for S and O, more than the 160 that leave "
+            "room for P and addresses", "use two consumer warpgroups, or a smaller Q tile or K/V block", "tile_q")
+    require(geo.smem_bytes <= SMEM_LIMIT,
+            f"Q {geo.q_bytes} B + {cfg.stages} K and {cfg.stages} V stages x {geo.kv_stage_bytes} B + O "
+            f"{geo.out_bytes} B + barriers = {geo.smem_bytes} B exceed the {SMEM_LIMIT} B (227 KiB) of shared "
+            "memory per CTA", f"use stages <= {geo.max_stages()}" if geo.max_stages() else "use a smaller K/V block",
+            "stages")
+    require(cfg.q_tile < cfg.q_tiles, f"view Q tile {cfg.q_tile} does not exist: seqlen_q {cfg.seqlen_q} makes "
+            f"{cfg.q_tiles} tiles of {cfg.tile_q} rows", f"pick q_tile < {cfg.q_tiles}", "q_tile")
+    require(cfg.fault is not AttentionFault.PINGPONG_BROKEN or cfg.pingponging,
+            "the broken ping-pong order needs ping-pong between two consumer warpgroups",
+            "use consumer_wgs=2 and ping-pong on", "consumer_wgs")
+    require(cfg.fault is AttentionFault.NONE or cfg.kv_blocks > 0,
+            f"Q tile {cfg.q_tile} sees no key under the causal mask, so a planted fault has no K/V loop to live in",
+            "view a later Q tile, or causal off", "q_tile")
+
+
+def inactive(cfg: HopperAttention) -> Mapping[str, str]:
+    """Knobs that change nothing for this config, and why."""
+    out: dict[str, str] = {}
+    if cfg.consumer_wgs == 1:
+        out["pingpong"] = "ping-pong orders two consumer warpgroups; there is one"
+    return out
+
+
+def async_reads(resource: str) -> AsyncReads:
+    """WGMMA's asynchronous reads of the K (S GEMM) or V (P·V GEMM) stages, for the async-read rule."""
+    if resource == "k_smem":
+        return AsyncReads(resource="k_smem", issue="qk", in_flight=1, drains=("wait_s",))
+    return AsyncReads(resource="v_smem", issue="pv", in_flight=1, drains=("wait_o",))
+
+
+def _tma(stages: int, nbytes: int, consumer_warps: int) -> PipelineConfig:
+    """TMA fills a stage (the four load warps a quarter each); every consumer warp releases it."""
+    return PipelineConfig.create_tma_async_pipeline_cfg(
+        num_stages=stages, num_bytes=nbytes, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps),
+        cta_layout_vmnk=(1, 1, 1, 1), producer_signaling_threads=SignalingThreads.TaskWarpLeader,
+        num_bytes_per_warp_per_cta=nbytes // LOAD_WARPS)
+
+
+def _turn() -> PipelineConfig:
+    """A one-slot thread-to-thread pipeline: a warpgroup hands the turn, the other takes it."""
+    return PipelineConfig.create_async_async_pipeline_cfg(
+        num_stages=1, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128), cta_layout_vmnk=(1, 1, 1, 1))
+
+
+def _queue(cfg: HopperAttention, ctx: BuildContext) -> WorkQueue | None:
+    if cfg.persistence is Persistence.NONE:
+        return None
+    params = runtime(ctx, "scheduler_params", None)
+    return WorkQueue(name="tiles", tile_scheduler_config=TileSchedulerConfig
+                     .create_static_persistent_tile_scheduler_params(tile_scheduler_params=params))
+
+
+def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
+    """Load task on warps 0-3; consumer ``mma<c>`` on warps 4 + 4c .. 7 + 4c."""
+    geo, wgs = cfg.geometry(), cfg.consumer_wgs
+    n_kv = runtime(ctx, "kv_blocks", cfg.kv_blocks)
+    src = QkvGlobal(name="qkv_global")
+    qs = [QTile(name=f"q{c}", pipeline_config=_tma(1, geo.q_bytes // wgs, 4)) for c in range(wgs)]
+    k = KStages(name="k_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs))
+    v = VStages(name="v_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs))
+    outs = [OutTile(name=f"o{c}") for c in range(wgs)]
+    turns = [Turn(name="turn01", pipeline_config=_turn()), Turn(name="turn10", pipeline_config=_turn())] \
+        if cfg.pingponging else []
+    wq = _queue(cfg, ctx)
+    extra = [wq] if wq is not None else []
+    loader = Task(name="load", src_resources=[src, *extra], dst_resources=[*qs, k, v], warp_idx=0,
+                  num_warps=LOAD_WARPS, schedule=load_schedule(src, qs, k, v, wq, n_kv),
+                  num_registers=LOAD_REGISTERS)
+    tasks = [loader]
+    graph: dict[Any, list[Any]] = {r: [src, *extra] for r in (*qs, k, v)}
+    for c in range(wgs):
+        take = turns[1 - c] if turns else None  # mma0 takes turn10 and hands turn01; mma1 the other way
+        hand = turns[c] if turns else None
+        n_cons = n_kv + 1 if cfg.fault is AttentionFault.CONSUMER_EXTRA and c == wgs - 1 else n_kv
+        sched = consumer_schedule(qs[c], k, v, outs[c], take, hand, wq, n_cons, first=c == 0,
+                                  overlap=cfg.overlap, broken_turn=cfg.fault is AttentionFault.PINGPONG_BROKEN,
+                                  early_release=cfg.fault is AttentionFault.EARLY_K_RELEASE)
+        tasks.append(Task(name=f"mma{c}", src_resources=[qs[c], k, v, *([take] if take else []), *extra],
+                          dst_resources=[outs[c], *([hand] if hand else [])], warp_idx=LOAD_WARPS * (1 + c),
+                          num_warps=4, schedule=sched, num_registers=MMA_REGISTERS))
+        graph[outs[c]] = [qs[c], k, v, *extra]
+        if hand is not None:
+            graph[hand] = [k]
+    not_modelled = (SCOPE_NOTE,)
+    rules = (AsyncReadRule(async_reads("k_smem")), AsyncReadRule(async_reads("v_smem")))
+    return Built(tasks=tasks, resource_dependency_graph=graph, notes=() if ctx.on_gpu else _notes(cfg, geo),
+                 not_modelled=not_modelled, rules=rules)
+
+
+def _notes(cfg: HopperAttention, geo: Geometry) -> tuple[str, ...]:
+    mask = "causal (bottom-right aligned)" if cfg.causal else "non-causal"
+    notes = [
+        f"CPU view: Q[{cfg.batch}, {cfg.seqlen_q}, {cfg.heads}, {cfg.head_dim}] against K/V[{cfg.batch}, "
+        f"{cfg.seqlen_kv}, {cfg.heads}, {cfg.head_dim}], {mask}: {cfg.work_tiles} work tiles of {cfg.tile_q} rows; "
+        f"Q tile {cfg.q_tile} visits {cfg.kv_blocks} K/V blocks of {cfg.tile_k}",
+        f"Q {geo.q_bytes // 1024} KiB + {cfg.stages} K and {cfg.stages} V stages x {geo.kv_stage_bytes // 1024} KiB "
+        f"+ O {geo.out_bytes // 1024} KiB + barriers = {geo.smem_bytes} B of {SMEM_LIMIT} B shared memory; "
+        f"{geo.register_floats} fp32 of S and O per consumer thread",
+        "TS does not model WGMMA's asynchronous shared-memory reads; the async-read rule checks the K releases "
+        "(S GEMM) and the V releases (P·V GEMM)",
+        "the kernel for this scenario is not built yet: this view records, draws and verifies the schedule",
+    ]
+    if cfg.pingponging:
+        notes.append("ping-pong: mma0 and mma1 hand the right to issue WGMMA to each other through turn01 and "
+                     "turn10 (mbarrier pipelines, so TS checks the order)")
+    if cfg.persistence is Persistence.STATIC:
+        notes.append(f"static persistence: {min(PERSISTENT_CTAS, cfg.work_tiles)} CTAs walk {cfg.work_tiles} work "
+                     f"tiles; the checker runs two tiles of the viewed tile's {cfg.kv_blocks} K/V blocks"
+                     + ("; with two consumer warpgroups reading K and V that is not a proof for more tiles"
+                        if cfg.consumer_wgs == 2 else ""))
+    return tuple(notes)
+
+
+SCENARIO = register(Scenario(
+    name="hopper_attention",
+    title="Hopper attention forward (FlashAttention-3 style schedule)",
+    config_type=HopperAttention,
+    build_fn=build,
+    check_fn=check,
+    description="O = softmax(Q·Kᵀ·scale)·V: a TMA load warpgroup brings Q once per tile and K, V per block on "
+                "their own pipelines; one or two consumer warpgroups run S = Q·Kᵀ, the online softmax and "
+                "O += P·V, optionally taking turns (ping-pong). Records, draws and verifies; the kernel is next.",
+    kernel=None,
+    inactive_fn=inactive,
+))

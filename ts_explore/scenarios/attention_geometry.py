@@ -1,0 +1,109 @@
+"""Sizes of the Hopper attention schedule: shared memory per CTA, registers, and K/V blocks per Q tile.
+
+Pure integer arithmetic (no TS, no DSL) so the checks, the notes and the
+tests agree on one rule each. The causal mask is aligned to the bottom-right
+corner (query row ``i`` sees keys ``j <= i + seqlen_kv - seqlen_q``), as
+FlashAttention does when the two lengths differ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model.plan import DeviceLimits
+
+BYTES_BF16 = 2
+WGMMA_ROWS = 64  # rows of one WGMMA atom: a consumer warpgroup owns a multiple of them
+HEAD_DIMS = (64, 128)  # what the schedule's tiles are laid out for
+SMEM_LIMIT = DeviceLimits.h200().smem_per_cta  # 227 KiB: Hopper's opt-in shared memory per CTA
+MAX_REGISTER_FLOATS = 160  # fp32 of S and O per consumer thread that leave room for P and addresses in 240
+BARRIER_BYTES = 1024  # mbarriers of the Q, K, V and turn pipelines, rounded up to one aligned block
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """The tile shape of one CTA and what it costs."""
+
+    tile_q: int
+    tile_k: int
+    head_dim: int
+    stages: int
+    consumer_wgs: int
+
+    @property
+    def rows_per_wg(self) -> int:
+        """Q rows each consumer warpgroup owns (its Q tile)."""
+        return self.tile_q // self.consumer_wgs
+
+    @property
+    def q_bytes(self) -> int:
+        return self.tile_q * self.head_dim * BYTES_BF16
+
+    @property
+    def kv_stage_bytes(self) -> int:
+        """One K block (or one V block)."""
+        return self.tile_k * self.head_dim * BYTES_BF16
+
+    @property
+    def out_bytes(self) -> int:
+        """O through shared memory before its TMA store (bf16, the whole CTA tile)."""
+        return self.tile_q * self.head_dim * BYTES_BF16
+
+    @property
+    def smem_bytes(self) -> int:
+        """Q + K stages + V stages + the O buffer + barriers."""
+        return self.q_bytes + 2 * self.stages * self.kv_stage_bytes + self.out_bytes + BARRIER_BYTES
+
+    def max_stages(self) -> int:
+        """The most K/V stages that fit beside Q and O in 227 KiB (0 when not even one does)."""
+        room = SMEM_LIMIT - self.q_bytes - self.out_bytes - BARRIER_BYTES
+        return max(0, room // (2 * self.kv_stage_bytes))
+
+    @property
+    def register_floats(self) -> int:
+        """fp32 values of S (rows x tile_k) and O (rows x head_dim) each consumer thread holds."""
+        return self.rows_per_wg * (self.tile_k + self.head_dim) // 128
+
+
+def q_tiles(seqlen_q: int, tile_q: int) -> int:
+    """Q tiles of one (batch, head): the last one may be a tail.
+
+    >>> q_tiles(1000, 128)
+    8
+    """
+    return -(-seqlen_q // tile_q)
+
+
+def kv_blocks(seqlen_q: int, seqlen_kv: int, tile_q: int, tile_k: int, q_tile: int, causal: bool) -> int:
+    """K/V blocks Q tile ``q_tile`` visits: all of them, or (causal) those with a key some row of it sees.
+
+    >>> kv_blocks(512, 512, 128, 128, 0, causal=False)
+    4
+    >>> [kv_blocks(512, 512, 128, 128, m, causal=True) for m in range(4)]
+    [1, 2, 3, 4]
+    >>> kv_blocks(256, 1024, 128, 128, 0, causal=True)  # bottom-right aligned: row 0 sees keys 0..768
+    7
+    >>> kv_blocks(1024, 256, 128, 128, 0, causal=True)  # rows 0..127 see no key at all
+    0
+    """
+    total = -(-seqlen_kv // tile_k)
+    if not causal:
+        return total
+    last_row = min((q_tile + 1) * tile_q, seqlen_q) - 1
+    last_key = last_row + seqlen_kv - seqlen_q  # the furthest key the tile's last row may see
+    if last_key < 0:
+        return 0
+    return min(total, last_key // tile_k + 1)
+
+
+def flops(batch: int, heads: int, seqlen_q: int, seqlen_kv: int, head_dim: int, causal: bool) -> int:
+    """FLOPs counted as FlashAttention counts them: 4·b·h·sq·skv·d, halved for causal.
+
+    >>> flops(1, 1, 128, 128, 64, causal=True)
+    2097152
+    """
+    full = 4 * batch * heads * seqlen_q * seqlen_kv * head_dim
+    return full // 2 if causal else full
+
+
+__all__ = ["HEAD_DIMS", "MAX_REGISTER_FLOATS", "SMEM_LIMIT", "Geometry", "flops", "kv_blocks", "q_tiles"]
