@@ -223,10 +223,11 @@ class _Progress:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        print(f"{self.what}: done in {time.perf_counter() - self.start:.2f} s", file=sys.stderr, flush=True)
+        ended = "done in" if exc_type is None else "stopped after"  # a refusal is not a finished launch
+        print(f"{self.what}: {ended} {time.perf_counter() - self.start:.2f} s", file=sys.stderr, flush=True)
 
 
 def cmd_render(args: argparse.Namespace) -> int:

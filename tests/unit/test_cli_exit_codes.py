@@ -155,3 +155,12 @@ def test_json_into_head_ends_quietly():
     assert done.stdout.strip() == "{"
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
     assert done.returncode == 0
+
+
+def test_a_refused_launch_does_not_say_done(capsys):
+    """A scenario whose kernel is not built is refused; the progress line says it stopped, not that it finished."""
+    from ts_explore.cli import EXIT_REFUSED
+
+    assert main(["launch", "hopper_attention"]) == EXIT_REFUSED
+    err = capsys.readouterr().err
+    assert "cannot launch" in err and "stopped after" in err and "done in" not in err
