@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scenario_support import captured, ident
 from ts_explore.analysis.async_reads import SCOPE_NOTE, check_async_reads
 from ts_explore.app.drawings import dependency_graph, schedule_graph
 from ts_explore.gpu import launch
@@ -38,13 +39,8 @@ DEFAULTS: list[dict[str, Any]] = [dict(), dict(head_dim=64), dict(causal=True, q
                                   dict(consumer_wgs=1, tile_q=64)]
 
 
-def ident(overrides: dict[str, Any]) -> str:
-    return ",".join(f"{k}={getattr(v, 'name', v)}" for k, v in overrides.items()) or "default"
-
-
 def model(cfg: Any) -> TaskSet:
-    built = SC.build(cfg)
-    return capture_task_set(built.tasks, built.resource_dependency_graph)
+    return captured(SC, cfg)
 
 
 @pytest.mark.parametrize("overrides", CONTROL_VALUES, ids=ident)

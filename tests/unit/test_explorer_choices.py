@@ -9,29 +9,25 @@ from typing import Any
 import ipywidgets as widgets
 import pytest
 
+import control_walk
+from control_walk import BUILT_IN
 from tiers import soak
 from ts_explore.app.explorer import Explorer
 from ts_explore.model import QueueKind
 from ts_explore.scenarios import CATALOG, Loader, SkipRule, get
 from ts_explore.scenarios.choices import choices, pick
 
-BUILT_IN = ["grid_stride_copy", "guards_demo", "hopper_attention", "persistent_copy", "pipelined_copy", "varlen_copy"]
 
 
 def offered(control: widgets.Widget, every: bool = True) -> list[Any]:
     """The values a control lets a user pick (a slider's every position, or its ends and a few between)."""
-    if control.disabled:
-        return []
-    if isinstance(control, widgets.Dropdown):
-        return [v for _, v in control.options]
-    if isinstance(control, widgets.Checkbox):
-        return [False, True]
-    if isinstance(control, widgets.IntSlider):
-        values = list(range(control.min, control.max + 1, control.step))
+
+    def positions(values: list[int]) -> list[int]:
         if every or len(values) <= 9:
             return values
         return sorted({*values[:3], *values[-3:], *values[:: max(1, len(values) // 3)]})
-    return []  # text boxes: free text, validated when typed
+
+    return control_walk.offered(control, positions)
 
 
 @pytest.mark.parametrize("name", BUILT_IN)

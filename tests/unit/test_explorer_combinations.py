@@ -18,13 +18,14 @@ from typing import Any, Iterator
 import ipywidgets as widgets
 import pytest
 
+import control_walk
+from control_walk import BUILT_IN
 from tiers import soak
 from ts_explore.app.explorer import Explorer
 from ts_explore.scenarios import get
 from ts_explore.scenarios.choices import adjust, option_values, refusal
 from ts_explore.scenarios.knobs import knobs
 
-BUILT_IN = ["grid_stride_copy", "guards_demo", "hopper_attention", "persistent_copy", "pipelined_copy", "varlen_copy"]
 DEPENDENT = ("fault", "queue")  # knobs whose value changes what every other control accepts
 SAMPLE = 4  # (control, value) pairs per combination in the default tier
 SOAK_POSITIONS = 64  # slider positions per slider in the soak tier
@@ -43,20 +44,15 @@ def combinations(name: str) -> Iterator[Any]:
 
 
 def offered(control: widgets.Widget, every: bool) -> list[Any]:
-    """What a control lets a user pick now: dropdown options, both checkbox states, slider positions."""
-    if control.disabled:
-        return []
-    if isinstance(control, widgets.Dropdown):
-        return [v for _, v in control.options]
-    if isinstance(control, widgets.Checkbox):
-        return [False, True]
-    if isinstance(control, widgets.IntSlider):
-        values = list(range(control.min, control.max + 1, control.step))
+    """What a control lets a user pick now (slider positions: every one in soak, a spread sample by default)."""
+
+    def positions(values: list[int]) -> list[int]:
         if every:  # every position, or 64 spread over a long range (CTAs up to 8192) with both ends
             return values if len(values) <= SOAK_POSITIONS else sorted(
                 {values[round(i * (len(values) - 1) / (SOAK_POSITIONS - 1))] for i in range(SOAK_POSITIONS)})
         return values if len(values) <= 5 else sorted({*values[:2], values[len(values) // 2], *values[-2:]})
-    return []  # text boxes: free text, checked when typed
+
+    return control_walk.offered(control, positions)
 
 
 def _accepted(ex: Explorer, config: Any, how: str) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from scenario_support import captured, ident
 from ts_explore.analysis.async_reads import SCOPE_NOTE, AsyncReads, check_async_reads
 from ts_explore.app.drawings import dependency_graph, schedule_graph
 from ts_explore.kernels import gemm, gemm_geometry
@@ -38,13 +39,8 @@ CONTROL_VALUES: list[dict[str, Any]] = [
 ]
 
 
-def ident(overrides: dict[str, Any]) -> str:
-    return ",".join(f"{k}={getattr(v, 'name', v)}" for k, v in overrides.items()) or "default"
-
-
 def model(cfg: Any) -> TaskSet:
-    built = SC.build(cfg)
-    return capture_task_set(built.tasks, built.resource_dependency_graph)
+    return captured(SC, cfg)
 
 
 @pytest.mark.parametrize("overrides", CONTROL_VALUES, ids=ident)

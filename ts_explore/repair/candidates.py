@@ -9,7 +9,7 @@ likely first. Nothing here runs a check; the search screens and proves.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterator
 
 from ..model import Block, BlockKind, DomainLoop, Family, Node, ScheduleTree, Stage, Step, TaskSet
 from ..model.schedule import children
@@ -48,20 +48,21 @@ def guidance(verdict: Verdict, task_set: TaskSet) -> Suspects:
     tasks: list[str] = []
     steps: list[tuple[str, int]] = []
     kinds: list[str] = []
+
+    def stuck(found: Any) -> None:  # a blocked step of a deadlock or of the credit simulation
+        tasks.append(found.task)
+        resources.append(found.resource)
+        if found.step_uid is not None:
+            steps.append((found.task, found.step_uid))
+
     for d in verdict.deadlocks:
         kinds.append("deadlock")
         tasks.extend(d.cycle)
         for b in d.blocked:
-            tasks.append(b.task)
-            resources.append(b.resource)
-            if b.step_uid is not None:
-                steps.append((b.task, b.step_uid))
+            stuck(b)
     for b in verdict.simulation_blocked:
         kinds.append("stall")
-        tasks.append(b.task)
-        resources.append(b.resource)
-        if b.step_uid is not None:
-            steps.append((b.task, b.step_uid))
+        stuck(b)
     for r in verdict.races:
         kinds.append("race")
         tasks += [r.writer_task, r.victim_task]
