@@ -28,7 +28,8 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
 from ..verification.rules import AsyncReadRule
 from .attention_geometry import HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, kv_blocks, q_tiles
-from .attention_resources import KStages, OutTile, QkvGlobal, QTile, Turn, VStages
+from ..kernels.turn import Turn, turn_pipeline
+from .attention_resources import KStages, OutTile, QkvGlobal, QTile, VStages
 from .attention_schedule import consumer_schedule, load_schedule
 from .base import BuildContext, Built, Scenario, knob, register
 from .common import require, runtime
@@ -156,13 +157,6 @@ def _tma(stages: int, nbytes: int, consumer_warps: int) -> PipelineConfig:
         num_bytes_per_warp_per_cta=nbytes // LOAD_WARPS)
 
 
-def _turn() -> PipelineConfig:
-    """A one-slot thread-to-thread pipeline: a warpgroup hands the turn, the other takes it."""
-    return PipelineConfig.create_async_async_pipeline_cfg(
-        num_stages=1, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128),
-        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128), cta_layout_vmnk=(1, 1, 1, 1))
-
-
 def _queue(cfg: HopperAttention, ctx: BuildContext) -> WorkQueue | None:
     if cfg.persistence is Persistence.NONE:
         return None
@@ -180,7 +174,7 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
     k = KStages(name="k_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs))
     v = VStages(name="v_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs))
     outs = [OutTile(name=f"o{c}") for c in range(wgs)]
-    turns = [Turn(name="turn01", pipeline_config=_turn()), Turn(name="turn10", pipeline_config=_turn())] \
+    turns = [Turn(name="turn01", pipeline_config=turn_pipeline()), Turn(name="turn10", pipeline_config=turn_pipeline())] \
         if cfg.pingponging else []
     wq = _queue(cfg, ctx)
     extra = [wq] if wq is not None else []

@@ -3,9 +3,8 @@
 Data flows ``QkvGlobal`` (Q, K, V in global memory) -> ``QTile`` (one per
 consumer warpgroup, loaded once per tile), ``KStages`` and ``VStages`` (rings
 of K and V blocks, each on its own pipeline) -> ``OutTile`` (O and the
-log-sum-exp of each row, written through shared memory). ``Turn`` carries no
-data: it hands the right to issue WGMMA from one consumer warpgroup to the
-other (the ping-pong order).
+log-sum-exp of each row, written through shared memory). The ping-pong order
+uses :class:`ts_explore.kernels.turn.Turn` (no data: the right to issue WGMMA).
 
 This module declares the work steps and the task-local variables that route
 between them, so TS records and verifies the schedule. Their kernel bodies
@@ -169,23 +168,6 @@ class VStages(MemoryResource):
 
 
 @dataclass(kw_only=True)
-class Turn(MemoryResource):
-    """The right to issue WGMMA, handed from one consumer warpgroup to the other (carries no data)."""
-
-    @producer_work(work_attrs=WorkAttr.AUXILIARY)
-    @cute.jit
-    def hand_over(self, stage_info: StageInfo) -> None:
-        """This warpgroup's GEMMs of the block are issued: the other may issue its own."""
-        raise KernelNotBuilt("Turn.hand_over")
-
-    @consumer_work(work_attrs=WorkAttr.AUXILIARY)
-    @cute.jit
-    def take(self, stage_info: StageInfo) -> None:
-        """The other warpgroup has issued its GEMMs: this one may issue now."""
-        raise KernelNotBuilt("Turn.take")
-
-
-@dataclass(kw_only=True)
 class OutTile(MemoryResource):
     """O (bf16) and the log-sum-exp per row (fp32) of one warpgroup's rows, written through shared memory."""
 
@@ -196,4 +178,4 @@ class OutTile(MemoryResource):
         raise KernelNotBuilt("OutTile.store")
 
 
-__all__ = ["NOT_BUILT", "KStages", "KernelNotBuilt", "OutTile", "QTile", "QkvGlobal", "Turn", "VStages"]
+__all__ = ["NOT_BUILT", "KStages", "KernelNotBuilt", "OutTile", "QTile", "QkvGlobal", "VStages"]
