@@ -126,3 +126,18 @@ def test_the_fp8_kernel_compiles_for_sm90a_without_spilling_and_traces_the_recor
     same_shape(captured(SC, cfg), seen[0])
     used = resources(fn)
     assert used is not None and used.frame_bytes == 0, used
+
+
+def test_the_fp8_benchmark_holds_only_valid_configs_and_times_as_the_bf16_one() -> None:
+    """The benchmark runs on a GPU machine in one go: a typo must fail here, not there."""
+    import runpy
+    from pathlib import Path
+
+    bench = runpy.run_path(str(Path(__file__).parents[2] / "benchmarks" / "gemm_fp8.py"), run_name="configs")
+    labels = [label for label, _ in bench["configs"]()]
+    assert len(set(labels)) == len(labels)
+    for _, overrides in bench["configs"]():
+        cfg = SC.config(**overrides)
+        SC.check(cfg)
+        assert cfg.dtype is DType.FP8
+    assert callable(bench["timing"]().paired), "gemm.py's timing is imported, not copied"

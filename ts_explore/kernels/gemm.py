@@ -105,7 +105,7 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
     geo = cfg.geometry()
     args = [gmem_ptr(0, in_dtype(geo)), gmem_ptr(0, in_dtype(geo)), gmem_ptr(0, OUT_DTYPE)]
     args += [cutlass.Float32(1.0)] * geo.dtype.scale_args
-    args += [cutlass.Int32(16)] * 6
+    args += [cutlass.Int32(8)] * 6
     args.append(default_stream())
     if trace is not None:
         args += [cutlass.Int64(0), cutlass.Int64(0)]

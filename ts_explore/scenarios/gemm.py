@@ -1,5 +1,9 @@
 """Hopper WGMMA GEMM: C = A·Bᵀ in bf16 with fp32 accumulation, scheduled with TS.
 
+``dtype=fp8`` takes float8 e4m3 A and B with one fp32 scale per tensor and
+writes C = (scale_a·scale_b)·(A·Bᵀ) in bf16; the schedule is the same, a
+stage holding 128 elements of K instead of 64.
+
 A load task (one warpgroup, TMA) fills a ring of A/B stages; one or two
 consumer warpgroups wait for a stage, issue WGMMA into register
 accumulators, release stages, and write C through shared memory with TMA
@@ -288,7 +292,7 @@ def _notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False) -
 
 SCENARIO = register(Scenario(
     name="hopper_gemm",
-    title="Hopper WGMMA GEMM (bf16, fp32 accumulate)",
+    title="Hopper WGMMA GEMM (bf16 or fp8 e4m3, fp32 accumulate)",
     config_type=HopperGemm,
     build_fn=build,
     check_fn=check,
