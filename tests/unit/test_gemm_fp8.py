@@ -90,11 +90,11 @@ def test_fp8_tolerance_allows_the_accumulation_but_catches_one_lost_k_block() ->
     a = rng.standard_normal((64, k)).astype(np.float32)
     b = rng.standard_normal((64, k)).astype(np.float32)
     ref = a @ b.T
-    # what a shorter accumulator loses: each 32-deep partial sum truncated to 14 bits, all one way
+    # what a shorter accumulator loses: the running sum truncated to 14 bits after each 32-deep step, all one way
     drift = sum(np.abs(a[:, :i] @ b[:, :i].T) for i in range(32, k + 1, 32)) * 2.0**-14
     assert gemm.close(ref - drift.astype(np.float32), ref, k, DType.FP8).all()
     lost = ref - a[:, :128] @ b[:, :128].T  # one k-block of 128 missing: ~sqrt(128) = 11 off
-    assert (~gemm.close(lost, ref, k, DType.FP8)).mean() > 0.75, "a check of every element fails on the first"
+    assert (~gemm.close(lost, ref, k, DType.FP8)).mean() > 0.5, "a check of every element fails on the first"
 
 
 def test_the_dequantized_reference_multiplies_the_scales_in() -> None:

@@ -387,15 +387,18 @@ def close(c: Any, ref: Any, k: int, dtype: DType = DType.BF16) -> Any:
 
     fp8 (``dtype=fp8``; inputs of unit-normal scale, as :func:`make_inputs`
     makes): Hopper's fp8 WGMMA adds into its accumulator with fewer bits than
-    fp32 (about 14 of the running sum), once per 32-deep instruction, so the
-    error can grow with the running sum (~sqrt(K)) over K/32 additions;
-    allowed: a further 2^-12·K^1.5/32 (2.0 at K=4096; 0.09 at K=528). One lost
-    k-block of 128 is off by ~sqrt(128) = 11.
+    fp32 (about 14 of the running sum, as reported for H800), once per
+    32-deep instruction, and this kernel keeps the sum there for the whole K
+    (no promotion to fp32 registers), so the error can grow with the running
+    sum (~sqrt(K)) over K/32 additions: up to ~2^-14·K^1.5/32·(2/3) if every
+    addition lost the same way. Allowed: a further 2^-11·K^1.5/32, about six
+    times that (4.0 at K=4096; 0.19 at K=528). One lost k-block of 128 is off
+    by ~sqrt(128) = 11.
     """
     diff = abs(c.float() - ref) if hasattr(c, "float") else abs(c.astype("float32") - ref)
     allowed = abs(ref) * 2.0**-7 + 0.01 * max(1, k) ** 0.5
     if DType.of(dtype) is DType.FP8:
-        allowed = allowed + 2.0**-12 * max(1, k) ** 1.5 / 32
+        allowed = allowed + 2.0**-11 * max(1, k) ** 1.5 / 32
     return diff <= allowed
 
 
