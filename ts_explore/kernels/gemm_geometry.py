@@ -83,7 +83,8 @@ class DType(str, Enum):
 
 
 class TileShape(str, Enum):
-    """CTA tile (M x N x K) of the output and of one A/B stage."""
+    """CTA tile (M x N x K) of the output and of one A/B stage (K as bf16's; an fp8 stage holds 128, see
+    :attr:`Geometry.tile_k`)."""
 
     T128x128 = "128x128x64"
     T128x256 = "128x256x64"
