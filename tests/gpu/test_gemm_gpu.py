@@ -221,7 +221,7 @@ def test_fp8_matches_the_dequantized_product_and_torch_scaled_mm(shape: tuple[in
 @pytest.mark.parametrize("overrides", FP8_CONTROLS, ids=lambda o: ",".join(f"{k}={getattr(v, 'name', v)}"
                                                                            for k, v in o.items()))
 def test_fp8_control_values_launch_and_match(overrides: dict[str, Any]) -> None:
-    check_fp8((520, 1048, 592), seed=1, **overrides)
+    check_fp8((520, 1056, 592), seed=1, **overrides)  # tails in M, N and K; N % 16 for torch._scaled_mm
     check_fp8((1000, 1040, 528), seed=2, **overrides)
 
 
