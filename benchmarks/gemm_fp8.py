@@ -126,8 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Timing: benchmarks/gemm.py's paired(): ours and torch._scaled_mm each a CUDA graph of L launches "
           f"(~{bench.REPLAY_MS:g} ms a replay) on one stream, same A, B and scales; {bench.WARM_MS:g} ms of warm-up, "
           f"then alternating replays, {bench.REPLAYS} each per run, CUDA events around each, until the ratios of "
-          f"{bench.RUNS_AGREEING} runs agree within {100 * bench.AGREE:g} % (at most {bench.MAX_RUNS}); ms = median per "
-          "launch; 'x torch' = torch ms / our ms. 'torch' is _scaled_mm's default (use_fast_accum=False); "
+          f"{bench.RUNS_AGREEING} runs agree within {100 * bench.AGREE:g} % (at most {bench.MAX_RUNS}); "
+          "ms = median per launch; 'x torch' = torch ms / our ms. 'torch' is _scaled_mm's default (use_fast_accum=False); "
           "'x fast' is against use_fast_accum=True.")
     head = (f"{'shape':>16s}  {'config':32s} {'tile':>7s} {'ms':>8s} {'TFLOP/s':>8s} {'x torch':>8s} {'x fast':>7s} "
             f"{'% peak':>7s} {'torch ms':>8s} {'fast ms':>8s} {'L':>5s} {'spread':>6s}  ok")

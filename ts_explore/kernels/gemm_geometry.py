@@ -20,8 +20,9 @@ K=100 is not a multiple of 8: the rows of A and B (K bf16 each) would break TMA'
 >>> f8 = Geometry(tile_m=128, tile_n=256, stages=4, consumer_wgs=2, dtype=DType.FP8)
 >>> f8.tile_k, f8.stage_bytes, k_blocks(1000, f8.tile_k)
 (128, 49152, 8)
->>> print(shape_refusal((256, 256, 1000), DType.FP8))
-K=1000 is not a multiple of 16: the rows of A and B (K fp8 each) would break TMA's 16-byte stride alignment; pad K to 1008
+>>> print(shape_refusal((256, 256, 1000), DType.FP8))  # doctest: +NORMALIZE_WHITESPACE
+K=1000 is not a multiple of 16: the rows of A and B (K fp8 each) would break TMA's 16-byte stride alignment;
+pad K to 1008
 """
 
 from __future__ import annotations

@@ -49,7 +49,8 @@ def in_dtype(geo: Geometry) -> Any:
 
 
 def tiled_mma(geo: Geometry) -> Any:
-    """One 64 x tile_n WGMMA atom per consumer warpgroup, stacked along M (fp8 WGMMA needs K-major A and B: ours are)."""
+    """One 64 x tile_n WGMMA atom per consumer warpgroup, stacked along M (fp8 WGMMA reads only K-major A and B,
+    as ours are)."""
     return sm90.make_trivial_tiled_mma(in_dtype(geo), in_dtype(geo), OperandMajorMode.K, OperandMajorMode.K,
                                        ACC_DTYPE, (geo.consumer_wgs, 1, 1), tiler_mn=(64, geo.tile_n))
 
