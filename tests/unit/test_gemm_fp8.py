@@ -59,11 +59,15 @@ def test_fp8_rows_tma_cannot_stride_are_refused_with_the_reason_and_the_fix() ->
     assert "K=264" in str(err.value) and "multiple of 16" in str(err.value) and "272" in str(err.value)
 
 
-def test_the_launch_plan_runs_k_in_blocks_of_128() -> None:
-    (plan,) = plans_for(SC, SC.config(dtype="fp8"), ((4096, 4096, 4096),), H200)
-    assert plan.instances[0].view["extra"]["k_blocks"] == 32
-    assert any("fp8 e4m3" in a and "128 elements of K" in a for a in plan.assumptions)
-    assert plan.smem_bytes == gemm.plan(SC.default_config(), (4096, 4096, 4096), H200).smem_bytes
+def test_the_launch_plan_runs_k_in_blocks_of_128_and_the_gate_proves_it() -> None:
+    from ts_explore.gpu.safety import prove
+
+    cfg = SC.config(dtype="fp8")
+    plans = plans_for(SC, cfg, ((4096, 4096, 4096), (1000, 1040, 528)), H200)
+    assert [p.instances[0].view["extra"]["k_blocks"] for p in plans] == [32, 5]
+    assert any("fp8 e4m3" in a and "128 elements of K" in a for a in plans[0].assumptions)
+    assert plans[0].smem_bytes == gemm.plan(SC.default_config(), (4096, 4096, 4096), H200).smem_bytes
+    assert prove(SC, cfg, plans).ok, "what launch(dtype='fp8') proves before it runs anything"
 
 
 @pytest.mark.parametrize("overrides", [dict(), dict(tile=TileShape.T128x128), dict(release=Release.AFTER_WAIT)],
