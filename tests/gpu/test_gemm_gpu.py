@@ -184,6 +184,8 @@ FP8_CONTROLS: list[dict[str, Any]] = [
     dict(release=Release.AFTER_WAIT),
     dict(swizzle=8),
     dict(tile=TileShape.BY_SHAPE),
+    dict(persistence=QueueKind.NONE, raster=Raster.ALONG_N),
+    dict(tile=TileShape.T64x128, consumer_wgs=1),
 ]
 
 
