@@ -172,3 +172,87 @@ def test_launch_by_shape_shows_the_pick_in_the_plan_and_hands_back_c() -> None:
         assert bool(gemm.close(torch.from_numpy(out).cuda(), ref, shape[2]).all())
     plain = launch("hopper_gemm", sizes=[(256, 256, 64)], reps=1, warmup=0)
     assert plain.runs[0].outputs is None, "outputs are kept only when asked for"
+
+
+# ---- fp8 (e4m3) A and B with per-tensor scales, bf16 C ----------------------------------------------------------
+
+FP8_SHAPES = [(4096, 4096, 4096), (1000, 1040, 528)]  # the second: tails in M, N (not of the tile) and K (4 + 16/128)
+FP8_CONTROLS: list[dict[str, Any]] = [
+    dict(tile=TileShape.T128x128),
+    dict(tile=TileShape.T256x128),
+    dict(cluster=Cluster.C2x1),
+    dict(release=Release.AFTER_WAIT),
+    dict(swizzle=8),
+    dict(tile=TileShape.BY_SHAPE),
+    dict(persistence=QueueKind.NONE, raster=Raster.ALONG_N),
+    dict(tile=TileShape.T64x128, consumer_wgs=1),
+]
+
+
+def check_fp8(shape: tuple[int, int, int], seed: int = 0, **overrides: Any) -> None:
+    """Ours against the fp32 product of the dequantized inputs, and against torch._scaled_mm on the same tensors."""
+    from ts_explore.kernels.gemm_geometry import DType
+
+    cfg = SCENARIO.config(dtype=DType.FP8, **overrides)
+    fn = compiled(dtype=DType.FP8, **overrides)
+    a, b, scale_a, scale_b = gemm.make_inputs(shape, seed, dtype=DType.FP8)
+    assert a.dtype == torch.float8_e4m3fn and float(a.float().abs().max()) == gemm.FP8_MAX
+    c = torch.full((shape[0], shape[1]), float("nan"), device="cuda", dtype=torch.bfloat16)
+    gemm.run(fn, a, b, c, cfg, sms(), None, scale_a, scale_b)
+    torch.cuda.synchronize()
+    ref = gemm.reference(a, b, scale_a, scale_b)
+    theirs = gemm.scaled_mm(a, b, scale_a, scale_b).float()
+    torch_off = int((~gemm.close(theirs, ref, shape[2], DType.FP8)).sum())
+    assert torch_off == 0, f"{shape}: torch._scaled_mm itself is off the reference in {torch_off} elements: the " \
+                           "fp8 tolerance (gemm.close) is too tight for this GPU"
+    for name, want in (("the dequantized fp32 product", ref), ("torch._scaled_mm", theirs)):
+        bad = ~gemm.close(c, want, shape[2], DType.FP8)
+        count = int(bad.sum())
+        if count:
+            tiles = gemm.error_tiles(bad, cfg.resolved(shape, sms()))
+            raise AssertionError(f"fp8 {shape} {overrides}: {count} of {c.numel()} elements off {name} (max error "
+                                 f"{float((c.float() - want).abs().nan_to_num(1e30).max()):.3g}, |C| up to "
+                                 f"{float(want.abs().max()):.3g}); errors per output tile:\n{tiles}")
+
+
+@pytest.mark.parametrize("shape", FP8_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_fp8_matches_the_dequantized_product_and_torch_scaled_mm(shape: tuple[int, int, int]) -> None:
+    check_fp8(shape)
+
+
+@pytest.mark.parametrize("overrides", FP8_CONTROLS, ids=lambda o: ",".join(f"{k}={getattr(v, 'name', v)}"
+                                                                           for k, v in o.items()))
+def test_fp8_control_values_launch_and_match(overrides: dict[str, Any]) -> None:
+    check_fp8((520, 1056, 592), seed=1, **overrides)  # tails in M, N and K; N % 16 for torch._scaled_mm
+    check_fp8((1000, 1040, 528), seed=2, **overrides)
+
+
+def test_fp8_inputs_the_kernel_cannot_take_are_refused_with_a_reason() -> None:
+    from ts_explore.kernels.gemm_geometry import DType
+
+    cfg = SCENARIO.config(dtype=DType.FP8)
+    fn = compiled(dtype=DType.FP8)
+    c = torch.empty((256, 256), device="cuda", dtype=torch.bfloat16)
+    a, b, sa, sb = gemm.make_inputs((256, 256, 1000), dtype=DType.FP8)
+    with pytest.raises(ValueError, match="K=1000 is not a multiple of 16.*pad K to 1008"):
+        gemm.run(fn, a, b, c, cfg, sms(), None, sa, sb)
+    a, b, sa, sb = gemm.make_inputs((256, 256, 256), dtype=DType.FP8)
+    with pytest.raises(ValueError, match="scale_a is missing"):
+        gemm.run(fn, a, b, c, cfg, sms())
+    with pytest.raises(ValueError, match="float8_e4m3fn"):
+        gemm.run(fn, a.float().to(torch.bfloat16), b, c, cfg, sms(), None, sa, sb)
+    with pytest.raises(ValueError, match="fp8 inputs only"):
+        gemm.run(compiled(), *gemm.make_inputs((256, 256, 256)), c, SCENARIO.default_config(), sms(), None, sa, sb)
+
+
+def test_launch_runs_the_fp8_gemm_through_the_gate_beside_torch_scaled_mm() -> None:
+    """launch('hopper_gemm', dtype='fp8'): proven, checked against the dequantized product, timed beside _scaled_mm."""
+    from ts_explore.gpu import launch
+
+    result = launch("hopper_gemm", dtype="fp8", sizes=[(4096, 4096, 4096), (1000, 1040, 528)], reps=5, warmup=2)
+    assert result.ok, result.summary()
+    big, tails = result.runs
+    assert big.unit == "TFLOP/s" and big.rate > 400 and big.reference("torch._scaled_mm") is not None
+    assert tails.mismatches[0].total == 1000 * 1040
+    assert result.gate is not None and result.gate.ok and "proven" in result.verdict
+    assert any("fp8 e4m3" in a for a in result.plans[0].assumptions)

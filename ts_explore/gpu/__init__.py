@@ -84,7 +84,8 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     wrote: ``run.outputs`` maps each output's name to a host numpy array
     (not a torch tensor: it crosses from the launch worker): the copies' int32
     outputs, flat, and the GEMM's C as float32 (M x N, its bf16 values widened
-    exactly), whose inputs are ``ts_explore.kernels.gemm.make_inputs(shape, seed=0)``.
+    exactly), whose inputs are ``ts_explore.kernels.gemm.make_inputs(shape, seed=0)`` (an fp8 config's:
+    ``make_inputs(shape, seed=0, dtype=cfg.dtype)``).
 
     ``repair`` (a :class:`~ts_explore.repair.Repair` of this scenario's
     schedule, e.g. ``ts_explore.repairs(verdict, build)[0]``) runs the kernel

@@ -5,7 +5,8 @@ A config with ``tile=TileShape.BY_SHAPE`` has no tile until it meets a shape:
 :func:`~ts_explore.kernels.gemm_geometry.pick_tile`, the one function that
 chooses, and the launch plan shows its choice. :class:`ByShape` is what
 ``gemm.compile`` returns for such a config: it is called exactly like a
-compiled GEMM (``fn(a, b, c, M, N, K, grid_x, grid_y, grid_z, stream)``) and
+compiled GEMM (``fn(a, b, c, M, N, K, grid_x, grid_y, grid_z, stream)``; fp8:
+``fn(a, b, c, scale_a, scale_b, M, N, ...)``) and
 runs the kernel of the tile picked for (M, N, K) on this GPU's SM count, so
 the grid the caller computed (``gemm.grid``, same pick) matches the kernel.
 """
@@ -49,8 +50,11 @@ class ByShape:
             self.compiled[cfg] = self._compile_one(cfg)
         return self.compiled[cfg]
 
-    def __call__(self, a: Any, b: Any, c: Any, m: Any, n: Any, k: Any, *rest: Any) -> Any:
-        return self.function_for((int(m), int(n), int(k)))(a, b, c, m, n, k, *rest)
+    def __call__(self, *args: Any) -> Any:
+        # (a, b, c, [scale_a, scale_b,] M, N, K, ...): an fp8 config's scales come after the pointers
+        first = 3 + self.cfg.dtype.scale_args
+        m, n, k = args[first:first + 3]
+        return self.function_for((int(m), int(n), int(k)))(*args)
 
 
 __all__ = ["ByShape", "device_sms"]

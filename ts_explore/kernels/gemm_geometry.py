@@ -17,6 +17,12 @@ tiles, under half of them)'
 '128x256x64'
 >>> print(shape_refusal((256, 256, 100)))
 K=100 is not a multiple of 8: the rows of A and B (K bf16 each) would break TMA's 16-byte stride alignment; pad K to 104
+>>> f8 = Geometry(tile_m=128, tile_n=256, stages=4, consumer_wgs=2, dtype=DType.FP8)
+>>> f8.tile_k, f8.stage_bytes, k_blocks(1000, f8.tile_k)
+(128, 49152, 8)
+>>> print(shape_refusal((256, 256, 1000), DType.FP8))  # doctest: +NORMALIZE_WHITESPACE
+K=1000 is not a multiple of 16: the rows of A and B (K fp8 each) would break TMA's 16-byte stride alignment;
+pad K to 1008
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-TILE_K = 64  # bf16 elements of K per stage: one 128-byte swizzle row
+TILE_K = 64  # bf16 elements of K per stage: one 128-byte swizzle row (fp8: Geometry.tile_k, 128)
+SWIZZLE_BYTES = 128  # a stage's rows are one 128-byte swizzle row of K, whatever the input type
 EPILOGUE_N = 32  # output columns per epilogue part (registers -> shared memory -> global)
 WARPGROUP_THREADS = 128
 LOAD_WARPS = 4  # the load task holds a whole warpgroup, so setmaxnreg can lower its registers
@@ -33,11 +40,52 @@ MAX_ACCUMULATORS = 128  # fp32 accumulators per thread that still leave room in 
 TILE_SHAPES = ((128, 128), (128, 256), (256, 128), (64, 128), (64, 256))
 FILL_SHARE = 0.5  # the default tile is kept while its grid covers at least this share of the SMs
 H200_DENSE_BF16_TFLOPS = 989.0  # vendor datasheet, dense (no sparsity)
+H200_DENSE_FP8_TFLOPS = 1979.0  # vendor datasheet, dense (no sparsity)
 BF16_BYTES = 2
 
 
+class DType(str, Enum):
+    """Element type of A and B (C is always bf16, accumulation always fp32).
+
+    fp8 is float8 e4m3 with one fp32 scale per tensor: C = (scale_a·scale_b)·(A·Bᵀ).
+    """
+
+    BF16 = "bf16"
+    FP8 = "fp8 (e4m3, per-tensor scales)"
+
+    @classmethod
+    def of(cls, value: DType | str) -> DType:
+        """``value`` as a DType: a member, its name or short name (``"fp8"``), or its value."""
+        if isinstance(value, cls):
+            return value
+        text = str(value).strip().lower()
+        for member in cls:
+            if text in (member.name.lower(), member.short, member.value.lower()):
+                return member
+        raise ValueError(f"dtype {value!r} is not one of {', '.join(m.short for m in cls)}; use 'bf16' or 'fp8'")
+
+    @property
+    def bytes(self) -> int:
+        return 2 if self is DType.BF16 else 1
+
+    @property
+    def short(self) -> str:
+        return "bf16" if self is DType.BF16 else "fp8"
+
+    @property
+    def scale_args(self) -> int:
+        """Kernel arguments after the three pointers that carry scales (scale_a, scale_b for fp8)."""
+        return 0 if self is DType.BF16 else 2
+
+    @property
+    def peak_tflops(self) -> float:
+        """The H200's dense tensor-core peak for this input type."""
+        return H200_DENSE_BF16_TFLOPS if self is DType.BF16 else H200_DENSE_FP8_TFLOPS
+
+
 class TileShape(str, Enum):
-    """CTA tile (M x N x K) of the output and of one A/B stage."""
+    """CTA tile (M x N x K) of the output and of one A/B stage (K as bf16's; an fp8 stage holds 128, see
+    :attr:`Geometry.tile_k`)."""
 
     T128x128 = "128x128x64"
     T128x256 = "128x256x64"
@@ -94,10 +142,12 @@ class Geometry:
     stages: int
     consumer_wgs: int
     cluster_m: int = 1  # CTAs along M sharing one B tile (TMA multicast)
+    dtype: DType = DType.BF16  # A and B elements: a stage holds one 128-byte swizzle row of K per tile row
 
     @property
     def tile_k(self) -> int:
-        return TILE_K
+        """Elements of K per stage: 64 bf16 or 128 fp8, one 128-byte swizzle row either way."""
+        return SWIZZLE_BYTES // self.dtype.bytes
 
     @property
     def consumer_threads(self) -> int:
@@ -109,11 +159,11 @@ class Geometry:
 
     @property
     def a_stage_bytes(self) -> int:
-        return self.tile_m * TILE_K * BF16_BYTES
+        return self.tile_m * self.tile_k * self.dtype.bytes
 
     @property
     def b_stage_bytes(self) -> int:
-        return self.tile_n * TILE_K * BF16_BYTES
+        return self.tile_n * self.tile_k * self.dtype.bytes
 
     @property
     def stage_bytes(self) -> int:
@@ -153,9 +203,9 @@ def tile_counts(shape: tuple[int, int, int], geo: Geometry) -> tuple[int, int]:
     return -(-m // geo.tile_m), -(-n // geo.tile_n)
 
 
-def k_blocks(k: int) -> int:
-    """K-blocks of TILE_K; a tail block is read zero-padded by TMA."""
-    return -(-k // TILE_K)
+def k_blocks(k: int, tile_k: int = TILE_K) -> int:
+    """K-blocks of ``tile_k`` (a Geometry's ``tile_k``; bf16's by default); a tail block is read zero-padded by TMA."""
+    return -(-k // tile_k)
 
 
 def flops(shape: tuple[int, int, int]) -> int:
@@ -163,26 +213,28 @@ def flops(shape: tuple[int, int, int]) -> int:
     return 2 * m * n * k
 
 
-def bytes_moved(shape: tuple[int, int, int]) -> int:
-    """Compulsory traffic: read A and B once, write C once (bf16)."""
+def bytes_moved(shape: tuple[int, int, int], dtype: DType = DType.BF16) -> int:
+    """Compulsory traffic: read A and B once (``dtype``), write C once (bf16)."""
     m, n, k = shape
-    return BF16_BYTES * (m * k + n * k + m * n)
+    return dtype.bytes * (m * k + n * k) + BF16_BYTES * m * n
 
 
-def shape_refusal(shape: tuple[int, int, int]) -> str | None:
-    """Why the kernel cannot take this (M, N, K), or None.
+def shape_refusal(shape: tuple[int, int, int], dtype: DType = DType.BF16) -> str | None:
+    """Why the kernel cannot take this (M, N, K) with ``dtype`` inputs, or None.
 
     TMA needs every global row stride to be a multiple of 16 bytes: A and B
-    rows hold K bf16 values, C rows hold N.
+    rows hold K values of ``dtype`` (so K % 8 for bf16, K % 16 for fp8), C
+    rows hold N bf16.
     """
     m, n, k = shape
     if min(m, n, k) < 1:
         return f"(M, N, K)=({m}, {n}, {k}) has an empty dimension; use positive sizes"
     if max(m, n, k) >= 2**31 or m * k >= 2**31 or n * k >= 2**31 or m * n >= 2**31:
         return f"(M, N, K)=({m}, {n}, {k}) needs 64-bit indexing; keep each matrix under 2^31 elements"
-    if k % 8:
-        return (f"K={k} is not a multiple of 8: the rows of A and B (K bf16 each) would break TMA's "
-                f"16-byte stride alignment; pad K to {k + 8 - k % 8}")
+    step = 16 // dtype.bytes
+    if k % step:
+        return (f"K={k} is not a multiple of {step}: the rows of A and B (K {dtype.short} each) would break TMA's "
+                f"16-byte stride alignment; pad K to {k + step - k % step}")
     if n % 8:
         return (f"N={n} is not a multiple of 8: the rows of C (N bf16 each) would break TMA's "
                 f"16-byte stride alignment; pad N to {n + 8 - n % 8}")
@@ -324,6 +376,7 @@ def cluster_dims(geo: Geometry, *, persistent: bool, along_m: bool) -> tuple[int
 
 __all__ = [
     "Cluster",
+    "DType",
     "EPILOGUE_N",
     "Raster",
     "Release",
@@ -332,6 +385,7 @@ __all__ = [
     "TileShape",
     "Geometry",
     "H200_DENSE_BF16_TFLOPS",
+    "H200_DENSE_FP8_TFLOPS",
     "LOAD_WARPS",
     "MAX_ACCUMULATORS",
     "SMEM_LIMIT",

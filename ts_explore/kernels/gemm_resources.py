@@ -34,26 +34,32 @@ from cutlass.experimental.task_scheduling.resources import (
 )
 from cutlass.tensor_utils import LayoutEnum
 
-from .gemm_geometry import EPILOGUE_N, LOAD_WARPS, TILE_K, WARPGROUP_THREADS, Geometry
+from .gemm_geometry import EPILOGUE_N, LOAD_WARPS, WARPGROUP_THREADS, DType, Geometry
 
-IN_DTYPE = cutlass.BFloat16
+IN_DTYPE = cutlass.BFloat16  # bf16 inputs; :func:`in_dtype` gives a geometry's own
 ACC_DTYPE = cutlass.Float32
 OUT_DTYPE = cutlass.BFloat16
 ROW_MAJOR = LayoutEnum.ROW_MAJOR  # A (M x K), B (N x K) and C (M x N) all have unit stride in their last mode
 EPILOGUE_BARRIER_ID = 1  # named barrier among the consumer warpgroups (0 is __syncthreads)
 
 
+def in_dtype(geo: Geometry) -> Any:
+    """The DSL type of A's and B's elements (bf16, or float8 e4m3)."""
+    return cutlass.Float8E4M3FN if geo.dtype is DType.FP8 else IN_DTYPE
+
+
 def tiled_mma(geo: Geometry) -> Any:
-    """One 64 x tile_n WGMMA atom per consumer warpgroup, stacked along M."""
-    return sm90.make_trivial_tiled_mma(IN_DTYPE, IN_DTYPE, OperandMajorMode.K, OperandMajorMode.K, ACC_DTYPE,
-                                       (geo.consumer_wgs, 1, 1), tiler_mn=(64, geo.tile_n))
+    """One 64 x tile_n WGMMA atom per consumer warpgroup, stacked along M (fp8 WGMMA reads only K-major A and B,
+    as ours are)."""
+    return sm90.make_trivial_tiled_mma(in_dtype(geo), in_dtype(geo), OperandMajorMode.K, OperandMajorMode.K,
+                                       ACC_DTYPE, (geo.consumer_wgs, 1, 1), tiler_mn=(64, geo.tile_n))
 
 
 def smem_layouts(geo: Geometry) -> tuple[Any, Any, Any]:
     """Staged, 128-byte-swizzled layouts of A, B and the epilogue buffers."""
-    mnk = (geo.tile_m, geo.tile_n, TILE_K)
-    a = sm90.make_smem_layout_a(ROW_MAJOR, mnk, IN_DTYPE, geo.stages)
-    b = sm90.make_smem_layout_b(ROW_MAJOR, mnk, IN_DTYPE, geo.stages)
+    mnk = (geo.tile_m, geo.tile_n, geo.tile_k)
+    a = sm90.make_smem_layout_a(ROW_MAJOR, mnk, in_dtype(geo), geo.stages)
+    b = sm90.make_smem_layout_b(ROW_MAJOR, mnk, in_dtype(geo), geo.stages)
     c = sm90.make_smem_layout_epi(OUT_DTYPE, ROW_MAJOR, (geo.tile_m, EPILOGUE_N), geo.epilogue_buffers)
     return a, b, c
 
@@ -63,10 +69,10 @@ def load_slices(geo: Geometry) -> tuple[int, int]:
     return geo.tile_m // LOAD_WARPS, geo.tile_n // (LOAD_WARPS * geo.cluster_m)
 
 
-def swizzled(base: Any, offset: int, layout: Any) -> Any:
-    """A shared-memory tensor at ``base + offset`` bytes with a swizzled (composed) layout."""
-    ptr = cute.make_ptr(IN_DTYPE, base + offset, mem_space=cute.AddressSpace.smem, assumed_align=1024)
-    return cute.make_tensor(cute.recast_ptr(ptr, layout.inner, dtype=IN_DTYPE), layout.outer)
+def swizzled(base: Any, offset: int, layout: Any, dtype: Any = IN_DTYPE) -> Any:
+    """A shared-memory tensor of ``dtype`` at ``base + offset`` bytes with a swizzled (composed) layout."""
+    ptr = cute.make_ptr(dtype, base + offset, mem_space=cute.AddressSpace.smem, assumed_align=1024)
+    return cute.make_tensor(cute.recast_ptr(ptr, layout.inner, dtype=dtype), layout.outer)
 
 
 def accumulator_shape(geo: Geometry) -> Any:
@@ -128,7 +134,8 @@ class SmemOperands(MemoryResource):
     def _stages(self, stage_info: StageInfo) -> tuple:
         base = stage_info.context.smem_base.data_ptr()
         a, b, _ = smem_layouts(self.geo)
-        return swizzled(base, self._alloc_a.offset, a), swizzled(base, self._alloc_b.offset, b)
+        return (swizzled(base, self._alloc_a.offset, a, in_dtype(self.geo)),
+                swizzled(base, self._alloc_b.offset, b, in_dtype(self.geo)))
 
     @producer_work
     @cute.jit
@@ -141,9 +148,10 @@ class SmemOperands(MemoryResource):
         bar = cute.make_ptr(cutlass.Int64, stage_info.barrier.data_ptr(), mem_space=cute.AddressSpace.smem,
                             assumed_align=8)
         stage = stage_info.stage_idx
+        tile_k = self.geo.tile_k
         # A: this warp's rows of the tile.
-        dst_a = cute.flat_divide(s_a[(None, None, stage)], (rows_a, TILE_K))[(None, None, warp, 0)]
-        src_a = cute.local_tile(self.g_a, (rows_a, TILE_K), (m_block * LOAD_WARPS + warp, k_block))
+        dst_a = cute.flat_divide(s_a[(None, None, stage)], (rows_a, tile_k))[(None, None, warp, 0)]
+        src_a = cute.local_tile(self.g_a, (rows_a, tile_k), (m_block * LOAD_WARPS + warp, k_block))
         t_sa, t_ga = cpasync.tma_partition(self.tma_a, 0, cute.make_layout(1), cute.group_modes(dst_a, 0, 2),
                                            cute.group_modes(src_a, 0, 2))
         cute.copy(self.tma_a, t_ga, t_sa, tma_bar_ptr=bar)
@@ -153,8 +161,8 @@ class SmemOperands(MemoryResource):
         else:
             rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
             piece = rank * LOAD_WARPS + warp
-        dst_b = cute.flat_divide(s_b[(None, None, stage)], (rows_b, TILE_K))[(None, None, piece, 0)]
-        src_b = cute.local_tile(self.g_b, (rows_b, TILE_K),
+        dst_b = cute.flat_divide(s_b[(None, None, stage)], (rows_b, tile_k))[(None, None, piece, 0)]
+        src_b = cute.local_tile(self.g_b, (rows_b, tile_k),
                                 (n_block * LOAD_WARPS * self.geo.cluster_m + piece, k_block))
         t_sb, t_gb = cpasync.tma_partition(self.tma_b, 0, cute.make_layout(1), cute.group_modes(dst_b, 0, 2),
                                            cute.group_modes(src_b, 0, 2))
@@ -172,7 +180,7 @@ class SmemOperands(MemoryResource):
     @consumer_work(returns=acc)
     @cute.jit
     def mma(self, stage_info: StageInfo, acc: cute.TensorSSA) -> cute.TensorSSA:
-        """Issue this stage's WGMMAs (4 x k16) and wait until ``in_flight`` groups remain."""
+        """Issue this stage's WGMMAs (4 x k16 bf16, or 4 x k32 fp8) and wait until ``in_flight`` groups remain."""
         mma_op = tiled_mma(self.geo)
         s_a, s_b = self._stages(stage_info)
         wg = cute.arch.make_warp_uniform((cute.arch.thread_idx()[0] - self.consumer_thread0) // WARPGROUP_THREADS)
@@ -207,6 +215,7 @@ class OutputTile(MemoryResource):
     geo: cutlass.Constexpr = None
     swap_mn: cutlass.Constexpr[bool] = False
     consumer_thread0: cutlass.Constexpr[int] = LOAD_WARPS * 32
+    scale: Any = None  # fp8: scale_a·scale_b (a kernel argument), applied before the bf16 conversion
     _alloc_c: cutlass.Constexpr = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -227,7 +236,7 @@ class OutputTile(MemoryResource):
     @producer_work
     @cute.jit
     def stage(self, stage_info: StageInfo, acc: cute.TensorSSA, *, part: cutlass.Constexpr[int]) -> None:
-        """Convert part ``part`` of the accumulators to bf16 and write it to its buffer (stmatrix)."""
+        """Convert part ``part`` of the accumulators to bf16 (fp8: times the scales) and write it to its buffer."""
         mma_op = tiled_mma(self.geo)
         buffers = self._buffers(stage_info)
         store_atom = sm90.get_smem_store_op(ROW_MAJOR, OUT_DTYPE, ACC_DTYPE)
@@ -249,7 +258,10 @@ class OutputTile(MemoryResource):
                 for nb in cutlass.range_constexpr(n_blocks):
                     piece[(v, mb, nb)] = src[(v + per_block * (part * n_blocks + nb), mb, 0)]
         out = cute.make_rmem_tensor(piece.shape, OUT_DTYPE)
-        out.store(piece.load().to(OUT_DTYPE))
+        if cutlass.const_expr(self.geo.dtype is DType.FP8):
+            out.store((piece.load() * self.scale).to(OUT_DTYPE))
+        else:
+            out.store(piece.load().to(OUT_DTYPE))
         cute.copy(r2s, out, dst[(None, None, None, part % self.geo.epilogue_buffers)])
         # The TMA store reads this buffer through the async proxy.
         cute.arch.fence_proxy("async.shared", space="cta")
@@ -294,6 +306,7 @@ __all__ = [
     "OutputTile",
     "SmemOperands",
     "accumulator_shape",
+    "in_dtype",
     "load_slices",
     "smem_layouts",
     "tiled_mma",

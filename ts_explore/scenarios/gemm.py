@@ -1,5 +1,9 @@
 """Hopper WGMMA GEMM: C = A·Bᵀ in bf16 with fp32 accumulation, scheduled with TS.
 
+``dtype=fp8`` takes float8 e4m3 A and B with one fp32 scale per tensor and
+writes C = (scale_a·scale_b)·(A·Bᵀ) in bf16; the schedule is the same, a
+stage holding 128 elements of K instead of 64.
+
 A load task (one warpgroup, TMA) fills a ring of A/B stages; one or two
 consumer warpgroups wait for a stage, issue WGMMA into register
 accumulators, release stages, and write C through shared memory with TMA
@@ -21,7 +25,8 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
 from ..verification.rules import AsyncReadRule
 from ..kernels.gemm_geometry import (
-    LOAD_WARPS, MAX_ACCUMULATORS, Cluster, Geometry, Raster, Release, TileShape, k_blocks, launch_grid, pick_tile,
+    LOAD_WARPS, MAX_ACCUMULATORS, Cluster, DType, Geometry, Raster, Release, TileShape, k_blocks, launch_grid,
+    pick_tile,
 )
 from ..kernels.gemm_resources import GlobalOperands, OutputTile, SmemOperands
 from ..model import QueueKind
@@ -47,10 +52,11 @@ class HopperGemm:
                         help="static persistence hands tiles out S columns (rows along N) at a time, so CTAs "
                              "busy at once share operand tiles in L2; 1: plain raster order")
     release: Release = Release.LAGGED
+    dtype: DType = DType.BF16
     m: int = knob(512, min=1, max=65536, label="M (CPU view)")
     n: int = knob(512, min=8, max=65536, step=8, label="N (CPU view)")
     k: int = knob(256, min=8, max=65536, step=8, label="K (CPU view)",
-                  help="the verifier unrolls K/64 k-blocks per tile; keep it to a few")
+                  help="the verifier unrolls K/64 (fp8: K/128) k-blocks per tile; keep it to a few")
     ctas: int = knob(0, min=0, max=4096, label="persistent CTAs (CPU view)", help="0: one per SM of an H200")
     block: int = knob(0, min=0, max=65535, label="view as CTA")
 
@@ -67,7 +73,7 @@ class HopperGemm:
         pick = pick_tile(tuple(shape) if shape is not None else self.shape,
                          sms or self.ctas or DeviceLimits.h200().sms)
         tm, tn = pick.tile.mn
-        most = Geometry(tile_m=tm, tile_n=tn, stages=2, consumer_wgs=pick.consumer_wgs).max_stages()
+        most = Geometry(tile_m=tm, tile_n=tn, stages=2, consumer_wgs=pick.consumer_wgs, dtype=self.dtype).max_stages()
         return replace(self, tile=pick.tile, consumer_wgs=pick.consumer_wgs, stages=min(self.stages, most),
                        cluster=Cluster.C2x1 if pick.cluster_m == 2 else self.cluster)
 
@@ -75,7 +81,7 @@ class HopperGemm:
         cfg = self.resolved()
         tm, tn = cfg.tile.mn
         return Geometry(tile_m=tm, tile_n=tn, stages=cfg.stages, consumer_wgs=cfg.consumer_wgs,
-                        cluster_m=cfg.cluster.m)
+                        cluster_m=cfg.cluster.m, dtype=cfg.dtype)
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -113,6 +119,9 @@ def check(cfg: HopperGemm) -> None:
     require(cfg.m >= 1 and cfg.n % 8 == 0 and cfg.k % 8 == 0,
             f"(M, N, K)=({cfg.m}, {cfg.n}, {cfg.k}) breaks TMA's 16-byte row alignment",
             "use N and K multiples of 8")
+    require(cfg.dtype is DType.BF16 or cfg.k % 16 == 0,
+            f"K={cfg.k} fp8 elements per row of A and B is not a multiple of 16 bytes, which TMA needs to stride "
+            "them", f"use K a multiple of 16 (e.g. {cfg.k + 16 - cfg.k % 16})")
     require(cfg.block < cfg.ctas_launched(),
             f"view CTA {cfg.block} is not launched ({cfg.ctas_launched()} CTAs)",
             f"pick block < {cfg.ctas_launched()}")
@@ -158,7 +167,7 @@ def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
     cfg = cfg.resolved(instance_value(ctx, "shape", None), instance_value(ctx, "sms", None))
     geo = cfg.geometry()
     where = viewpoint(cfg, ctx, cfg.ctas_launched())
-    n_k = runtime(ctx, "k_blocks", k_blocks(cfg.k))
+    n_k = runtime(ctx, "k_blocks", k_blocks(cfg.k, geo.tile_k))
     swap = cfg.raster is Raster.ALONG_N and cfg.persistence is QueueKind.NONE
     consumer0 = LOAD_WARPS * 32
     src = GlobalOperands(name="global_ab", swap_mn=swap)
@@ -166,7 +175,7 @@ def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
                         tma_a=tensor(ctx, "tma_a"), tma_b=tensor(ctx, "tma_b"), g_a=tensor(ctx, "g_a"),
                         g_b=tensor(ctx, "g_b"), consumer_thread0=consumer0)
     out = OutputTile(name="c", geo=geo, swap_mn=swap, tma_c=tensor(ctx, "tma_c"), g_c=tensor(ctx, "g_c"),
-                     consumer_thread0=consumer0)
+                     consumer_thread0=consumer0, scale=runtime(ctx, "scale", None))
     allocator = SmemAllocator()
     allocator.add_resource(smem)
     allocator.add_resource(out)
@@ -255,13 +264,17 @@ def _notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False) -
     tiles_m, tiles_n = -(-cfg.m // geo.tile_m), -(-cfg.n // geo.tile_n)
     notes = [
         f"CPU view: C[{cfg.m} x {cfg.n}] = A[{cfg.m} x {cfg.k}] · B[{cfg.n} x {cfg.k}]ᵀ, {tiles_m} x {tiles_n} "
-        f"output tiles of {geo.tile_m} x {geo.tile_n}, {k_blocks(cfg.k)} k-blocks of 64 per tile",
+        f"output tiles of {geo.tile_m} x {geo.tile_n}, {k_blocks(cfg.k, geo.tile_k)} k-blocks of {geo.tile_k} "
+        "per tile",
         f"{cfg.stages} A/B stages x {geo.stage_bytes // 1024} KiB + {geo.epilogue_bytes // 1024} KiB of epilogue "
         f"buffers = {geo.smem_bytes // 1024} KiB of shared memory; "
         f"{geo.accumulators_per_thread} fp32 accumulators per consumer thread",
         f"release: {cfg.release.value}",
         "TS does not model WGMMA's asynchronous shared-memory reads; the async-read rule checks the releases",
     ]
+    if cfg.dtype is DType.FP8:
+        notes.append("fp8 e4m3 A and B (one 128-byte swizzle row = 128 elements of K per stage); the epilogue "
+                     "multiplies the fp32 accumulators by scale_a·scale_b before the bf16 conversion")
     if by_shape:
         notes.append(f"tile by shape: {pick_tile(cfg.shape, cfg.ctas or DeviceLimits.h200().sms).text}")
     if cfg.persistence is QueueKind.STATIC:
@@ -279,7 +292,7 @@ def _notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False) -
 
 SCENARIO = register(Scenario(
     name="hopper_gemm",
-    title="Hopper WGMMA GEMM (bf16, fp32 accumulate)",
+    title="Hopper WGMMA GEMM (bf16 or fp8 e4m3, fp32 accumulate)",
     config_type=HopperGemm,
     build_fn=build,
     check_fn=check,
