@@ -97,6 +97,16 @@ class GlobalOperands(MemoryResource):
             m, n = cutlass.Int32(tile[1]), cutlass.Int32(tile[0])
         return m, n, cutlass.Int32(stage_info.loop_offset)
 
+    @consumer_work(returns=(m_block, n_block, k_block))
+    @cute.jit
+    def locate_in_unit(self, stage_info: StageInfo, *, tile: cutlass.Constexpr[int]) -> tuple:
+        """Ping-pong: the work unit covers two tiles stacked along M; name tile ``tile`` (0 or 1) of it."""
+        unit = stage_info.work_tile.tile_idx
+        m, n = cutlass.Int32(unit[0]), cutlass.Int32(unit[1])
+        if cutlass.const_expr(self.swap_mn):
+            m, n = cutlass.Int32(unit[1]), cutlass.Int32(unit[0])
+        return m * 2 + tile, n, cutlass.Int32(stage_info.loop_offset)
+
 
 @dataclass(kw_only=True)
 class SmemOperands(MemoryResource):
@@ -175,7 +185,9 @@ class SmemOperands(MemoryResource):
         """Issue this stage's WGMMAs (4 x k16) and wait until ``in_flight`` groups remain."""
         mma_op = tiled_mma(self.geo)
         s_a, s_b = self._stages(stage_info)
-        wg = cute.arch.make_warp_uniform((cute.arch.thread_idx()[0] - self.consumer_thread0) // WARPGROUP_THREADS)
+        # The warpgroup's place in the tiled MMA (a ping-pong consumer is a tiled MMA of its own: always 0).
+        wg = cute.arch.make_warp_uniform((cute.arch.thread_idx()[0] - self.consumer_thread0) // WARPGROUP_THREADS
+                                         % self.geo.consumer_wgs)
         thr = mma_op.get_slice(wg * WARPGROUP_THREADS)
         frag_a = mma_op.make_fragment_A(thr.partition_A(s_a))
         frag_b = mma_op.make_fragment_B(thr.partition_B(s_b))
@@ -207,10 +219,13 @@ class OutputTile(MemoryResource):
     geo: cutlass.Constexpr = None
     swap_mn: cutlass.Constexpr[bool] = False
     consumer_thread0: cutlass.Constexpr[int] = LOAD_WARPS * 32
+    barrier_id: cutlass.Constexpr[int] = EPILOGUE_BARRIER_ID  # named barrier of this tile's warpgroup(s)
+    unit_tile: cutlass.Constexpr[int] = -1  # ping-pong: which tile (0, 1) of the two-tile work unit this is
     _alloc_c: cutlass.Constexpr = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self._alloc_c = SmemAllocation("c_buffers", self.geo.epilogue_bytes, alignment=1024)
+        suffix = "" if self.unit_tile < 0 else str(self.unit_tile)
+        self._alloc_c = SmemAllocation(f"c_buffers{suffix}", self.geo.epilogue_bytes, alignment=1024)
 
     def get_smem_requirements(self) -> list:
         return [self._alloc_c]
@@ -222,7 +237,7 @@ class OutputTile(MemoryResource):
 
     @cute.jit
     def _sync(self) -> None:
-        cute.arch.barrier(barrier_id=EPILOGUE_BARRIER_ID, number_of_threads=self.geo.consumer_threads)
+        cute.arch.barrier(barrier_id=self.barrier_id, number_of_threads=self.geo.consumer_threads)
 
     @producer_work
     @cute.jit
@@ -263,6 +278,8 @@ class OutputTile(MemoryResource):
         m, n = tile[0], tile[1]
         if cutlass.const_expr(self.swap_mn):
             m, n = tile[1], tile[0]
+        if cutlass.const_expr(self.unit_tile >= 0):
+            m = m * 2 + self.unit_tile
         buffers = self._buffers(stage_info)
         g_tile = cute.local_tile(self.g_c, (self.geo.tile_m, EPILOGUE_N),
                                  (m, n * self.geo.epilogue_parts + part))
