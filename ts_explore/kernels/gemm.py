@@ -159,7 +159,7 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
         a = cute.make_tensor(a_ptr, cute.make_layout((m, k8), stride=(k8, 1)))
         b = cute.make_tensor(b_ptr, cute.make_layout((n8, k8), stride=(k8, 1)))
         c = cute.make_tensor(c_ptr, cute.make_layout((m, n8), stride=(n8, 1)))
-        rows_a, rows_b = load_slices(geo)
+        rows_a, rows_b = load_slices(geo, geo.load_warps)
         slice_geo = Geometry(tile_m=rows_a, tile_n=rows_b, stages=1, consumer_wgs=1)
         a_slice, b_slice, _ = smem_layouts(slice_geo)
         _, _, c_layout = smem_layouts(geo)

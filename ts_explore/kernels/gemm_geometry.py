@@ -115,6 +115,11 @@ class Geometry:
         return self.tile_m * (2 if self.pingpong else 1)
 
     @property
+    def load_warps(self) -> int:
+        """Warps that fill one ring: the load warpgroup, split between the rings with ping-pong."""
+        return LOAD_WARPS // self.rings if self.pingpong and self.consumer_wgs > 1 else LOAD_WARPS
+
+    @property
     def rings(self) -> int:
         """A/B rings of ``stages`` stages: ping-pong gives each consumer warpgroup its own."""
         return self.consumer_wgs if self.pingpong else 1
@@ -134,7 +139,7 @@ class Geometry:
 
     @property
     def threads(self) -> int:
-        return LOAD_WARPS * 32 * self.rings + self.consumer_threads
+        return LOAD_WARPS * 32 + self.consumer_threads
 
     @property
     def a_stage_bytes(self) -> int:

@@ -58,9 +58,9 @@ def smem_layouts(geo: Geometry) -> tuple[Any, Any, Any]:
     return a, b, c
 
 
-def load_slices(geo: Geometry) -> tuple[int, int]:
-    """Rows of A and of B each load warp brings per stage (B is split over the cluster too)."""
-    return geo.tile_m // LOAD_WARPS, geo.tile_n // (LOAD_WARPS * geo.cluster_m)
+def load_slices(geo: Geometry, warps: int = LOAD_WARPS) -> tuple[int, int]:
+    """Rows of A and of B each of ``warps`` load warps brings per stage (B is split over the cluster too)."""
+    return geo.tile_m // warps, geo.tile_n // (warps * geo.cluster_m)
 
 
 def swizzled(base: Any, offset: int, layout: Any) -> Any:
@@ -119,6 +119,7 @@ class SmemOperands(MemoryResource):
     geo: cutlass.Constexpr = None
     in_flight: cutlass.Constexpr[int] = 1  # WGMMA groups left outstanding when ``mma`` returns
     consumer_thread0: cutlass.Constexpr[int] = LOAD_WARPS * 32
+    load_warps: cutlass.Constexpr[int] = LOAD_WARPS  # warps of the task that fills this ring
     acc: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     _alloc_a: cutlass.Constexpr = field(init=False, default=None)
     _alloc_b: cutlass.Constexpr = field(init=False, default=None)
@@ -146,14 +147,14 @@ class SmemOperands(MemoryResource):
              k_block: cutlass.Int32) -> None:
         """Each load warp brings its slice of A's and B's rows into the acquired stage."""
         s_a, s_b = self._stages(stage_info)
-        rows_a, rows_b = load_slices(self.geo)
-        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx()) % LOAD_WARPS
+        rows_a, rows_b = load_slices(self.geo, self.load_warps)
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx()) % self.load_warps
         bar = cute.make_ptr(cutlass.Int64, stage_info.barrier.data_ptr(), mem_space=cute.AddressSpace.smem,
                             assumed_align=8)
         stage = stage_info.stage_idx
         # A: this warp's rows of the tile.
         dst_a = cute.flat_divide(s_a[(None, None, stage)], (rows_a, TILE_K))[(None, None, warp, 0)]
-        src_a = cute.local_tile(self.g_a, (rows_a, TILE_K), (m_block * LOAD_WARPS + warp, k_block))
+        src_a = cute.local_tile(self.g_a, (rows_a, TILE_K), (m_block * self.load_warps + warp, k_block))
         t_sa, t_ga = cpasync.tma_partition(self.tma_a, 0, cute.make_layout(1), cute.group_modes(dst_a, 0, 2),
                                            cute.group_modes(src_a, 0, 2))
         cute.copy(self.tma_a, t_ga, t_sa, tma_bar_ptr=bar)
@@ -162,10 +163,10 @@ class SmemOperands(MemoryResource):
             piece = warp
         else:
             rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
-            piece = rank * LOAD_WARPS + warp
+            piece = rank * self.load_warps + warp
         dst_b = cute.flat_divide(s_b[(None, None, stage)], (rows_b, TILE_K))[(None, None, piece, 0)]
         src_b = cute.local_tile(self.g_b, (rows_b, TILE_K),
-                                (n_block * LOAD_WARPS * self.geo.cluster_m + piece, k_block))
+                                (n_block * self.load_warps * self.geo.cluster_m + piece, k_block))
         t_sb, t_gb = cpasync.tma_partition(self.tma_b, 0, cute.make_layout(1), cute.group_modes(dst_b, 0, 2),
                                            cute.group_modes(src_b, 0, 2))
         if cutlass.const_expr(self.geo.cluster_m == 1):

@@ -181,7 +181,7 @@ def _pipeline(cfg: HopperGemm, geo: Geometry, consumer_wgs: int | None = None) -
         cta_layout_vmnk=(1, geo.cluster_m, 1, 1),
         producer_signaling_threads=SignalingThreads.TaskWarpLeader,
         advance_on_wait=cfg.release is Release.LAGGED,
-        num_bytes_per_warp_per_cta=geo.stage_bytes // LOAD_WARPS)
+        num_bytes_per_warp_per_cta=geo.stage_bytes // geo.load_warps)
 
 
 def _queue(cfg: HopperGemm, ctx: BuildContext, threads: int) -> WorkQueue | None:
@@ -307,7 +307,8 @@ def _build_pingpong(cfg: HopperGemm, ctx: BuildContext, geo: Geometry, where: An
     rings = [SmemOperands(name=f"ring{c}", pipeline_config=_pipeline(cfg, geo, consumer_wgs=1),
                           geo=geo.consumer_view(), in_flight=cfg.release.in_flight, tma_a=tensor(ctx, "tma_a"),
                           tma_b=tensor(ctx, "tma_b"), g_a=tensor(ctx, "g_a"), g_b=tensor(ctx, "g_b"),
-                          consumer_thread0=pingpong.consumer_warp(c) * 32) for c in range(pingpong.CONSUMERS)]
+                          consumer_thread0=pingpong.consumer_warp(c) * 32, load_warps=geo.load_warps)
+             for c in range(pingpong.CONSUMERS)]
     outs = pingpong.output_tiles(geo, swap, tensor(ctx, "tma_c"), tensor(ctx, "g_c"))
     turn01, turn10 = pingpong.turns(geo.cluster_m)
     allocator = SmemAllocator()
@@ -361,8 +362,8 @@ def _pingpong_notes(cfg: HopperGemm, geo: Geometry) -> list[str]:
     notes = [f"ping-pong: each work unit is two {geo.tile_m}x{geo.tile_n} tiles stacked along M; mma0 (warps 4-7) "
              "owns the upper, mma1 (warps 8-11) the lower; they hand the mainloop turn to each other through "
              "turn01 and turn10, so one's epilogue runs under the other's mainloop",
-             f"each consumer has its own ring of {cfg.stages} A/B stages, filled by its own load warpgroup (load0: "
-             "warps 0-3, load1: warps 12-15): TS lowers one k-loop per task, so one loader cannot feed both"]
+             f"each consumer has its own ring of {cfg.stages} A/B stages, filled by its own load task (load0: "
+             "warps 0-1, load1: warps 2-3): TS lowers one k-loop per task, so one loader cannot feed both"]
     if cfg.fault is GemmFault.PINGPONG_BROKEN:
         notes.append(f"planted fault: {cfg.fault.value}")
     return notes

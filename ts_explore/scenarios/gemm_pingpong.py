@@ -20,21 +20,26 @@ next mainloop waits until mma1's is issued and runs under mma1's epilogue.
 mma0 starts with the turn and takes mma1's hand-over at the end of each unit,
 so every hand-over is taken within its unit (no first-unit special case).
 
-**One A/B ring and one load warpgroup per consumer.** The loader cannot
-serve both consumers from one ring in TS 4.8.1: a shared ring needs each
-consumer to wait for (and release) the other's stages, a second k-loop after
-its own, and TS lowers a schedule with at most one ``domain_loop`` ("Multiple/
+**One A/B ring and one load task per consumer.** The loader cannot serve
+both consumers from one ring in TS 4.8.1: a shared ring needs each consumer
+to wait for (and release) the other's stages, a second k-loop after its own,
+and TS lowers a schedule with at most one ``domain_loop`` ("Multiple/
 sequential domain loops require the tree-walking runtime"); one loader
 alternating two rings inside one k-loop interleaves the two tiles' loads and
-deadlocks as soon as the waiting consumer's ring is full. So ``load0``
-(warps 0-3) fills ``ring0`` for mma0 and ``load1`` (warps 12-15) fills
-``ring1`` for mma1, each with one k-loop per unit. The price is on paper: a
-shared ring of 128x128x64 stages (32 KiB each) would hold 6 stages beside
-2 x 16 KiB of epilogue buffers; two rings hold 3 each, so a mainloop runs at
-most 3 k-blocks ahead of its loads (64x256: 40 KiB stages, 2 per ring). The
-idle ring refills while the other consumer's mainloop runs, so each mainloop
-starts with a full ring. Four warpgroups share the register file: 24 per load
-thread, 232 per consumer thread (24 x 256 + 232 x 256 = 64 K).
+deadlocks as soon as the waiting consumer's ring is full. So the load
+warpgroup is split: ``load0`` (warps 0-1) fills ``ring0`` for mma0 and
+``load1`` (warps 2-3) fills ``ring1`` for mma1, each with one k-loop per unit.
+The price, on paper: a shared ring of 128x128x64 stages (32 KiB each) would
+hold 6 stages beside 2 x 16 KiB of epilogue buffers; two rings hold 3 each,
+so a mainloop runs at most 3 k-blocks ahead of its loads (64x256: 40 KiB
+stages, 2 per ring). The idle ring refills while the other consumer's
+mainloop runs, so each mainloop starts with a full ring.
+
+**Registers.** ``setmaxnreg`` is a warpgroup-wide instruction, and the load
+warpgroup now runs two tasks, so no task sets it: 384 threads get 168
+registers each, room for a consumer's 128 accumulators. (A fourth warpgroup
+for a second loader would cap every thread at 128 registers, and ptxas
+refuses a 64x256 WGMMA there.)
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ from ..kernels.gemm_resources import EPILOGUE_BARRIER_ID, OutputTile
 from ..kernels.turn import Turn, turn_pipeline
 
 CONSUMERS = 2  # mma0 owns the upper tile of a work unit, mma1 the lower one
-LOAD_REGISTERS, MMA_REGISTERS = 24, 232  # setmaxnreg: 2 x 24 x 128 + 2 x 232 x 128 = 64 K registers
+LOAD_WARPS_PER_RING = LOAD_WARPS // CONSUMERS  # the load warpgroup, split: warps 0-1 fill ring0, 2-3 ring1
 
 
 def consumer_warp(c: int) -> int:
@@ -58,8 +63,8 @@ def consumer_warp(c: int) -> int:
 
 
 def load_warp(c: int) -> int:
-    """First warp of ``load<c>``: warps 0-3 (feeds mma0) and 12-15 (feeds mma1)."""
-    return 0 if c == 0 else LOAD_WARPS * (1 + CONSUMERS)
+    """First warp of ``load<c>``: warps 0-1 (feed mma0) and 2-3 (feed mma1)."""
+    return LOAD_WARPS_PER_RING * c
 
 
 def _next_unit(wq: Any) -> None:
@@ -189,20 +194,21 @@ def consumer_schedule(c: int, ring: Any, out: Any, take: Any, hand: Any, wq: Any
 
 def tasks(src: Any, rings: list[Any], outs: list[OutputTile], turn01: Turn, turn10: Turn, wq: Any, n_k: Any, *,
           release: Release, broken_turn: bool = False) -> list[Task]:
-    """``load0``, ``mma0`` (takes turn10, hands turn01), ``mma1`` (the other way), ``load1``, in warp order."""
+    """``load0``, ``load1``, ``mma0`` (takes turn10, hands turn01), ``mma1`` (the other way), in warp order."""
     extra = [wq] if wq is not None else []
+    # No setmaxnreg: it is a warpgroup-wide instruction and the load warpgroup runs two tasks. 384 threads
+    # leave 168 registers to each, room for a consumer's 128 accumulators.
     loads = [Task(name=f"load{c}", src_resources=[src, *extra], dst_resources=[rings[c]], warp_idx=load_warp(c),
-                  num_warps=LOAD_WARPS, schedule=load_schedule(c, src, rings[c], wq, n_k),
-                  num_registers=LOAD_REGISTERS) for c in range(CONSUMERS)]
+                  num_warps=LOAD_WARPS_PER_RING, schedule=load_schedule(c, src, rings[c], wq, n_k))
+             for c in range(CONSUMERS)]
     consumers = []
     for c, (take, hand) in enumerate(((turn10, turn01), (turn01, turn10))):
         sched = consumer_schedule(c, rings[c], outs[c], take, hand, wq, n_k, release=release,
                                   epilogue_parts=outs[c].geo.epilogue_parts, broken_turn=broken_turn)
         consumers.append(Task(name=f"mma{c}", src_resources=[rings[c], take, *extra], dst_resources=[outs[c], hand],
-                              warp_idx=consumer_warp(c), num_warps=WARPGROUP_THREADS // 32, schedule=sched,
-                              num_registers=MMA_REGISTERS))
-    return [loads[0], *consumers, loads[1]]
+                              warp_idx=consumer_warp(c), num_warps=WARPGROUP_THREADS // 32, schedule=sched))
+    return [*loads, *consumers]
 
 
-__all__ = ["CONSUMERS", "LOAD_REGISTERS", "MMA_REGISTERS", "consumer_schedule", "load_schedule", "output_tiles",
+__all__ = ["CONSUMERS", "LOAD_WARPS_PER_RING", "consumer_schedule", "load_schedule", "output_tiles",
            "tasks", "turns"]

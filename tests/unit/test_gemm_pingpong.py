@@ -1,0 +1,115 @@
+"""hopper_gemm in ping-pong mode on the CPU: two consumers own alternate tiles, the checker proves the order,
+a broken order deadlocks with a counterexample, the async-read rule covers both consumers, and it compiles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scenario_support import captured, ident
+from ts_explore.analysis.async_reads import check_async_reads
+from ts_explore.kernels import gemm
+from ts_explore.kernels.gemm_geometry import Cluster, GemmMode, Geometry, Release, TileShape, work_tile_counts
+from ts_explore.model import QueueKind
+from ts_explore.model.plan import DeviceLimits
+from ts_explore.scenarios import get
+from ts_explore.scenarios.gemm import GemmFault, pingpong_async_reads
+from ts_explore.verification.verify import verify
+
+SC = get("hopper_gemm")
+PP = dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=3)
+
+PROVEN: list[dict[str, Any]] = [
+    PP,
+    dict(PP, tile=TileShape.T64x256, stages=2),
+    dict(PP, cluster=Cluster.C2x1, swizzle=4),
+    dict(PP, persistence=QueueKind.NONE),
+    dict(PP, release=Release.AFTER_WAIT),
+]
+
+
+@pytest.mark.parametrize("overrides", PROVEN, ids=ident)
+def test_ping_pong_records_two_consumers_on_their_own_rings_and_is_proven_safe(overrides: dict[str, Any]) -> None:
+    cfg = SC.config(**overrides)
+    ts = captured(SC, cfg)
+    assert [t.name for t in ts.tasks] == ["load0", "load1", "mma0", "mma1"]
+    assert [(t.warp_start, t.num_warps) for t in ts.tasks][2:] == [(4, 4), (8, 4)]
+    verdict = verify(**SC.build(cfg).verify_kwargs())
+    assert verdict.status.value == "safe", verdict.summary()
+    notes = " ".join(SC.build(cfg).notes)
+    assert "turn01" in notes and "ring of" in notes
+
+
+def test_a_broken_ping_pong_order_deadlocks_with_a_counterexample() -> None:
+    cfg = SC.config(**PP, fault=GemmFault.PINGPONG_BROKEN)
+    verdict = verify(**SC.build(cfg).verify_kwargs())
+    assert verdict.status.value == "unsafe"
+    dead = verdict.deadlocks[0]
+    assert dead.interleaving is not None and set(dead.cycle) == {"mma0", "mma1"}
+    assert {(b.task, b.resource) for b in dead.blocked} >= {("mma0", "turn10"), ("mma1", "turn01")}
+    with pytest.raises(ValueError, match="fault=none"):
+        gemm.compile(SC, cfg, arch="sm_90a")
+
+
+def test_the_async_read_rule_covers_both_consumers_wgmma_reads() -> None:
+    cfg = SC.config(**PP, release=Release.PREMATURE)
+    ts = captured(SC, cfg)
+    early = {spec.resource: check_async_reads(ts, spec) for spec in pingpong_async_reads(cfg)}
+    assert {r: {f.task for f in report.findings} for r, report in early.items()} == {"ring0": {"mma0"},
+                                                                                     "ring1": {"mma1"}}
+    assert verify(**SC.build(cfg).verify_kwargs()).status.value == "unsafe"
+    lagged = captured(SC, SC.config(**PP))
+    assert all(check_async_reads(lagged, spec).safe for spec in pingpong_async_reads(SC.config(**PP)))
+
+
+REFUSED: list[tuple[dict[str, Any], str]] = [
+    (dict(PP, tile=TileShape.T128x256), "tile 128x128x64 or 64x256x64"),
+    (dict(PP, tile=TileShape.T256x128), "tile 128x128x64 or 64x256x64"),
+    (dict(PP, consumer_wgs=1), "consumer_wgs=2"),
+    (dict(PP, stages=4), "stages <= 3"),
+    (dict(PP, tile=TileShape.BY_SHAPE), "128x128x64 or 64x256x64"),
+    (dict(PP, persistence=QueueKind.CLC), "persistence=static or none"),
+    (dict(fault=GemmFault.PINGPONG_BROKEN), "mode=ping-pong"),
+]
+
+
+@pytest.mark.parametrize("overrides, fix", REFUSED, ids=[ident(o) for o, _ in REFUSED])
+def test_what_ping_pong_cannot_run_is_refused_with_the_fix(overrides: dict[str, Any], fix: str) -> None:
+    with pytest.raises(ValueError, match=fix):
+        SC.check(SC.config(**overrides))
+
+
+def test_the_launch_plan_walks_units_of_two_tiles() -> None:
+    cfg = SC.config(**PP)
+    geo = cfg.geometry()
+    assert geo.threads == 384 and geo.accumulators_per_thread == 128 and geo.smem_bytes <= 227 * 1024
+    assert work_tile_counts((1000, 1032, 520), geo) == (4, 9)  # 8 tile rows of 128 -> 4 units of 256 rows
+    plan = gemm.plan(cfg, (1000, 1032, 520), DeviceLimits.h200())
+    assert plan.ctas == 36 and plan.threads == 384
+    assert any("work units of two 128-row tiles" in a for a in plan.assumptions)
+    big = gemm.plan(cfg, (8192, 8192, 8192), DeviceLimits.h200())
+    assert big.ctas == 132 and sum(i.iterations * len(i.ctas[0]) for i in big.instances) == 32 * 64
+    assert Geometry(128, 128, 3, 2).work_tile_m == 128 and geo.work_tile_m == 256
+
+
+def test_the_ping_pong_kernel_compiles_for_sm90a_and_builds_the_recorded_tasks() -> None:
+    from test_kernel_trace import same_shape
+
+    from ts_explore.reader import capture_task_set
+
+    cfg = SC.config(**PP)
+    seen: list[Any] = []
+    fn = gemm.compile(SC, cfg, arch="sm_90a",
+                      on_built=lambda b: seen.append(capture_task_set(b.tasks, b.resource_dependency_graph)))
+    assert fn is not None and len(seen) == 1
+    same_shape(captured(SC, cfg), seen[0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("overrides", [dict(PP, tile=TileShape.T64x256, stages=2, cluster=Cluster.C2x1, swizzle=8),
+                                       dict(PP, cluster=Cluster.C2x1)], ids=ident)
+def test_the_other_ping_pong_kernels_compile_traced(overrides: dict[str, Any]) -> None:
+    from ts_explore.model.timeline import TraceSpec
+
+    assert gemm.compile(SC, SC.config(**overrides), arch="sm_90a", trace=TraceSpec()) is not None
