@@ -16,7 +16,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from ts_explore.kernels import gemm  # noqa: E402
-from ts_explore.kernels.gemm_geometry import Cluster, Raster, Release, TileShape  # noqa: E402
+from ts_explore.kernels.gemm_geometry import Cluster, GemmMode, Raster, Release, TileShape  # noqa: E402
 from ts_explore.model import QueueKind  # noqa: E402
 from ts_explore.scenarios import get  # noqa: E402
 
@@ -172,3 +172,42 @@ def test_launch_by_shape_shows_the_pick_in_the_plan_and_hands_back_c() -> None:
         assert bool(gemm.close(torch.from_numpy(out).cuda(), ref, shape[2]).all())
     plain = launch("hopper_gemm", sizes=[(256, 256, 64)], reps=1, warmup=0)
     assert plain.runs[0].outputs is None, "outputs are kept only when asked for"
+
+
+# ---- ping-pong: two consumer warpgroups on alternate tiles (units of two tiles stacked along M) --------------
+
+PINGPONG = dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=3)
+PINGPONG_CONTROLS: list[dict[str, Any]] = [
+    PINGPONG,
+    dict(PINGPONG, cluster=Cluster.C2x1),
+    dict(PINGPONG, swizzle=8),
+    dict(PINGPONG, cluster=Cluster.C2x1, swizzle=4),
+    dict(PINGPONG, persistence=QueueKind.NONE),
+    dict(PINGPONG, release=Release.AFTER_WAIT),
+    dict(PINGPONG, tile=TileShape.T64x256, stages=2),
+    dict(PINGPONG, tile=TileShape.T64x256, stages=2, cluster=Cluster.C2x1, swizzle=8),
+]
+PINGPONG_SHAPES = [(4096, 4096, 4096), (8192, 8192, 1024), (1000, 1032, 520), (130, 264, 72), (1, 8, 8)]
+
+
+@pytest.mark.parametrize("shape", PINGPONG_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("overrides", PINGPONG_CONTROLS, ids=lambda o: "pingpong-" + ",".join(
+    f"{k}={getattr(v, 'name', v)}" for k, v in o.items() if k != "mode"))
+def test_pingpong_matches_torch(overrides: dict[str, Any], shape: tuple[int, int, int]) -> None:
+    check(shape, seed=3, **overrides)
+
+
+def test_pingpong_broken_order_is_refused_before_it_can_hang() -> None:
+    from ts_explore.scenarios.gemm import GemmFault
+
+    with pytest.raises(ValueError, match="fault=none"):
+        gemm.compile(SCENARIO, SCENARIO.config(**PINGPONG, fault=GemmFault.PINGPONG_BROKEN))
+
+
+def test_pingpong_launch_is_proven_and_faster_than_half_of_torch() -> None:
+    from ts_explore.gpu import launch
+
+    result = launch("hopper_gemm", sizes=[(8192, 8192, 8192)], reps=5, warmup=2, **PINGPONG)
+    assert result.ok, result.summary()
+    run = result.runs[0]
+    assert result.gate is not None and result.gate.ok and run.ratio("torch.matmul") > 0.5, result.summary()
