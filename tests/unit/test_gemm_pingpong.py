@@ -96,6 +96,7 @@ def test_the_launch_plan_walks_units_of_two_tiles() -> None:
 def test_the_ping_pong_kernel_compiles_for_sm90a_and_builds_the_recorded_tasks() -> None:
     from test_kernel_trace import same_shape
 
+    from ts_explore.kernels.build import resources
     from ts_explore.reader import capture_task_set
 
     cfg = SC.config(**PP)
@@ -104,6 +105,8 @@ def test_the_ping_pong_kernel_compiles_for_sm90a_and_builds_the_recorded_tasks()
                       on_built=lambda b: seen.append(capture_task_set(b.tasks, b.resource_dependency_graph)))
     assert fn is not None and len(seen) == 1
     same_shape(captured(SC, cfg), seen[0])
+    used = resources(fn)
+    assert used is not None and used.frame_bytes == 0 and used.registers <= 168, used  # 128 accumulators, no spills
 
 
 @pytest.mark.slow

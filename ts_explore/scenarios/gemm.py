@@ -4,6 +4,8 @@ A load task (one warpgroup, TMA) fills a ring of A/B stages; one or two
 consumer warpgroups wait for a stage, issue WGMMA into register
 accumulators, release stages, and write C through shared memory with TMA
 stores. The same ``build`` records the CPU view and runs inside the kernel.
+``mode=PINGPONG`` builds the ping-pong task set of :mod:`.gemm_pingpong`
+instead: two consumers on alternate tiles, each with its own ring.
 """
 
 from __future__ import annotations
@@ -376,6 +378,8 @@ SCENARIO = register(Scenario(
     build_fn=build,
     check_fn=check,
     description="C = A·Bᵀ: a TMA load warpgroup fills A/B stages; WGMMA consumer warpgroups accumulate in "
-                "registers, release each stage one k-block late and store C through shared memory with TMA.",
+                "registers, release each stage one k-block late and store C through shared memory with TMA; "
+                "cooperative (the warpgroups split a tile) or ping-pong (each owns alternate tiles, one's "
+                "epilogue under the other's mainloop).",
     kernel="ts_explore.kernels.gemm",
 ))
