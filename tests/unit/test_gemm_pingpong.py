@@ -9,11 +9,13 @@ import pytest
 
 from scenario_support import captured, ident
 from ts_explore.analysis.async_reads import check_async_reads
+from ts_explore.app.drawings import dependency_graph, schedule_graph
 from ts_explore.kernels import gemm
 from ts_explore.kernels.gemm_geometry import Cluster, GemmMode, Geometry, Release, TileShape, work_tile_counts
 from ts_explore.model import QueueKind
 from ts_explore.model.plan import DeviceLimits
 from ts_explore.scenarios import get
+from ts_explore.scenarios.choices import adjust
 from ts_explore.scenarios.gemm import GemmFault, pingpong_async_reads
 from ts_explore.verification.verify import verify
 
@@ -39,6 +41,16 @@ def test_ping_pong_records_two_consumers_on_their_own_rings_and_is_proven_safe(o
     assert verdict.status.value == "safe", verdict.summary()
     notes = " ".join(SC.build(cfg).notes)
     assert "turn01" in notes and "ring of" in notes
+
+
+def test_switching_the_default_config_to_ping_pong_moves_tile_and_stages_to_a_proven_view() -> None:
+    cfg, notes = adjust(SC, SC.config(mode=GemmMode.PINGPONG), keep="mode")
+    assert (cfg.tile, cfg.stages) == (TileShape.T128x128, 3), notes
+    assert len(notes) == 2 and "accumulators" in notes[0] and "shared memory" in notes[1]
+    built = SC.build(cfg)
+    assert verify(**built.verify_kwargs()).status.value == "safe"
+    ts = captured(SC, cfg)
+    assert "turn01" in dependency_graph(ts).source and "turn10" in schedule_graph(built.tasks[2]).source
 
 
 def test_a_broken_ping_pong_order_deadlocks_with_a_counterexample() -> None:

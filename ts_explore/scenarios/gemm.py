@@ -127,7 +127,7 @@ def check(cfg: HopperGemm) -> None:
     require(cfg.stages <= geo.max_stages(),
             f"{'2 rings x ' if geo.pingpong else ''}{cfg.stages} stages x {geo.stage_bytes} B + "
             f"{geo.epilogue_bytes} B of epilogue buffers exceed "
-            "227 KiB of shared memory per CTA", f"use stages <= {geo.max_stages()}")
+            "227 KiB of shared memory per CTA", f"use stages <= {geo.max_stages()}", "stages")
     require(cfg.stages >= 2, f"stages={cfg.stages} leaves the load task nothing to fill while WGMMA reads",
             "use stages >= 2")
     require(cfg.swizzle == 1 or cfg.persistence is QueueKind.STATIC,
