@@ -11,7 +11,9 @@ from scenario_support import captured, ident
 from ts_explore.analysis.async_reads import check_async_reads
 from ts_explore.app.drawings import dependency_graph, schedule_graph
 from ts_explore.kernels import gemm
-from ts_explore.kernels.gemm_geometry import Cluster, GemmMode, Geometry, Release, TileShape, work_tile_counts
+from ts_explore.kernels.gemm_geometry import (
+    Cluster, GemmMode, Geometry, Release, TileShape, tile_order, work_tile_counts,
+)
 from ts_explore.model import QueueKind
 from ts_explore.model.plan import DeviceLimits
 from ts_explore.scenarios import get
@@ -103,6 +105,8 @@ def test_the_launch_plan_walks_units_of_two_tiles() -> None:
     big = gemm.plan(cfg, (8192, 8192, 8192), DeviceLimits.h200())
     assert big.ctas == 132 and sum(i.iterations * len(i.ctas[0]) for i in big.instances) == 32 * 64
     assert Geometry(128, 128, 3, 2).work_tile_m == 128 and geo.work_tile_m == 256
+    # both tiles of a unit share its hand-out number: CTA c's stream is unit c (mma0, mma1), unit c + C, ...
+    assert tile_order((512, 512, 64), geo) == [[0, 2, 4, 6], [0, 2, 4, 6], [1, 3, 5, 7], [1, 3, 5, 7]]
 
 
 def test_the_ping_pong_kernel_compiles_for_sm90a_and_builds_the_recorded_tasks() -> None:
