@@ -132,3 +132,10 @@ def test_the_other_ping_pong_kernels_compile_traced(overrides: dict[str, Any]) -
     from ts_explore.model.timeline import TraceSpec
 
     assert gemm.compile(SC, SC.config(**overrides), arch="sm_90a", trace=TraceSpec()) is not None
+
+
+def test_one_k_block_per_tile_is_not_proven_and_says_why() -> None:
+    """With one k-block a loader may run 3 units ahead on its 3 stages; the tile-shift bound then needs 7 tiles."""
+    verdict = verify(**SC.build(SC.config(**PP, k=64)).verify_kwargs())
+    assert verdict.status.value != "safe" and "7 tiles" in verdict.summary()
+    assert verify(**SC.build(SC.config(**PP, k=128)).verify_kwargs()).status.value == "safe"

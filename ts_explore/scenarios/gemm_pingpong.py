@@ -12,11 +12,13 @@ The order is in the schedule, where TS and our checker see it. Two data-less
 one-slot pipelines (:class:`~ts_explore.kernels.turn.Turn`) carry the right
 to run a mainloop; per unit::
 
-    mma0: mainloop(upper) ; hand turn01 ; epilogue(upper) ; take turn10
-    mma1: take turn01 ; mainloop(lower) ; hand turn10 ; epilogue(lower)
+    mma0: mainloop(upper, hand turn01 once its last k-block is issued) ; epilogue(upper) ; take turn10
+    mma1: take turn01 ; mainloop(lower, hand turn10 likewise) ; epilogue(lower)
 
 so mma1's mainloop follows mma0's and runs under mma0's epilogue, and mma0's
 next mainloop waits until mma1's is issued and runs under mma1's epilogue.
+The hand-over sits in the k-loop's last iteration, before the wait for the
+last WGMMAs, so the next mainloop's first WGMMAs queue behind them.
 mma0 starts with the turn and takes mma1's hand-over at the end of each unit,
 so every hand-over is taken within its unit (no first-unit special case).
 
@@ -136,7 +138,8 @@ def consumer_schedule(c: int, ring: Any, out: Any, take: Any, hand: Any, wq: Any
     ``broken_turn`` plants a mistake: mma0 waits for mma1's hand-over *before*
     its mainloop, so both consumers wait for the turn and neither hands it over.
     """
-    def mainloop(ring: Any) -> Any:
+    def mainloop(ring: Any, hand: Any) -> Any:
+        """The tile's k-loop; the turn is handed over as soon as its last WGMMAs are issued."""
         acc = ring.clear()
         with domain_loop(0, n_k, 1) as kb:
             ring.try_wait()
@@ -146,9 +149,12 @@ def consumer_schedule(c: int, ring: Any, out: Any, take: Any, hand: Any, wq: Any
                 with kb.every(1, start=1):
                     ring.release()  # the previous k-block's stage: its WGMMA group has completed
                 with kb.last_iter():
+                    _hand(hand)
                     ring.drain()
                     ring.release()
             else:
+                with kb.last_iter():
+                    _hand(hand)
                 ring.release()
         if release is Release.PREMATURE:
             ring.drain()
@@ -163,15 +169,13 @@ def consumer_schedule(c: int, ring: Any, out: Any, take: Any, hand: Any, wq: Any
         if c == 0:
             if broken_turn:
                 _take(take)
-            acc = mainloop(ring)
-            _hand(hand)
+            acc = mainloop(ring, hand)
             epilogue(out, acc)
             if not broken_turn:
                 _take(take)  # mma1's mainloop is issued: mma0's next one may start
         else:
             _take(take)
-            acc = mainloop(ring)
-            _hand(hand)
+            acc = mainloop(ring, hand)
             epilogue(out, acc)
 
     if wq is None:
