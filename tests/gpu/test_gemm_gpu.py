@@ -211,3 +211,37 @@ def test_pingpong_launch_is_proven_and_faster_than_half_of_torch() -> None:
     assert result.ok, result.summary()
     run = result.runs[0]
     assert result.gate is not None and result.gate.ok and run.ratio("torch.matmul") > 0.5, result.summary()
+
+
+def test_pingpong_trace_shows_the_mainloops_alternating_and_an_epilogue_under_the_other_mainloop() -> None:
+    """Traced work steps of the first traced CTA: per work unit, mma1's WGMMAs start after mma0's, mma0's next
+    unit's after mma1's, and mma0's C stores run while mma1's WGMMAs do."""
+    from ts_explore.gpu import launch
+    from ts_explore.model.timeline import TraceSpec
+
+    result = launch("hopper_gemm", sizes=[(4096, 4096, 1024)], reps=2, warmup=1, trace=TraceSpec(stages="work"),
+                    **PINGPONG)
+    assert result.ok, result.summary()
+    alignment = result.compare()
+    assert alignment.ok, alignment.summary()
+    cta = result.timeline.spec.first_cta
+
+    def spans(task: str, suffixes: tuple[str, ...]) -> dict[int, tuple[int, int]]:
+        out: dict[int, tuple[int, int]] = {}
+        for e in result.timeline.events:
+            if e.cta == cta and e.task == task and e.label.endswith(suffixes):
+                lo, hi = out.get(e.tile, (e.start_ns, e.end_ns))
+                out[e.tile] = (min(lo, e.start_ns), max(hi, e.end_ns))
+        return out
+
+    main0, main1 = spans("mma0", (".mma",)), spans("mma1", (".mma",))
+    epilogue0 = spans("mma0", (".stage", ".store"))
+    units = sorted(set(main0) & set(main1))
+    assert len(units) >= 2, (main0, main1)
+    for u in units:
+        assert main1[u][0] >= main0[u][0], f"unit {u}: mma1 started its WGMMAs before mma0"
+        if u + 1 in main0:
+            assert main0[u + 1][0] >= main1[u][0], f"unit {u + 1}: mma0 started before mma1's unit {u}"
+    overlapped = [u for u in units
+                  if u in epilogue0 and epilogue0[u][0] < main1[u][1] and main1[u][0] < epilogue0[u][1]]
+    assert overlapped, f"no epilogue of mma0 overlapped mma1's mainloop: {epilogue0} vs {main1}"
