@@ -236,12 +236,13 @@ def test_pingpong_trace_shows_the_mainloops_alternating_and_an_epilogue_under_th
 
     main0, main1 = spans("mma0", (".mma",)), spans("mma1", (".mma",))
     epilogue0 = spans("mma0", (".stage", ".store"))
-    units = sorted(set(main0) & set(main1))
+    # Events name a unit by its M index (distinct for this CTA's 4 units); order the units as mma0 ran them.
+    units = sorted(set(main0) & set(main1), key=lambda u: main0[u][0])
     assert len(units) >= 2, (main0, main1)
-    for u in units:
+    for u, following in zip(units, units[1:] + [None]):
         assert main1[u][0] >= main0[u][0], f"unit {u}: mma1 started its WGMMAs before mma0"
-        if u + 1 in main0:
-            assert main0[u + 1][0] >= main1[u][0], f"unit {u + 1}: mma0 started before mma1's unit {u}"
+        if following is not None:
+            assert main0[following][0] >= main1[u][0], f"mma0 started unit {following} before mma1 started unit {u}"
     overlapped = [u for u in units
                   if u in epilogue0 and epilogue0[u][0] < main1[u][1] and main1[u][0] < epilogue0[u][1]]
     assert overlapped, f"no epilogue of mma0 overlapped mma1's mainloop: {epilogue0} vs {main1}"
