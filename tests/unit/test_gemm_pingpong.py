@@ -139,3 +139,15 @@ def test_one_k_block_per_tile_is_not_proven_and_says_why() -> None:
     verdict = verify(**SC.build(SC.config(**PP, k=64)).verify_kwargs())
     assert verdict.status.value != "safe" and "7 tiles" in verdict.summary()
     assert verify(**SC.build(SC.config(**PP, k=128)).verify_kwargs()).status.value == "safe"
+
+
+def test_past_16_k_blocks_ts_credit_simulation_runs_out_of_steps_and_the_view_says_so() -> None:
+    """TS simulates max(schedule length) + 100 lock-step rounds; ping-pong serialises the two mainloops, so with
+    20 k-blocks the simulation stops while mma1 still holds ring1 and reports it unbalanced. The exhaustive
+    search finds nothing; the note tells the user why and what to do."""
+    at_16, at_20 = (verify(**SC.build(SC.config(**PP, k=k)).verify_kwargs()) for k in (1024, 1280))
+    assert at_16.status.value == "safe"
+    assert at_20.status.value == "unsafe" and at_20.runs and not at_20.deadlocks and not at_20.races
+    assert "ring1 never matched by a release" in at_20.summary().replace("acquire(s) of ", "")
+    assert any("credit simulation stops" in n for n in SC.build(SC.config(**PP, k=1280)).notes)
+    assert not any("credit simulation stops" in n for n in SC.build(SC.config(**PP, k=1024)).notes)
