@@ -107,7 +107,7 @@ class Geometry:
     stages: int
     consumer_wgs: int
     cluster_m: int = 1  # CTAs along M sharing one B tile (TMA multicast)
-    pingpong: bool = False  # each consumer owns whole tiles, fed by a ring and a load warpgroup of its own
+    pingpong: bool = False  # each consumer owns whole tiles, fed by its own ring and half the load warpgroup
 
     @property
     def work_tile_m(self) -> int:

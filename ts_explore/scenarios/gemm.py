@@ -153,11 +153,11 @@ def _check_pingpong(cfg: HopperGemm) -> None:
     geo = cfg.geometry()
     require(geo.accumulators_per_thread <= MAX_ACCUMULATORS,
             f"ping-pong tile {cfg.tile.value} in one warpgroup needs {geo.accumulators_per_thread} fp32 "
-            f"accumulators per thread, more than the {MAX_ACCUMULATORS} that fit beside the addresses in "
-            f"{MMA_REGISTERS} registers", "use tile 128x128x64 or 64x256x64 with ping-pong", "tile")
+            f"accumulators per thread, more than the {MAX_ACCUMULATORS} that fit beside the addresses in the 168 "
+            "registers a thread of the 384-thread CTA has", "use tile 128x128x64 or 64x256x64 with ping-pong", "tile")
     require(cfg.persistence is not QueueKind.CLC,
-            "ping-pong with CLC would need a 13th (scheduler) warp and 168 registers per consumer thread, too few "
-            "for a whole tile's accumulators (and CLC runs on no GPU with WGMMA)",
+            "ping-pong with CLC would need a 13th (scheduler) warp, which leaves 128 registers per thread, too few "
+            "beside a whole tile's 128 accumulators (and CLC runs on no GPU with WGMMA)",
             "use persistence=static or none with ping-pong", "persistence")
 
 
@@ -371,7 +371,7 @@ def _pingpong_notes(cfg: HopperGemm, geo: Geometry) -> list[str]:
         notes.append(f"{k_blocks(cfg.k)} k-blocks per tile: TS's credit simulation stops after its longest task's "
                      "schedule + 100 steps, and the ping-pong order runs the two mainloops one after the other, so "
                      "past 16 k-blocks it stops before the waiting consumer has released its ring and reports the "
-                     "ring unbalanced (its exhaustive search finds no deadlock or race); verify with K <= 1024")
+                     "ring unbalanced (the exhaustive search finds no deadlock or race); verify with K <= 1024")
     if cfg.fault is GemmFault.PINGPONG_BROKEN:
         notes.append(f"planted fault: {cfg.fault.value}")
     return notes
