@@ -57,6 +57,9 @@ def launch_refusal(cfg: Any, arch: str | None = "sm_90a") -> str | None:
     Only this kernel's own rule; which GPU has which feature is
     :mod:`ts_explore.gpu.safety`'s (see :func:`features`), so ``arch`` is not read.
     """
+    if getattr(cfg, "fault", None) is not None and cfg.fault.name != "NONE":
+        return (f"fault {cfg.fault.value!r} is planted to show the verifier's counterexample; the kernel would hang "
+                "on the GPU; use fault=none")
     if cfg.release is Release.PREMATURE:
         return ("release=PREMATURE frees each A/B stage while its WGMMA may still read it (the async-read rule "
                 "reports it; TS cannot see it); use release=LAGGED or AFTER_WAIT")
@@ -165,7 +168,7 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
         a = cute.make_tensor(a_ptr, cute.make_layout((m, k8), stride=(k8, 1)))
         b = cute.make_tensor(b_ptr, cute.make_layout((n8, k8), stride=(k8, 1)))
         c = cute.make_tensor(c_ptr, cute.make_layout((m, n8), stride=(n8, 1)))
-        rows_a, rows_b = load_slices(geo)
+        rows_a, rows_b = load_slices(geo, geo.load_warps)
         slice_geo = Geometry(tile_m=rows_a, tile_n=rows_b, stages=1, consumer_wgs=1, dtype=geo.dtype)
         a_slice, b_slice, _ = smem_layouts(slice_geo)
         _, _, c_layout = smem_layouts(geo)
@@ -177,7 +180,7 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
                                                  (rows_b, geo.tile_k))
         tma_c, g_c = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), c,
                                                  cute.slice_(c_layout, (None, None, 0)), (geo.tile_m, EPILOGUE_N))
-        tiles_m = (m + geo.tile_m - 1) // geo.tile_m
+        tiles_m = (m + geo.work_tile_m - 1) // geo.work_tile_m  # ping-pong: units of two tiles along M
         tiles_n = (n + geo.tile_n - 1) // geo.tile_n
         sched = utils.PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (geo.cluster_m, 1, 1), cfg.swizzle, along_m)
         n_k = (k + geo.tile_k - 1) // geo.tile_k
@@ -244,13 +247,14 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: int | None = None
     if cfg.persistence is QueueKind.STATIC:
         c = geo.cluster_m
         units = work_units(shape, geo, cfg.swizzle, cfg.raster is Raster.ALONG_M)  # padded to whole swizzle groups
-        per_cluster = strided_instances(units, ctas // c, "tile",
+        per_cluster = strided_instances(units, ctas // c, "tile pair" if geo.pingpong else "tile",
                                         view=lambda b: {"block": b * c, "grid": ctas, "extra": extra})
         instances = tuple(Instance(ctas=(range(i.ctas[0].start * c, (i.ctas[0][-1] + 1) * c),), view=i.view,
                                    work=f"{i.work}, {each}", iterations=i.iterations) for i in per_cluster)
     else:
         instances = (Instance(ctas=(range(ctas),), view={"block": 0, "grid": ctas, "extra": extra},
-                              work=f"1 tile, {each}", iterations=n_k),)
+                              work=f"{'1 tile pair' if geo.pingpong else '1 tile'}, {each}",
+                              iterations=(2 if geo.pingpong else 1) * n_k),)
     m, n, k = shape
     assumptions = (f"C[{m} x {n}] = A[{m} x {k}] · B[{n} x {k}]^T in {tiles_m} x {tiles_n} tiles of "
                    f"{geo.tile_m} x {geo.tile_n}",)
@@ -258,6 +262,12 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: int | None = None
         assumptions += (f"fp8 e4m3 A and B with per-tensor scales, {geo.tile_k} elements of K per k-block",)
     if by_shape:
         assumptions += (f"tile by shape: {pick_tile(shape, limits.sms).text}",)
+    if geo.pingpong:
+        units_m = -(-m // geo.work_tile_m)
+        assumptions += (f"ping-pong: {units_m} x {tiles_n} work units of two {geo.tile_m}-row tiles stacked along M; "
+                        "consumer mma0 takes the upper tile of each, mma1 the lower"
+                        + ("; the lower tiles of the last row of units lie outside C and do no work"
+                           if units_m * 2 > tiles_m else ""),)
     if cfg.swizzle > 1 and cfg.persistence is QueueKind.STATIC:
         pad = work_units(shape, geo, cfg.swizzle, cfg.raster is Raster.ALONG_M) - -(-tiles_m // geo.cluster_m) * tiles_n
         assumptions += (f"tiles handed out in groups of {cfg.swizzle} (L2 swizzle)"

@@ -121,6 +121,19 @@ class Raster(str, Enum):
     ALONG_N = "along N"
 
 
+class GemmMode(str, Enum):
+    """How the consumer warpgroups share output tiles.
+
+    COOPERATIVE: the warpgroups split one tile along M and run its mainloop and
+    epilogue together. PINGPONG: each of two warpgroups owns whole tiles
+    (alternate tiles of the CTA's stream); one's mainloop runs while the other
+    stores its C, so the tensor cores do not idle during epilogues.
+    """
+
+    COOPERATIVE = "cooperative"
+    PINGPONG = "ping-pong"
+
+
 class Release(str, Enum):
     """When the consumer frees an A/B stage, and how many WGMMA groups ``mma`` leaves in flight."""
 
@@ -143,6 +156,27 @@ class Geometry:
     consumer_wgs: int
     cluster_m: int = 1  # CTAs along M sharing one B tile (TMA multicast)
     dtype: DType = DType.BF16  # A and B elements: a stage holds one 128-byte swizzle row of K per tile row
+    pingpong: bool = False  # each consumer owns whole tiles, fed by its own ring and half the load warpgroup
+
+    @property
+    def work_tile_m(self) -> int:
+        """Rows of C one work unit of the tile scheduler covers (ping-pong: two tiles, one per consumer)."""
+        return self.tile_m * (2 if self.pingpong else 1)
+
+    @property
+    def load_warps(self) -> int:
+        """Warps that fill one ring: the load warpgroup, split between the rings with ping-pong."""
+        return LOAD_WARPS // self.rings if self.pingpong and self.consumer_wgs > 1 else LOAD_WARPS
+
+    @property
+    def rings(self) -> int:
+        """A/B rings of ``stages`` stages: ping-pong gives each consumer warpgroup its own."""
+        return self.consumer_wgs if self.pingpong else 1
+
+    def consumer_view(self) -> Geometry:
+        """What one ping-pong consumer's resources see: its own ring, tile and buffers (else the geometry itself)."""
+        return Geometry(tile_m=self.tile_m, tile_n=self.tile_n, stages=self.stages, consumer_wgs=1,
+                        cluster_m=self.cluster_m, dtype=self.dtype, pingpong=True) if self.pingpong else self
 
     @property
     def tile_k(self) -> int:
@@ -172,7 +206,8 @@ class Geometry:
 
     @property
     def accumulators_per_thread(self) -> int:
-        return self.tile_m * self.tile_n // self.consumer_threads
+        owners = WARPGROUP_THREADS if self.pingpong else self.consumer_threads
+        return self.tile_m * self.tile_n // owners
 
     @property
     def epilogue_parts(self) -> int:
@@ -182,25 +217,40 @@ class Geometry:
     @property
     def epilogue_buffers(self) -> int:
         """Shared-memory buffers the epilogue rotates through (a divisor of the parts)."""
+        if self.pingpong:
+            return 2  # per consumer: the other's mainloop hides its store waits, and two rings need the room
         return 4 if self.tile_m <= 128 else 2
 
     @property
     def epilogue_bytes(self) -> int:
-        return self.tile_m * EPILOGUE_N * BF16_BYTES * self.epilogue_buffers
+        """Epilogue buffers of every consumer (ping-pong: each warpgroup has its own, so the two stores overlap)."""
+        per_tile = self.tile_m * EPILOGUE_N * BF16_BYTES * self.epilogue_buffers
+        return per_tile * (self.consumer_wgs if self.pingpong else 1)
 
     @property
     def smem_bytes(self) -> int:
-        """A/B stages + epilogue buffers + two 8-byte mbarriers per stage."""
-        return self.stages * self.stage_bytes + self.epilogue_bytes + self.stages * 16
+        """A/B stages of every ring + epilogue buffers + two 8-byte mbarriers per stage."""
+        return self.rings * self.stages * (self.stage_bytes + 16) + self.epilogue_bytes
 
     def max_stages(self) -> int:
-        return (SMEM_LIMIT - self.epilogue_bytes) // (self.stage_bytes + 16)
+        """Stages per ring that fit in shared memory."""
+        return (SMEM_LIMIT - self.epilogue_bytes) // (self.rings * (self.stage_bytes + 16))
 
 
 def tile_counts(shape: tuple[int, int, int], geo: Geometry) -> tuple[int, int]:
     """Output tiles along M and N (tails count as whole tiles)."""
     m, n, _ = shape
     return -(-m // geo.tile_m), -(-n // geo.tile_n)
+
+
+def work_tile_counts(shape: tuple[int, int, int], geo: Geometry) -> tuple[int, int]:
+    """Work units of the tile scheduler along M and N (ping-pong: a unit is two tiles stacked along M).
+
+    >>> work_tile_counts((1000, 1024, 64), Geometry(128, 128, 5, 2, pingpong=True))
+    (4, 8)
+    """
+    m, n, _ = shape
+    return -(-m // geo.work_tile_m), -(-n // geo.tile_n)
 
 
 def k_blocks(k: int, tile_k: int = TILE_K) -> int:
@@ -312,7 +362,7 @@ def work_units(shape: tuple[int, int, int], geo: Geometry, swizzle: int = 1, alo
     >>> work_units((1000, 1048, 64), g), work_units((1000, 1048, 64), g, swizzle=3)
     (40, 48)
     """
-    tm, tn = tile_counts(shape, geo)
+    tm, tn = work_tile_counts(shape, geo)
     mc = -(-tm // geo.cluster_m)
     if swizzle > 1:
         if along_m:
@@ -338,7 +388,7 @@ def tile_order(shape: tuple[int, int, int], geo: Geometry, swizzle: int = 1, alo
     [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]]
     """
     tm, tn = tile_counts(shape, geo)
-    c = geo.cluster_m
+    c = geo.cluster_m * (2 if geo.pingpong else 1)  # tiles along M that share one hand-out number
     mc = -(-tm // c)
 
     def index(m: int, n: int) -> int:
@@ -358,7 +408,7 @@ def launch_grid(shape: tuple[int, int, int], geo: Geometry, *, persistent: bool,
     Without a queue the grid's x walks the raster direction; a cluster spans
     ``cluster_m`` consecutive M tiles, so the M count is rounded up to it.
     """
-    tm, tn = tile_counts(shape, geo)
+    tm, tn = work_tile_counts(shape, geo)
     c = geo.cluster_m
     tm = -(-tm // c) * c
     if not persistent:
@@ -383,6 +433,7 @@ __all__ = [
     "TILE_CANDIDATES",
     "TilePick",
     "TileShape",
+    "GemmMode",
     "Geometry",
     "H200_DENSE_BF16_TFLOPS",
     "H200_DENSE_FP8_TFLOPS",
@@ -401,4 +452,5 @@ __all__ = [
     "work_units",
     "shape_refusal",
     "tile_counts",
+    "work_tile_counts",
 ]

@@ -64,9 +64,9 @@ def smem_layouts(geo: Geometry) -> tuple[Any, Any, Any]:
     return a, b, c
 
 
-def load_slices(geo: Geometry) -> tuple[int, int]:
-    """Rows of A and of B each load warp brings per stage (B is split over the cluster too)."""
-    return geo.tile_m // LOAD_WARPS, geo.tile_n // (LOAD_WARPS * geo.cluster_m)
+def load_slices(geo: Geometry, warps: int = LOAD_WARPS) -> tuple[int, int]:
+    """Rows of A and of B each of ``warps`` load warps brings per stage (B is split over the cluster too)."""
+    return geo.tile_m // warps, geo.tile_n // (warps * geo.cluster_m)
 
 
 def swizzled(base: Any, offset: int, layout: Any, dtype: Any = IN_DTYPE) -> Any:
@@ -103,6 +103,16 @@ class GlobalOperands(MemoryResource):
             m, n = cutlass.Int32(tile[1]), cutlass.Int32(tile[0])
         return m, n, cutlass.Int32(stage_info.loop_offset)
 
+    @consumer_work(returns=(m_block, n_block, k_block))
+    @cute.jit
+    def locate_in_unit(self, stage_info: StageInfo, *, tile: cutlass.Constexpr[int]) -> tuple:
+        """Ping-pong: the work unit covers two tiles stacked along M; name tile ``tile`` (0 or 1) of it."""
+        unit = stage_info.work_tile.tile_idx
+        m, n = cutlass.Int32(unit[0]), cutlass.Int32(unit[1])
+        if cutlass.const_expr(self.swap_mn):
+            m, n = cutlass.Int32(unit[1]), cutlass.Int32(unit[0])
+        return m * 2 + tile, n, cutlass.Int32(stage_info.loop_offset)
+
 
 @dataclass(kw_only=True)
 class SmemOperands(MemoryResource):
@@ -115,6 +125,7 @@ class SmemOperands(MemoryResource):
     geo: cutlass.Constexpr = None
     in_flight: cutlass.Constexpr[int] = 1  # WGMMA groups left outstanding when ``mma`` returns
     consumer_thread0: cutlass.Constexpr[int] = LOAD_WARPS * 32
+    load_warps: cutlass.Constexpr[int] = LOAD_WARPS  # warps of the task that fills this ring
     acc: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     _alloc_a: cutlass.Constexpr = field(init=False, default=None)
     _alloc_b: cutlass.Constexpr = field(init=False, default=None)
@@ -143,15 +154,15 @@ class SmemOperands(MemoryResource):
              k_block: cutlass.Int32) -> None:
         """Each load warp brings its slice of A's and B's rows into the acquired stage."""
         s_a, s_b = self._stages(stage_info)
-        rows_a, rows_b = load_slices(self.geo)
-        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx()) % LOAD_WARPS
+        rows_a, rows_b = load_slices(self.geo, self.load_warps)
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx()) % self.load_warps
         bar = cute.make_ptr(cutlass.Int64, stage_info.barrier.data_ptr(), mem_space=cute.AddressSpace.smem,
                             assumed_align=8)
         stage = stage_info.stage_idx
         tile_k = self.geo.tile_k
         # A: this warp's rows of the tile.
         dst_a = cute.flat_divide(s_a[(None, None, stage)], (rows_a, tile_k))[(None, None, warp, 0)]
-        src_a = cute.local_tile(self.g_a, (rows_a, tile_k), (m_block * LOAD_WARPS + warp, k_block))
+        src_a = cute.local_tile(self.g_a, (rows_a, tile_k), (m_block * self.load_warps + warp, k_block))
         t_sa, t_ga = cpasync.tma_partition(self.tma_a, 0, cute.make_layout(1), cute.group_modes(dst_a, 0, 2),
                                            cute.group_modes(src_a, 0, 2))
         cute.copy(self.tma_a, t_ga, t_sa, tma_bar_ptr=bar)
@@ -160,10 +171,10 @@ class SmemOperands(MemoryResource):
             piece = warp
         else:
             rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
-            piece = rank * LOAD_WARPS + warp
+            piece = rank * self.load_warps + warp
         dst_b = cute.flat_divide(s_b[(None, None, stage)], (rows_b, tile_k))[(None, None, piece, 0)]
         src_b = cute.local_tile(self.g_b, (rows_b, tile_k),
-                                (n_block * LOAD_WARPS * self.geo.cluster_m + piece, k_block))
+                                (n_block * self.load_warps * self.geo.cluster_m + piece, k_block))
         t_sb, t_gb = cpasync.tma_partition(self.tma_b, 0, cute.make_layout(1), cute.group_modes(dst_b, 0, 2),
                                            cute.group_modes(src_b, 0, 2))
         if cutlass.const_expr(self.geo.cluster_m == 1):
@@ -183,7 +194,9 @@ class SmemOperands(MemoryResource):
         """Issue this stage's WGMMAs (4 x k16 bf16, or 4 x k32 fp8) and wait until ``in_flight`` groups remain."""
         mma_op = tiled_mma(self.geo)
         s_a, s_b = self._stages(stage_info)
-        wg = cute.arch.make_warp_uniform((cute.arch.thread_idx()[0] - self.consumer_thread0) // WARPGROUP_THREADS)
+        # The warpgroup's place in the tiled MMA (a ping-pong consumer is a tiled MMA of its own: always 0).
+        wg = cute.arch.make_warp_uniform((cute.arch.thread_idx()[0] - self.consumer_thread0) // WARPGROUP_THREADS
+                                         % self.geo.consumer_wgs)
         thr = mma_op.get_slice(wg * WARPGROUP_THREADS)
         frag_a = mma_op.make_fragment_A(thr.partition_A(s_a))
         frag_b = mma_op.make_fragment_B(thr.partition_B(s_b))
@@ -216,10 +229,13 @@ class OutputTile(MemoryResource):
     swap_mn: cutlass.Constexpr[bool] = False
     consumer_thread0: cutlass.Constexpr[int] = LOAD_WARPS * 32
     scale: Any = None  # fp8: scale_a·scale_b (a kernel argument), applied before the bf16 conversion
+    barrier_id: cutlass.Constexpr[int] = EPILOGUE_BARRIER_ID  # named barrier of this tile's warpgroup(s)
+    unit_tile: cutlass.Constexpr[int] = -1  # ping-pong: which tile (0, 1) of the two-tile work unit this is
     _alloc_c: cutlass.Constexpr = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self._alloc_c = SmemAllocation("c_buffers", self.geo.epilogue_bytes, alignment=1024)
+        suffix = "" if self.unit_tile < 0 else str(self.unit_tile)
+        self._alloc_c = SmemAllocation(f"c_buffers{suffix}", self.geo.epilogue_bytes, alignment=1024)
 
     def get_smem_requirements(self) -> list:
         return [self._alloc_c]
@@ -231,7 +247,7 @@ class OutputTile(MemoryResource):
 
     @cute.jit
     def _sync(self) -> None:
-        cute.arch.barrier(barrier_id=EPILOGUE_BARRIER_ID, number_of_threads=self.geo.consumer_threads)
+        cute.arch.barrier(barrier_id=self.barrier_id, number_of_threads=self.geo.consumer_threads)
 
     @producer_work
     @cute.jit
@@ -275,6 +291,8 @@ class OutputTile(MemoryResource):
         m, n = tile[0], tile[1]
         if cutlass.const_expr(self.swap_mn):
             m, n = tile[1], tile[0]
+        if cutlass.const_expr(self.unit_tile >= 0):
+            m = m * 2 + self.unit_tile
         buffers = self._buffers(stage_info)
         g_tile = cute.local_tile(self.g_c, (self.geo.tile_m, EPILOGUE_N),
                                  (m, n * self.geo.epilogue_parts + part))

@@ -26,11 +26,16 @@ from cutlass.experimental.task_scheduling.resources import (
 WARPGROUP_THREADS = 128
 
 
-def turn_pipeline(threads: int = WARPGROUP_THREADS) -> PipelineConfig:
-    """A one-slot thread-to-thread pipeline: every thread of one warpgroup hands, every thread of the other takes."""
+def turn_pipeline(threads: int = WARPGROUP_THREADS, cta_layout_vmnk: tuple[int, int, int, int] = (1, 1, 1, 1)
+                  ) -> PipelineConfig:
+    """A one-slot thread-to-thread pipeline: every thread of one warpgroup hands, every thread of the other takes.
+
+    The turn stays inside its CTA; ``cta_layout_vmnk`` only repeats the kernel's cluster shape, which TS
+    requires to be the same for every pipeline of a kernel.
+    """
     return PipelineConfig.create_async_async_pipeline_cfg(
         num_stages=1, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, threads),
-        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, threads), cta_layout_vmnk=(1, 1, 1, 1))
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, threads), cta_layout_vmnk=cta_layout_vmnk)
 
 
 @dataclass(kw_only=True)

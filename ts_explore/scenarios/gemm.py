@@ -8,11 +8,14 @@ A load task (one warpgroup, TMA) fills a ring of A/B stages; one or two
 consumer warpgroups wait for a stage, issue WGMMA into register
 accumulators, release stages, and write C through shared memory with TMA
 stores. The same ``build`` records the CPU view and runs inside the kernel.
+``mode=PINGPONG`` builds the ping-pong task set of :mod:`.gemm_pingpong`
+instead: two consumers on alternate tiles, each with its own ring.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from enum import Enum
 from typing import Any
 
 import cutlass.pipeline as pipeline
@@ -25,17 +28,26 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
 from ..verification.rules import AsyncReadRule
 from ..kernels.gemm_geometry import (
-    LOAD_WARPS, MAX_ACCUMULATORS, Cluster, DType, Geometry, Raster, Release, TileShape, k_blocks, launch_grid,
-    pick_tile,
+    LOAD_WARPS, MAX_ACCUMULATORS, Cluster, DType, GemmMode, Geometry, Raster, Release, TileShape, k_blocks,
+    launch_grid, pick_tile,
 )
 from ..kernels.gemm_resources import GlobalOperands, OutputTile, SmemOperands
 from ..model import QueueKind
 from .base import BuildContext, Built, Scenario, knob, register
 from ..model.plan import DeviceLimits
 from .common import clc_scheduler_task, instance_value, require, runtime, tensor, viewpoint
+from . import gemm_pingpong as pingpong
 
 LOAD_REGISTERS, MMA_REGISTERS = 40, 232  # setmaxnreg per warpgroup: 40 x 128 + 232 x 256 <= 64 K
+SIMULATION_SAFE_K_BLOCKS = 16  # ping-pong: TS's credit simulation runs out of steps past this (see _pingpong_notes)
 CLC_MMA_REGISTERS = 168  # a 13th (scheduler) warp drops the default to 128 per thread: warpgroups must average <= 128
+
+
+class GemmFault(str, Enum):
+    """A mistake to plant when learning to debug the ping-pong order."""
+
+    NONE = "none"
+    PINGPONG_BROKEN = "both consumers wait for the turn before either hands it over (deadlock)"
 
 
 @dataclass(frozen=True)
@@ -53,6 +65,11 @@ class HopperGemm:
                              "busy at once share operand tiles in L2; 1: plain raster order")
     release: Release = Release.LAGGED
     dtype: DType = DType.BF16
+    mode: GemmMode = knob(GemmMode.COOPERATIVE, label="consumer mode",
+                          help="cooperative: the warpgroups split each tile; ping-pong: each owns alternate whole "
+                               "tiles, one's mainloop runs under the other's epilogue")
+    fault: GemmFault = knob(GemmFault.NONE, label="fault (for debugging)",
+                            help="a deliberate mistake: the verifier reports it with a counterexample")
     m: int = knob(512, min=1, max=65536, label="M (CPU view)")
     n: int = knob(512, min=8, max=65536, step=8, label="N (CPU view)")
     k: int = knob(256, min=8, max=65536, step=8, label="K (CPU view)",
@@ -81,7 +98,7 @@ class HopperGemm:
         cfg = self.resolved()
         tm, tn = cfg.tile.mn
         return Geometry(tile_m=tm, tile_n=tn, stages=cfg.stages, consumer_wgs=cfg.consumer_wgs,
-                        cluster_m=cfg.cluster.m, dtype=cfg.dtype)
+                        cluster_m=cfg.cluster.m, dtype=cfg.dtype, pingpong=cfg.mode is GemmMode.PINGPONG)
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -99,9 +116,14 @@ class HopperGemm:
 
 def check(cfg: HopperGemm) -> None:
     """Refuse combinations the kernel cannot run, naming the fix (``tile='by shape'``: the CPU view's pick)."""
+    if cfg.mode is GemmMode.PINGPONG:
+        _check_pingpong(cfg)
+    require(cfg.fault is GemmFault.NONE or cfg.mode is GemmMode.PINGPONG,
+            f"fault {cfg.fault.value!r} breaks the ping-pong order, which the cooperative mode does not have",
+            "use mode=ping-pong, or fault=none", "mode")
     cfg = cfg.resolved()
     geo = cfg.geometry()
-    require(geo.tile_m >= 64 * cfg.consumer_wgs,
+    require(geo.tile_m >= 64 * cfg.consumer_wgs or geo.pingpong,
             f"tile {cfg.tile.value} has {geo.tile_m} rows: one 64-row WGMMA for each of {cfg.consumer_wgs} "
             "consumer warpgroups does not fit", "use consumer_wgs=1 with a 64-row tile")
     require(geo.accumulators_per_thread <= MAX_ACCUMULATORS,
@@ -109,8 +131,9 @@ def check(cfg: HopperGemm) -> None:
             f"{geo.accumulators_per_thread} fp32 accumulators per thread, more than the {MAX_ACCUMULATORS} "
             "that fit beside the addresses in 232 registers", "use consumer_wgs=2 or tile 128x128x64")
     require(cfg.stages <= geo.max_stages(),
-            f"{cfg.stages} stages x {geo.stage_bytes} B + {geo.epilogue_bytes} B of epilogue buffers exceed "
-            "227 KiB of shared memory per CTA", f"use stages <= {geo.max_stages()}")
+            f"{'2 rings x ' if geo.pingpong else ''}{cfg.stages} stages x {geo.stage_bytes} B + "
+            f"{geo.epilogue_bytes} B of epilogue buffers exceed "
+            "227 KiB of shared memory per CTA", f"use stages <= {geo.max_stages()}", "stages")
     require(cfg.stages >= 2, f"stages={cfg.stages} leaves the load task nothing to fill while WGMMA reads",
             "use stages >= 2")
     require(cfg.swizzle == 1 or cfg.persistence is QueueKind.STATIC,
@@ -127,22 +150,49 @@ def check(cfg: HopperGemm) -> None:
             f"pick block < {cfg.ctas_launched()}")
 
 
+def _check_pingpong(cfg: HopperGemm) -> None:
+    """What ping-pong needs: two consumer warpgroups, a tile one warpgroup holds, a queue it can walk."""
+    require(cfg.tile is not TileShape.BY_SHAPE,
+            "tile 'by shape' picks a tile for the cooperative mode; ping-pong gives each warpgroup a whole tile",
+            "use mode=ping-pong with tile 128x128x64 or 64x256x64", "tile")
+    require(cfg.consumer_wgs == 2,
+            f"ping-pong alternates tiles between two consumer warpgroups; consumer_wgs={cfg.consumer_wgs}",
+            "use consumer_wgs=2 (or mode=cooperative)", "consumer_wgs")
+    geo = cfg.geometry()
+    require(geo.accumulators_per_thread <= MAX_ACCUMULATORS,
+            f"ping-pong tile {cfg.tile.value} in one warpgroup needs {geo.accumulators_per_thread} fp32 "
+            f"accumulators per thread, more than the {MAX_ACCUMULATORS} that fit beside the addresses in the 168 "
+            "registers a thread of the 384-thread CTA has", "use tile 128x128x64 or 64x256x64 with ping-pong", "tile")
+    require(cfg.persistence is not QueueKind.CLC,
+            "ping-pong with CLC would need a 13th (scheduler) warp, which leaves 128 registers per thread, too few "
+            "beside a whole tile's 128 accumulators (and CLC runs on no GPU with WGMMA)",
+            "use persistence=static or none with ping-pong", "persistence")
+
+
 def async_reads(cfg: HopperGemm) -> AsyncReads:
     """What the kernel's WGMMA does that TS cannot see, for the async-read rule."""
     return AsyncReads(resource="smem_ab", issue="mma", in_flight=cfg.release.in_flight, drains=("drain",))
 
 
-def _pipeline(cfg: HopperGemm, geo: Geometry) -> PipelineConfig:
+def pingpong_async_reads(cfg: HopperGemm) -> tuple[AsyncReads, ...]:
+    """Ping-pong: each consumer's WGMMA reads its own ring (``ring0`` for mma0, ``ring1`` for mma1)."""
+    return tuple(AsyncReads(resource=f"ring{c}", issue="mma", in_flight=cfg.release.in_flight, drains=("drain",))
+                 for c in range(pingpong.CONSUMERS))
+
+
+def _pipeline(cfg: HopperGemm, geo: Geometry, consumer_wgs: int | None = None) -> PipelineConfig:
     """TmaAsync: the four load warps each bring a quarter of a stage; every consumer warp releases it
-    (to both CTAs of a 2x1 cluster, whose TMA multicasts write into it)."""
+    (to both CTAs of a 2x1 cluster, whose TMA multicasts write into it). A ping-pong ring has one
+    consumer warpgroup."""
+    consumer_wgs = cfg.consumer_wgs if consumer_wgs is None else consumer_wgs
     return PipelineConfig.create_tma_async_pipeline_cfg(
         num_stages=cfg.stages, num_bytes=geo.stage_bytes,
         producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.consumer_wgs * 4 * geo.cluster_m),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_wgs * 4 * geo.cluster_m),
         cta_layout_vmnk=(1, geo.cluster_m, 1, 1),
         producer_signaling_threads=SignalingThreads.TaskWarpLeader,
         advance_on_wait=cfg.release is Release.LAGGED,
-        num_bytes_per_warp_per_cta=geo.stage_bytes // LOAD_WARPS)
+        num_bytes_per_warp_per_cta=geo.stage_bytes // geo.load_warps)
 
 
 def _queue(cfg: HopperGemm, ctx: BuildContext, threads: int) -> WorkQueue | None:
@@ -170,6 +220,8 @@ def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
     n_k = runtime(ctx, "k_blocks", k_blocks(cfg.k, geo.tile_k))
     swap = cfg.raster is Raster.ALONG_N and cfg.persistence is QueueKind.NONE
     consumer0 = LOAD_WARPS * 32
+    if geo.pingpong:
+        return _build_pingpong(cfg, ctx, geo, where, n_k, swap)
     src = GlobalOperands(name="global_ab", swap_mn=swap)
     smem = SmemOperands(name="smem_ab", pipeline_config=_pipeline(cfg, geo), geo=geo, in_flight=cfg.release.in_flight,
                         tma_a=tensor(ctx, "tma_a"), tma_b=tensor(ctx, "tma_b"), g_a=tensor(ctx, "g_a"),
@@ -260,16 +312,44 @@ def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
                  rules=(AsyncReadRule(async_reads(cfg)),))
 
 
+def _build_pingpong(cfg: HopperGemm, ctx: BuildContext, geo: Geometry, where: Any, n_k: Any, swap: bool) -> Built:
+    """Loaders ``load0``/``load1`` and consumers ``mma0``/``mma1`` on alternate tiles (see ``gemm_pingpong``)."""
+    src = GlobalOperands(name="global_ab", swap_mn=swap)
+    rings = [SmemOperands(name=f"ring{c}", pipeline_config=_pipeline(cfg, geo, consumer_wgs=1),
+                          geo=geo.consumer_view(), in_flight=cfg.release.in_flight, tma_a=tensor(ctx, "tma_a"),
+                          tma_b=tensor(ctx, "tma_b"), g_a=tensor(ctx, "g_a"), g_b=tensor(ctx, "g_b"),
+                          consumer_thread0=pingpong.consumer_warp(c) * 32, load_warps=geo.load_warps)
+             for c in range(pingpong.CONSUMERS)]
+    outs = pingpong.output_tiles(geo, swap, tensor(ctx, "tma_c"), tensor(ctx, "g_c"), runtime(ctx, "scale", None))
+    turn01, turn10 = pingpong.turns(geo.cluster_m)
+    allocator = SmemAllocator()
+    for resource in (*rings, *outs):
+        allocator.add_resource(resource)
+    allocator.compute_layout()
+    wq = _queue(cfg, ctx, geo.threads)
+    extra = [wq] if wq is not None else []
+    tasks = pingpong.tasks(src, rings, outs, turn01, turn10, wq, n_k, release=cfg.release,
+                           broken_turn=cfg.fault is GemmFault.PINGPONG_BROKEN)
+    graph: dict[Any, list[Any]] = {ring: [src, *extra] for ring in rings}
+    graph.update({out: [ring, *extra] for ring, out in zip(rings, outs)})
+    graph.update({turn01: [rings[0]], turn10: [rings[1]]})
+    return Built(tasks=tasks, resource_dependency_graph=graph, task_manager_kwargs={"smem_allocator": allocator},
+                 notes=() if ctx.on_gpu else _notes(cfg, geo, where), not_modelled=(SCOPE_NOTE,),
+                 rules=tuple(AsyncReadRule(r) for r in pingpong_async_reads(cfg)))
+
+
 def _notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False) -> tuple[str, ...]:
     tiles_m, tiles_n = -(-cfg.m // geo.tile_m), -(-cfg.n // geo.tile_n)
     notes = [
         f"CPU view: C[{cfg.m} x {cfg.n}] = A[{cfg.m} x {cfg.k}] · B[{cfg.n} x {cfg.k}]ᵀ, {tiles_m} x {tiles_n} "
         f"output tiles of {geo.tile_m} x {geo.tile_n}, {k_blocks(cfg.k, geo.tile_k)} k-blocks of {geo.tile_k} "
         "per tile",
-        f"{cfg.stages} A/B stages x {geo.stage_bytes // 1024} KiB + {geo.epilogue_bytes // 1024} KiB of epilogue "
+        f"{'2 rings x ' if geo.pingpong else ''}{cfg.stages} A/B stages x {geo.stage_bytes // 1024} KiB + "
+        f"{geo.epilogue_bytes // 1024} KiB of epilogue "
         f"buffers = {geo.smem_bytes // 1024} KiB of shared memory; "
         f"{geo.accumulators_per_thread} fp32 accumulators per consumer thread",
         f"release: {cfg.release.value}",
+        *_pingpong_notes(cfg, geo),
         "TS does not model WGMMA's asynchronous shared-memory reads; the async-read rule checks the releases",
     ]
     if cfg.dtype is DType.FP8:
@@ -277,10 +357,11 @@ def _notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False) -
                      "multiplies the fp32 accumulators by scale_a·scale_b before the bf16 conversion")
     if by_shape:
         notes.append(f"tile by shape: {pick_tile(cfg.shape, cfg.ctas or DeviceLimits.h200().sms).text}")
+    unit = "work units of two tiles" if geo.pingpong else "tiles"
     if cfg.persistence is QueueKind.STATIC:
         order = f"in groups of {cfg.swizzle} tile {'columns' if cfg.raster is Raster.ALONG_M else 'rows'}, " \
             if cfg.swizzle > 1 else ""
-        notes.append(f"CTA {where.block} of {cfg.ctas_launched()} persistent CTAs walks tiles "
+        notes.append(f"CTA {where.block} of {cfg.ctas_launched()} persistent CTAs walks {unit} "
                      f"{where.block}, {where.block}+{cfg.ctas_launched()}, ... ({order}{cfg.raster.value})")
     elif cfg.persistence is QueueKind.CLC:
         notes.append("CLC hands tiles out at run time; it needs sm_100+, where WGMMA does not exist: "
@@ -290,6 +371,24 @@ def _notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False) -
     return tuple(notes)
 
 
+def _pingpong_notes(cfg: HopperGemm, geo: Geometry) -> list[str]:
+    if not geo.pingpong:
+        return []
+    notes = [f"ping-pong: each work unit is two {geo.tile_m}x{geo.tile_n} tiles stacked along M; mma0 (warps 4-7) "
+             "owns the upper, mma1 (warps 8-11) the lower; they hand the mainloop turn to each other through "
+             "turn01 and turn10, so one's epilogue runs under the other's mainloop",
+             f"each consumer has its own ring of {cfg.stages} A/B stages, filled by its own load task (load0: "
+             "warps 0-1, load1: warps 2-3): TS lowers one k-loop per task, so one loader cannot feed both"]
+    if k_blocks(cfg.k, geo.tile_k) > SIMULATION_SAFE_K_BLOCKS:
+        notes.append(f"{k_blocks(cfg.k, geo.tile_k)} k-blocks per tile: TS's credit simulation stops after its longest task's "
+                     "schedule + 100 steps, and the ping-pong order runs the two mainloops one after the other, so "
+                     "past 16 k-blocks it stops before the waiting consumer has released its ring and reports the "
+                     "ring unbalanced (the exhaustive search finds no deadlock or race); verify with K <= 1024")
+    if cfg.fault is GemmFault.PINGPONG_BROKEN:
+        notes.append(f"planted fault: {cfg.fault.value}")
+    return notes
+
+
 SCENARIO = register(Scenario(
     name="hopper_gemm",
     title="Hopper WGMMA GEMM (bf16 or fp8 e4m3, fp32 accumulate)",
@@ -297,6 +396,8 @@ SCENARIO = register(Scenario(
     build_fn=build,
     check_fn=check,
     description="C = A·Bᵀ: a TMA load warpgroup fills A/B stages; WGMMA consumer warpgroups accumulate in "
-                "registers, release each stage one k-block late and store C through shared memory with TMA.",
+                "registers, release each stage one k-block late and store C through shared memory with TMA; "
+                "cooperative (the warpgroups split a tile) or ping-pong (each owns alternate tiles, one's "
+                "epilogue under the other's mainloop).",
     kernel="ts_explore.kernels.gemm",
 ))

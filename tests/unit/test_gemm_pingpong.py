@@ -1,0 +1,153 @@
+"""hopper_gemm in ping-pong mode on the CPU: two consumers own alternate tiles, the checker proves the order,
+a broken order deadlocks with a counterexample, the async-read rule covers both consumers, and it compiles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scenario_support import captured, ident
+from ts_explore.analysis.async_reads import check_async_reads
+from ts_explore.app.drawings import dependency_graph, schedule_graph
+from ts_explore.kernels import gemm
+from ts_explore.kernels.gemm_geometry import (
+    Cluster, GemmMode, Geometry, Release, TileShape, tile_order, work_tile_counts,
+)
+from ts_explore.model import QueueKind
+from ts_explore.model.plan import DeviceLimits
+from ts_explore.scenarios import get
+from ts_explore.scenarios.choices import adjust
+from ts_explore.scenarios.gemm import GemmFault, pingpong_async_reads
+from ts_explore.verification.verify import verify
+
+SC = get("hopper_gemm")
+PP = dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=3)
+
+PROVEN: list[dict[str, Any]] = [
+    PP,
+    dict(PP, tile=TileShape.T64x256, stages=2),
+    dict(PP, cluster=Cluster.C2x1, swizzle=4),
+    dict(PP, persistence=QueueKind.NONE),
+    dict(PP, release=Release.AFTER_WAIT),
+]
+
+
+@pytest.mark.parametrize("overrides", PROVEN, ids=ident)
+def test_ping_pong_records_two_consumers_on_their_own_rings_and_is_proven_safe(overrides: dict[str, Any]) -> None:
+    cfg = SC.config(**overrides)
+    ts = captured(SC, cfg)
+    assert [t.name for t in ts.tasks] == ["load0", "load1", "mma0", "mma1"]
+    assert [(t.warp_start, t.num_warps) for t in ts.tasks][2:] == [(4, 4), (8, 4)]
+    verdict = verify(**SC.build(cfg).verify_kwargs())
+    assert verdict.status.value == "safe", verdict.summary()
+    notes = " ".join(SC.build(cfg).notes)
+    assert "turn01" in notes and "ring of" in notes
+
+
+def test_switching_the_default_config_to_ping_pong_moves_tile_and_stages_to_a_proven_view() -> None:
+    cfg, notes = adjust(SC, SC.config(mode=GemmMode.PINGPONG), keep="mode")
+    assert (cfg.tile, cfg.stages) == (TileShape.T128x128, 3), notes
+    assert len(notes) == 2 and "accumulators" in notes[0] and "shared memory" in notes[1]
+    built = SC.build(cfg)
+    assert verify(**built.verify_kwargs()).status.value == "safe"
+    ts = captured(SC, cfg)
+    assert "turn01" in dependency_graph(ts).source and "turn10" in schedule_graph(built.tasks[2]).source
+
+
+def test_a_broken_ping_pong_order_deadlocks_with_a_counterexample() -> None:
+    cfg = SC.config(**PP, fault=GemmFault.PINGPONG_BROKEN)
+    verdict = verify(**SC.build(cfg).verify_kwargs())
+    assert verdict.status.value == "unsafe"
+    dead = verdict.deadlocks[0]
+    assert dead.interleaving is not None and set(dead.cycle) == {"mma0", "mma1"}
+    assert {(b.task, b.resource) for b in dead.blocked} >= {("mma0", "turn10"), ("mma1", "turn01")}
+    with pytest.raises(ValueError, match="fault=none"):
+        gemm.compile(SC, cfg, arch="sm_90a")
+
+
+def test_the_async_read_rule_covers_both_consumers_wgmma_reads() -> None:
+    cfg = SC.config(**PP, release=Release.PREMATURE)
+    ts = captured(SC, cfg)
+    early = {spec.resource: check_async_reads(ts, spec) for spec in pingpong_async_reads(cfg)}
+    assert {r: {f.task for f in report.findings} for r, report in early.items()} == {"ring0": {"mma0"},
+                                                                                     "ring1": {"mma1"}}
+    assert verify(**SC.build(cfg).verify_kwargs()).status.value == "unsafe"
+    lagged = captured(SC, SC.config(**PP))
+    assert all(check_async_reads(lagged, spec).safe for spec in pingpong_async_reads(SC.config(**PP)))
+
+
+REFUSED: list[tuple[dict[str, Any], str]] = [
+    (dict(PP, tile=TileShape.T128x256), "tile 128x128x64 or 64x256x64"),
+    (dict(PP, tile=TileShape.T256x128), "tile 128x128x64 or 64x256x64"),
+    (dict(PP, consumer_wgs=1), "consumer_wgs=2"),
+    (dict(PP, stages=4), "stages <= 3"),
+    (dict(PP, tile=TileShape.BY_SHAPE), "128x128x64 or 64x256x64"),
+    (dict(PP, persistence=QueueKind.CLC), "persistence=static or none"),
+    (dict(fault=GemmFault.PINGPONG_BROKEN), "mode=ping-pong"),
+]
+
+
+@pytest.mark.parametrize("overrides, fix", REFUSED, ids=[ident(o) for o, _ in REFUSED])
+def test_what_ping_pong_cannot_run_is_refused_with_the_fix(overrides: dict[str, Any], fix: str) -> None:
+    with pytest.raises(ValueError, match=fix):
+        SC.check(SC.config(**overrides))
+
+
+def test_the_launch_plan_walks_units_of_two_tiles() -> None:
+    cfg = SC.config(**PP)
+    geo = cfg.geometry()
+    assert geo.threads == 384 and geo.accumulators_per_thread == 128 and geo.smem_bytes <= 227 * 1024
+    assert work_tile_counts((1000, 1032, 520), geo) == (4, 9)  # 8 tile rows of 128 -> 4 units of 256 rows
+    plan = gemm.plan(cfg, (1000, 1032, 520), DeviceLimits.h200())
+    assert plan.ctas == 36 and plan.threads == 384
+    assert any("work units of two 128-row tiles" in a for a in plan.assumptions)
+    big = gemm.plan(cfg, (8192, 8192, 8192), DeviceLimits.h200())
+    assert big.ctas == 132 and sum(i.iterations * len(i.ctas[0]) for i in big.instances) == 32 * 64
+    assert Geometry(128, 128, 3, 2).work_tile_m == 128 and geo.work_tile_m == 256
+    # both tiles of a unit share its hand-out number: CTA c's stream is unit c (mma0, mma1), unit c + C, ...
+    assert tile_order((512, 512, 64), geo) == [[0, 2, 4, 6], [0, 2, 4, 6], [1, 3, 5, 7], [1, 3, 5, 7]]
+
+
+def test_the_ping_pong_kernel_compiles_for_sm90a_and_builds_the_recorded_tasks() -> None:
+    from test_kernel_trace import same_shape
+
+    from ts_explore.kernels.build import resources
+    from ts_explore.reader import capture_task_set
+
+    cfg = SC.config(**PP)
+    seen: list[Any] = []
+    fn = gemm.compile(SC, cfg, arch="sm_90a",
+                      on_built=lambda b: seen.append(capture_task_set(b.tasks, b.resource_dependency_graph)))
+    assert fn is not None and len(seen) == 1
+    same_shape(captured(SC, cfg), seen[0])
+    used = resources(fn)
+    assert used is not None and used.frame_bytes == 0 and used.registers <= 168, used  # 128 accumulators, no spills
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("overrides", [dict(PP, tile=TileShape.T64x256, stages=2, cluster=Cluster.C2x1, swizzle=8),
+                                       dict(PP, cluster=Cluster.C2x1)], ids=ident)
+def test_the_other_ping_pong_kernels_compile_traced(overrides: dict[str, Any]) -> None:
+    from ts_explore.model.timeline import TraceSpec
+
+    assert gemm.compile(SC, SC.config(**overrides), arch="sm_90a", trace=TraceSpec()) is not None
+
+
+def test_one_k_block_per_tile_is_not_proven_and_says_why() -> None:
+    """With one k-block a loader may run 3 units ahead on its 3 stages; the tile-shift bound then needs 7 tiles."""
+    verdict = verify(**SC.build(SC.config(**PP, k=64)).verify_kwargs())
+    assert verdict.status.value != "safe" and "7 tiles" in verdict.summary()
+    assert verify(**SC.build(SC.config(**PP, k=128)).verify_kwargs()).status.value == "safe"
+
+
+def test_past_16_k_blocks_ts_credit_simulation_runs_out_of_steps_and_the_view_says_so() -> None:
+    """TS simulates max(schedule length) + 100 lock-step rounds; ping-pong serialises the two mainloops, so with
+    20 k-blocks the simulation stops while mma1 still holds ring1 and reports it unbalanced. The exhaustive
+    search finds nothing; the note tells the user why and what to do."""
+    at_16, at_20 = (verify(**SC.build(SC.config(**PP, k=k)).verify_kwargs()) for k in (1024, 1280))
+    assert at_16.status.value == "safe"
+    assert at_20.status.value == "unsafe" and at_20.runs and not at_20.deadlocks and not at_20.races
+    assert "ring1 never matched by a release" in at_20.summary().replace("acquire(s) of ", "")
+    assert any("credit simulation stops" in n for n in SC.build(SC.config(**PP, k=1280)).notes)
+    assert not any("credit simulation stops" in n for n in SC.build(SC.config(**PP, k=1024)).notes)
