@@ -1,0 +1,28 @@
+"""Per-shape tuning: measure candidate configs at each shape on the sweep's cluster, keep each shape's fastest.
+
+``ts_explore.tune(...)`` is :func:`.run.tune`; the table it writes
+(:mod:`.table`) lives in the user's cache, one file per scenario, GPU and
+driver, and ``ts_explore.launch`` reads it (:mod:`ts_explore.gpu.tuned`).
+Modules: ``candidates`` (shapes and candidate configs), ``table`` (the file,
+the picks, the DataFrame), ``run`` (the tuning sweep), ``command``
+(``ts-explore tune``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_NAMES = {"tune": "run", "TuneSweep": "run", "TuningTable": "table", "Pick": "table", "find": "table",
+          "TuneError": "candidates", "PRESETS": "candidates"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = sorted(_NAMES)

@@ -1,0 +1,73 @@
+"""``ts-explore tune SCENARIO --shapes MxNxK ... [--configs FILE|PRESET] [--workers N] [--fresh]``.
+
+Exit codes: 0 every shape has a pick, 1 some shape has none (nothing proven and
+correct measured there) or cells failed, 2 usage errors (bad ``--shapes``,
+unknown scenario, bad ``--configs``, no GPU, missing packages).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``tune`` on the ``ts-explore`` sub-command parser."""
+    p = sub.add_parser("tune", help="measure proven configs per GEMM shape on the GPU(s); keep each shape's fastest")
+    p.add_argument("scenario", help="catalog name of a scenario with a GPU kernel (e.g. hopper_gemm)")
+    p.add_argument("--shapes", nargs="+", required=True, metavar="MxNxK", help="shapes to tune, e.g. 4096x4096x4096")
+    p.add_argument("--configs", metavar="FILE|PRESET", default=None,
+                   help="candidate configs: a preset (hopper_gemm: quick, default) or a JSON list of settings")
+    p.add_argument("--workers", type=int, help="GPUs to use (default: every visible one, one Dask worker each)")
+    p.add_argument("--fresh", action="store_true", help="forget the table's rows and measure everything again")
+    p.add_argument("--reps", type=int, default=20, help="timed repetitions per launch")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per cell (verification, each launch step)")
+    p.add_argument("--cache-dir", help="where tuning/ goes (default: $XDG_CACHE_HOME/ts-explore or ~/.cache/...)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``tune`` command; usage problems print one line naming the fix and return 2."""
+    from ..sweeps.cluster import SweepError
+    from .candidates import TuneError, candidates, parse_shapes
+
+    try:
+        from ..scenarios import get
+
+        try:
+            sc = get(args.scenario)
+        except KeyError as exc:
+            raise TuneError(f"{exc.args[0]}; list the catalog with `ts-explore launch --list`") from None
+        shapes = parse_shapes(args.shapes)
+        candidates(sc.name, args.configs)  # a bad --configs is a usage error before any cluster starts
+        from ..sweeps.cluster import require_packages
+
+        require_packages()
+        from .run import tune
+
+        table = tune(sc, shapes, args.configs, workers=args.workers, cache_dir=args.cache_dir,
+                     progress=not args.quiet, fresh=args.fresh, reps=args.reps, timeout=args.timeout)
+    except (TuneError, SweepError) as exc:
+        print(f"ts-explore tune: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(table.summary())
+    from .table import shape_text
+
+    missing = [shape_text(s) for s in shapes if table.pick(s) is None]
+    failed = 0
+    if table.last_run is not None and len(table.last_run):
+        failed = int((table.last_run["status"] == "failed").sum())
+        for _, row in table.last_run[table.last_run["status"] == "failed"].head(5).iterrows():
+            print(f"failed: {row['shape']}: {row['reason']} (re-run to measure it again)", file=sys.stderr)
+    if missing:
+        print(f"no pick for {', '.join(missing)}: no candidate there was proven, correct and measured",
+              file=sys.stderr)
+    return EXIT_FAIL if missing or failed else EXIT_OK
+
+
+__all__ = ["EXIT_FAIL", "EXIT_OK", "EXIT_USAGE", "add_parser", "run"]
