@@ -15,7 +15,7 @@ import tune_fakes
 from tune_fakes import FAKE, fake_launch
 from ts_explore.cli import main
 from ts_explore.tuning import run as tuning_run
-from ts_explore.tuning.table import TuningTable
+from ts_explore.gpu.tuning_table import TuningTable
 
 cloudpickle.register_pickle_by_value(tune_fakes)
 GPU = {"gpu": "Fake GPU", "driver": "1.0"}

@@ -2,7 +2,7 @@
 
 ``launch("hopper_gemm", sizes=[shape])`` with no config (or the scenario's
 default config, and no overrides) looks the shape up in this GPU's tuning
-table (:mod:`ts_explore.tuning.table`, written by ``ts_explore.tune``); a
+table (:mod:`.tuning_table`, written by ``ts_explore.tune``); a
 size with a pick runs the picked config, a size without one the default. An
 explicit config always wins, and ``tuned=False`` turns the lookup off. The
 launch result says which pick each size used (``LaunchResult.tuned``).
@@ -28,7 +28,7 @@ class SizePick:
 @functools.lru_cache(maxsize=1)
 def this_gpu() -> tuple[str, str]:
     """(GPU name, driver version) of the device launches use, as the tuning tables are named by."""
-    from ..sweeps.cluster import gpu_identity
+    from .probe import gpu_identity
 
     found = gpu_identity()
     return found["gpu"], found["driver"]
@@ -48,7 +48,7 @@ def size_picks(sc: Scenario, default: Any, sizes: tuple[Any, ...], cache_dir: An
     version) is passed over for the default, and the note says so.
     """
     from ..scenarios.knobs import ConfigError, configure
-    from ..tuning.table import find, shape_text, tuning_dir
+    from .tuning_table import find, shape_text, tuning_dir
 
     folder = tuning_dir(cache_dir)
     if not folder.is_dir() or not any(folder.glob(f"{sc.name}.*.json")):

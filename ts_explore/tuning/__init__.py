@@ -1,11 +1,10 @@
 """Per-shape tuning: measure candidate configs at each shape on the sweep's cluster, keep each shape's fastest.
 
 ``ts_explore.tune(...)`` is :func:`.run.tune`; the table it writes
-(:mod:`.table`) lives in the user's cache, one file per scenario, GPU and
-driver, and ``ts_explore.launch`` reads it (:mod:`ts_explore.gpu.tuned`).
-Modules: ``candidates`` (shapes and candidate configs), ``table`` (the file,
-the picks, the DataFrame), ``run`` (the tuning sweep), ``command``
-(``ts-explore tune``).
+(:mod:`ts_explore.gpu.tuning_table`, in the GPU layer because ``launch``
+reads it through :mod:`ts_explore.gpu.tuned`) lives in the user's cache, one
+file per scenario, GPU and driver. Modules: ``candidates`` (shapes and
+candidate configs), ``run`` (the tuning sweep), ``command`` (``ts-explore tune``).
 """
 
 from __future__ import annotations
@@ -13,8 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_NAMES = {"tune": "run", "TuneSweep": "run", "TuningTable": "table", "Pick": "table", "find": "table",
-          "TuneError": "candidates", "PRESETS": "candidates"}
+_NAMES = {"tune": "run", "TuneSweep": "run", "TuneError": "candidates", "PRESETS": "candidates"}
 
 
 def __getattr__(name: str) -> Any:

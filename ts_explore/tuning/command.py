@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"ts-explore tune: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(table.summary())
-    from .table import shape_text
+    from ..gpu.tuning_table import shape_text
 
     missing = [shape_text(s) for s in shapes if table.pick(s) is None]
     failed = 0

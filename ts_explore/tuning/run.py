@@ -10,7 +10,7 @@ it only when SAFE (the launch gate proves the launched instances too), checks
 its output and times it. The cluster is the sweep's (one worker per GPU), and
 so are the progress line and the handling of a worker that dies (its cell is a
 failed row, the others go on). Each row goes into the tuning table
-(:mod:`.table`) as it lands; a re-run skips the (shape, candidate) pairs the
+(:mod:`ts_explore.gpu.tuning_table`) as it lands; a re-run skips the (shape, candidate) pairs the
 table holds, unless ``fresh``.
 """
 
@@ -26,8 +26,8 @@ from ..sweeps.engine import DEFAULT_TIMEOUT_S, Sweep
 from ..sweeps.grid import Cell, cell_value
 from ..scenarios.knobs import knobs
 from .candidates import TuneError, candidates, parse_shapes
-from .table import MEASURED, UNPROVEN, WRONG, TuningTable, shape_text
-from .table import REFUSED as TABLE_REFUSED
+from ..gpu.tuning_table import MEASURED, UNPROVEN, WRONG, TuningTable, shape_text
+from ..gpu.tuning_table import REFUSED as TABLE_REFUSED
 
 
 class TuneSweep(Sweep):

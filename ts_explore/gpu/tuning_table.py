@@ -1,7 +1,7 @@
 """The tuning table: every measured (shape, config) of one scenario on one GPU and driver, and the pick per shape.
 
 One JSON file per scenario, GPU name and driver version, under the user's
-cache folder (:func:`ts_explore.sweeps.cache.cache_root`: ``$TS_EXPLORE_CACHE_DIR``,
+cache folder (:func:`ts_explore.gpu.user_cache.cache_root`: ``$TS_EXPLORE_CACHE_DIR``,
 else ``$XDG_CACHE_HOME/ts-explore``, else ``~/.cache/ts-explore``) in ``tuning/``.
 A row is written the moment it lands (the whole file is rewritten through a
 temporary file and renamed, so a crash leaves the previous table), so an
@@ -64,7 +64,7 @@ def file_name(scenario: str, gpu: str, driver: str) -> str:
 
 def tuning_dir(cache_dir: str | Path | None = None) -> Path:
     """Where tables live: ``cache_dir`` when given, else the user's ts-explore cache folder, in ``tuning/``."""
-    from ..sweeps.cache import cache_root
+    from .user_cache import cache_root
 
     return (Path(cache_dir).expanduser() if cache_dir is not None else cache_root()) / "tuning"
 
