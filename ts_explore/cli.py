@@ -378,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .sweeps import command as sweep_command
     sweep_command.add_parser(sub, load_target)
     from .tuning import command as tune_command
-    tune_command.add_parser(sub)
+    tune_command.add_parser(sub, load_target)
     return parser
 
 

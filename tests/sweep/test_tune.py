@@ -135,9 +135,8 @@ def test_cli_tunes_and_prints_the_picks(client: Any, monkeypatch: pytest.MonkeyP
                                                                  engine=fake_launch))
     configs = tmp_path / "configs.json"
     configs.write_text('[{"speed": 3}, {"speed": 7}]')
-    assert main(["tune", "fake_tuned_gemm", "--shapes", *SHAPES, "--configs", str(configs), "-q"]) == 2  # not in the catalog
-    monkeypatch.setattr("ts_explore.scenarios.get", lambda name: FAKE)
-    assert main(["tune", "fake_tuned_gemm", "--shapes", *SHAPES, "--configs", str(configs), "-q"]) == 0
+    target = f"{Path(__file__).with_name('tune_fakes.py')}:FAKE"  # MODULE:ATTR of a Scenario
+    assert main(["tune", target, "--shapes", *SHAPES, "--configs", str(configs), "-q"]) == 0
     out = capsys.readouterr().out
     assert "256x256x64: speed=7: 700.0 TFLOP/s = 1.400x torch.matmul" in out
     assert "256x256x128: speed=3: 700.0 TFLOP/s" in out

@@ -14,10 +14,11 @@ from typing import Any
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register ``tune`` on the ``ts-explore`` sub-command parser."""
+def add_parser(sub: Any, load_target: Any = None) -> argparse.ArgumentParser:
+    """Register ``tune`` on the ``ts-explore`` sub-command parser (``load_target``: the CLI's ``MODULE:ATTR`` loader)."""
     p = sub.add_parser("tune", help="measure proven configs per GEMM shape on the GPU(s); keep each shape's fastest")
-    p.add_argument("scenario", help="catalog name of a scenario with a GPU kernel (e.g. hopper_gemm)")
+    p.add_argument("scenario", help="catalog name of a scenario with a GPU kernel (e.g. hopper_gemm), or "
+                                    "MODULE:ATTR of a Scenario")
     p.add_argument("--shapes", nargs="+", required=True, metavar="MxNxK", help="shapes to tune, e.g. 4096x4096x4096")
     p.add_argument("--configs", metavar="FILE|PRESET", default=None,
                    help="candidate configs: a preset (hopper_gemm: quick, default) or a JSON list of settings")
@@ -27,22 +28,21 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per cell (verification, each launch step)")
     p.add_argument("--cache-dir", help="where tuning/ goes (default: $XDG_CACHE_HOME/ts-explore or ~/.cache/...)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, load_target=load_target)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     """The ``tune`` command; usage problems print one line naming the fix and return 2."""
     from ..sweeps.cluster import SweepError
+    from ..sweeps.command import UsageError, _scenario
     from .candidates import TuneError, candidates, parse_shapes
 
     try:
-        from ..scenarios import get
-
         try:
-            sc = get(args.scenario)
-        except KeyError as exc:
-            raise TuneError(f"{exc.args[0]}; list the catalog with `ts-explore launch --list`") from None
+            sc = _scenario(args.scenario, getattr(args, "load_target", None))  # the command line's one resolver
+        except UsageError as exc:
+            raise TuneError(str(exc)) from None
         shapes = parse_shapes(args.shapes)
         candidates(sc.name, args.configs)  # a bad --configs is a usage error before any cluster starts
         from ..sweeps.cluster import require_packages
