@@ -55,14 +55,19 @@ def test_picks_fastest_proven_correct_and_resumes(client: Any, tmp_path: Path, c
     assert len(_measured(log)) == 10 and len(TuningTable("fake_tuned_gemm", "Fake GPU", "1.0").rows) == 2
 
 
-def test_a_dying_worker_is_survived_and_its_cell_measured_next_time(client: Any, tmp_path: Path) -> None:
+def test_a_dying_worker_is_survived_and_its_cell_measured_again(client: Any, tmp_path: Path) -> None:
     log = tmp_path / "measured.log"
-    table = _tune(client, log, [{"speed": 3}, {"speed": 4, "die": True}])
+    configs = [{"speed": 3}, {"speed": 4, "die": True}]
+    table = _tune(client, log, configs, retries=0)
     failed = table.last_run[table.last_run["status"] == "failed"]
     assert len(failed) == 1 and "worker running it died" in failed["reason"].iloc[0]
-    assert len(table.rows) == 3  # the dead cell is not kept
-    again = _tune(client, log, [{"speed": 3}, {"speed": 4, "die": True}])
-    assert len(again.rows) == 4 and len(again.last_run) == 1 and again.last_run["status"].tolist() == ["safe"]
+    assert len(table.rows) == 3  # the dead cell is not kept ...
+    again = _tune(client, log, configs)  # ... so the next run measures it, and only it
+    assert len(again.rows) == 4 and again.last_run["status"].tolist() == ["safe"]
+    (tmp_path / "measured.log.died").unlink()  # it dies once more: the retry in the same run measures it
+    fresh = _tune(client, log, configs, fresh=True)
+    assert len(fresh.rows) == 4 and fresh.last_run["attempt"].tolist() == [0, 0, 0, 0, 1]
+    assert fresh.last_run["status"].tolist().count("failed") == 1 and fresh.pick("256x256x128").config["speed"] == 3
 
 
 def _fake_result(sc: Any, cfg: Any, sizes: tuple[Any, ...]) -> Any:

@@ -1,7 +1,7 @@
 """``ts-explore tune SCENARIO --shapes MxNxK ... [--configs FILE|PRESET] [--workers N] [--fresh]``.
 
 Exit codes: 0 every shape has a pick, 1 some shape has none (nothing proven and
-correct measured there) or cells failed, 2 usage errors (bad ``--shapes``,
+correct measured there) or cells still failed after their retry, 2 usage errors (bad ``--shapes``,
 unknown scenario, bad ``--configs``, no GPU, missing packages).
 """
 
@@ -25,6 +25,7 @@ def add_parser(sub: Any, load_target: Any = None) -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="GPUs to use (default: every visible one, one Dask worker each)")
     p.add_argument("--fresh", action="store_true", help="forget the table's rows and measure everything again")
     p.add_argument("--reps", type=int, default=20, help="timed repetitions per launch")
+    p.add_argument("--retries", type=int, default=1, help="times a failed cell (its worker died) is run again")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per cell (verification, each launch step)")
     p.add_argument("--cache-dir", help="where tuning/ goes (default: $XDG_CACHE_HOME/ts-explore or ~/.cache/...)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         from .run import tune
 
         table = tune(sc, shapes, args.configs, workers=args.workers, cache_dir=args.cache_dir,
-                     progress=not args.quiet, fresh=args.fresh, reps=args.reps, timeout=args.timeout)
+                     progress=not args.quiet, fresh=args.fresh, reps=args.reps, timeout=args.timeout, retries=args.retries)
     except (TuneError, SweepError) as exc:
         print(f"ts-explore tune: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -61,8 +62,9 @@ def run(args: argparse.Namespace) -> int:
     missing = [shape_text(s) for s in shapes if table.pick(s) is None]
     failed = 0
     if table.last_run is not None and len(table.last_run):
-        failed = int((table.last_run["status"] == "failed").sum())
-        for _, row in table.last_run[table.last_run["status"] == "failed"].head(5).iterrows():
+        final = table.last_run[table.last_run["attempt"] == table.last_run["attempt"].max()]  # after the retries
+        failed = int((final["status"] == "failed").sum())
+        for _, row in final[final["status"] == "failed"].head(5).iterrows():
             print(f"failed: {row['shape']}: {row['reason']} (re-run to measure it again)", file=sys.stderr)
     if missing:
         print(f"no pick for {', '.join(missing)}: no candidate there was proven, correct and measured",

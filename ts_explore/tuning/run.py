@@ -9,7 +9,8 @@ shape): the worker verifies the candidate's CPU view with our checker, launches
 it only when SAFE (the launch gate proves the launched instances too), checks
 its output and times it. The cluster is the sweep's (one worker per GPU), and
 so are the progress line and the handling of a worker that dies (its cell is a
-failed row, the others go on). Each row goes into the tuning table
+failed row, the others go on); tuning then runs the failed cells once more
+(``retries``). Each row goes into the tuning table
 (:mod:`ts_explore.gpu.tuning_table`) as it lands; a re-run skips the (shape, candidate) pairs the
 table holds, unless ``fresh``.
 """
@@ -109,7 +110,7 @@ def _require_gpu() -> None:
 def tune(scenario: str | Scenario = "hopper_gemm", shapes: Iterable[Any] = (), configs: Any = None, *,
          workers: int | None = None, cache_dir: str | Path | None = None, progress: bool = True,
          fresh: bool = False, client: Any = None, reps: int = 20, timeout: float = DEFAULT_TIMEOUT_S,
-         gpu: Mapping[str, str] | None = None, engine: Any = None) -> TuningTable:
+         retries: int = 1, gpu: Mapping[str, str] | None = None, engine: Any = None) -> TuningTable:
     """Measure every candidate config of ``scenario`` at every shape; the tuning table with each shape's pick.
 
     ``shapes``: ``MxNxK`` text or ``(M, N, K)``. ``configs``: a preset name of
@@ -119,7 +120,11 @@ def tune(scenario: str | Scenario = "hopper_gemm", shapes: Iterable[Any] = (), c
     ``outcome='wrong'`` and never picked. ``workers``: GPUs of the local
     cluster (default: every visible one); ``client``: a running Dask cluster
     instead. ``cache_dir``: where ``tuning/`` goes (default: the user's cache).
-    ``fresh`` forgets the table's rows first. ``gpu`` (``{"gpu", "driver"}``)
+    ``fresh`` forgets the table's rows first. A cell that failed (its worker
+    died, it timed out) is run again up to ``retries`` times, in a sweep of its
+    own after the others; one still failing is left out of the table (the next
+    run measures it). ``table.last_run`` is the DataFrame of every cell run,
+    with its ``attempt``. ``gpu`` (``{"gpu", "driver"}``)
     names the table instead of asking a worker; ``engine`` replaces
     :func:`ts_explore.launch` on the workers (tests measure with a fake one).
     """
@@ -145,17 +150,29 @@ def tune(scenario: str | Scenario = "hopper_gemm", shapes: Iterable[Any] = (), c
 
             print(f"tune {sc.name}: {len(wanted)} shape(s) x {len(cands)} candidate(s); {len(jobs)} to measure, "
                   f"{len(wanted) * len(cands) - len(jobs)} already in {table.path}", file=sys.stderr, flush=True)
-        if jobs:
+        frames = []
+        for attempt in range(max(0, int(retries)) + 1):
+            if not jobs:
+                break
             run = TuneSweep(sc, jobs, client=client, reps=reps, timeout=timeout, progress=progress, engine=engine)
 
-            def land(cell: Cell, row: dict[str, Any]) -> None:
+            def land(cell: Cell, row: dict[str, Any], run: TuneSweep = run,
+                     jobs: list[tuple[tuple[int, int, int], dict[str, Any]]] = jobs) -> None:
                 kept = table_row(shape_text(run.shapes[cell.index]), jobs[cell.index][1], row)
                 if kept is not None:
                     table.put(kept)
 
             df = run.run(on_row=land)
             df.insert(0, "shape", [shape_text(run.shapes[i]) for i in sorted(run.rows)])
-            table.last_run = df
+            df.insert(1, "attempt", attempt)
+            frames.append(df)
+            if run.cancelled:
+                break
+            jobs = [jobs[i] for i in sorted(run.rows) if run.rows[i].get("status") == FAILED]
+        if frames:
+            import pandas as pd
+
+            table.last_run = pd.concat(frames, ignore_index=True)
     finally:
         if own is not None and workers:
             own.close()
