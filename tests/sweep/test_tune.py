@@ -119,7 +119,6 @@ def test_launch_runs_each_sizes_pick_and_says_so(monkeypatch: pytest.MonkeyPatch
     (["no_such", "--shapes", "64x64x64"], "no scenario named 'no_such'"),
     (["hopper_gemm", "--shapes", "64x64x64", "--configs", "nope"], "neither a preset of hopper_gemm"),
     (["pipelined_copy", "--shapes", "64x64x64", "--configs", "nope"], "presets: none for this scenario"),
-    (["hopper_gemm", "--shapes", "64x64x64"], "none usable (no GPU here)"),
 ])
 def test_cli_usage_errors(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str],
                           message: str) -> None:
@@ -131,6 +130,17 @@ def test_cli_usage_errors(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     assert main(["tune", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ts-explore tune: error:") and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_without_a_gpu_exits_3(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib
+    from types import SimpleNamespace
+
+    probe_module = importlib.import_module("ts_explore.gpu.probe")
+    monkeypatch.setattr(probe_module, "probe", lambda: SimpleNamespace(ok=False, message="no GPU here"))
+    assert main(["tune", "hopper_gemm", "--shapes", "64x64x64"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("ts-explore tune: error:") and "none usable (no GPU here)" in err and "run it where" in err
 
 
 def test_cli_tunes_and_prints_the_picks(client: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,

@@ -35,6 +35,10 @@ class TuneError(ValueError):
     """A tuning request that cannot run (bad shapes, no candidates, no GPU); the message names the fix."""
 
 
+class NoGpuError(TuneError):
+    """Tuning measures on a GPU and none is usable here (the command line's exit code 3)."""
+
+
 def parse_shape(text: str) -> tuple[int, int, int]:
     """``"4096x4096x1024"`` -> ``(4096, 4096, 1024)``; TuneError naming the expected form otherwise."""
     parts = str(text).strip().lower().split("x")
@@ -88,4 +92,4 @@ def candidates(scenario: str, configs: str | Iterable[Mapping[str, Any]] | None 
     return out
 
 
-__all__ = ["PRESETS", "TuneError", "candidates", "parse_shape", "parse_shapes"]
+__all__ = ["NoGpuError", "PRESETS", "TuneError", "candidates", "parse_shape", "parse_shapes"]

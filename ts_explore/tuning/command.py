@@ -2,7 +2,7 @@
 
 Exit codes: 0 every shape has a pick, 1 some shape has none (nothing proven and
 correct measured there) or cells still failed after their retry, 2 usage errors (bad ``--shapes``,
-unknown scenario, bad ``--configs``, no GPU, missing packages).
+unknown scenario, bad ``--configs``, missing packages), 3 no GPU to measure on.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_NO_GPU = 0, 1, 2, 3
 
 
 def add_parser(sub: Any, load_target: Any = None) -> argparse.ArgumentParser:
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     """The ``tune`` command; usage problems print one line naming the fix and return 2."""
     from ..sweeps.cluster import SweepError
     from ..sweeps.command import UsageError, _scenario
-    from .candidates import TuneError, candidates, parse_shapes
+    from .candidates import NoGpuError, TuneError, candidates, parse_shapes
 
     try:
         try:
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
                      progress=not args.quiet, fresh=args.fresh, reps=args.reps, timeout=args.timeout, retries=args.retries)
     except (TuneError, SweepError) as exc:
         print(f"ts-explore tune: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_NO_GPU if isinstance(exc, NoGpuError) else EXIT_USAGE
     print(table.summary())
     from ..gpu.tuning_table import shape_text
 
@@ -72,4 +72,4 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FAIL if missing or failed else EXIT_OK
 
 
-__all__ = ["EXIT_FAIL", "EXIT_OK", "EXIT_USAGE", "add_parser", "run"]
+__all__ = ["EXIT_FAIL", "EXIT_NO_GPU", "EXIT_OK", "EXIT_USAGE", "add_parser", "run"]

@@ -26,7 +26,7 @@ from ..sweeps.cell import FAILED, REFUSED, SAFE
 from ..sweeps.engine import DEFAULT_TIMEOUT_S, Sweep
 from ..sweeps.grid import Cell, cell_value
 from ..scenarios.knobs import knobs
-from .candidates import TuneError, candidates, parse_shapes
+from .candidates import NoGpuError, TuneError, candidates, parse_shapes
 from ..gpu.tuning_table import MEASURED, UNPROVEN, WRONG, TuningTable, config_key, shape_text
 from ..gpu.tuning_table import REFUSED as TABLE_REFUSED
 
@@ -103,7 +103,7 @@ def _require_gpu() -> None:
 
     found = probe()
     if not found.ok:
-        raise TuneError(f"tuning measures on a GPU and this machine has none usable ({found.message}); run it where "
+        raise NoGpuError(f"tuning measures on a GPU and this machine has none usable ({found.message}); run it where "
                         "an NVIDIA GPU is visible, or pass client= a Dask cluster with GPU workers")
 
 
