@@ -89,6 +89,10 @@ def test_launch_runs_each_sizes_pick_and_says_so(monkeypatch: pytest.MonkeyPatch
                                   ("8192x8192x1024", {"tile": "t256x128"}, 600.0)):
         table.put({"shape": shape, "config": values, "outcome": "measured", "tflops": tflops})
     monkeypatch.setattr("ts_explore.gpu.tuned.this_gpu", lambda: ("Fake GPU", "1.0"))
+    from ts_explore.tuning import table_for
+
+    assert table_for("hopper_gemm").pick("4096x4096x4096").config == {"swizzle": 8}  # the notebook's view
+    assert table_for("pipelined_copy") is None
     calls: list[tuple[Any, tuple[Any, ...]]] = []
 
     def one(sc: Any, cfg: Any, sizes: tuple[Any, ...], *args: Any, **kw: Any) -> Any:

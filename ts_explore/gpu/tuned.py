@@ -34,6 +34,15 @@ def this_gpu() -> tuple[str, str]:
     return found["gpu"], found["driver"]
 
 
+def table_for(scenario: str | Scenario = "hopper_gemm", cache_dir: Any = None) -> Any:
+    """This GPU's tuning table of ``scenario`` (a :class:`~.tuning_table.TuningTable`; ``.frame()`` for pandas),
+    or None when it was never tuned here."""
+    from ..scenarios import get
+    from .tuning_table import find
+
+    return find(get(scenario).name, *this_gpu(), cache_dir)
+
+
 def wants_table(sc: Scenario, config: Any, overrides: dict[str, Any], tuned: bool) -> bool:
     """Whether the caller left the config to launch: ``tuned`` on, no overrides, no config or the defaults."""
     if not tuned or overrides:
@@ -77,4 +86,4 @@ def size_picks(sc: Scenario, default: Any, sizes: tuple[Any, ...], cache_dir: An
     return tuple(out)
 
 
-__all__ = ["SizePick", "size_picks", "this_gpu", "wants_table"]
+__all__ = ["SizePick", "size_picks", "table_for", "this_gpu", "wants_table"]

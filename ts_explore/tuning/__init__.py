@@ -13,9 +13,14 @@ import importlib
 from typing import Any
 
 _NAMES = {"tune": "run", "TuneSweep": "run", "TuneError": "candidates", "PRESETS": "candidates"}
+_GPU = {"table_for": "ts_explore.gpu.tuned"}  # this GPU's table, for notebooks (it lives in the GPU layer)
 
 
 def __getattr__(name: str) -> Any:
+    if name in _GPU:
+        value = getattr(importlib.import_module(_GPU[name]), name)
+        globals()[name] = value
+        return value
     if name not in _NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
@@ -23,4 +28,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = sorted(_NAMES)
+__all__ = sorted([*_NAMES, *_GPU])
