@@ -5,6 +5,7 @@ in the soak tier (``TS_EXPLORE_SOAK=1``, see tests/tiers.py)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(autouse=True, scope="session")
 def _headless_matplotlib() -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The suite keeps its own cache folder: the user's sweep results and tuning tables (which ``launch`` reads
+    to pick a tuned config) neither change what the tests launch nor receive the tests' rows."""
+    before = os.environ.get("TS_EXPLORE_CACHE_DIR")
+    os.environ["TS_EXPLORE_CACHE_DIR"] = str(tmp_path_factory.mktemp("ts-explore-cache"))
+    yield
+    if before is None:
+        os.environ.pop("TS_EXPLORE_CACHE_DIR", None)
+    else:
+        os.environ["TS_EXPLORE_CACHE_DIR"] = before

@@ -56,6 +56,7 @@ _EXPORTS: dict[str, str] = {
     "launch_plan": "ts_explore.gpu.plan:launch_plan",
     "load_trace": "ts_explore.model.timeline:load_trace",
     "sweep": "ts_explore.sweeps:sweep",
+    "tune": "ts_explore.tuning.run:tune",
 }
 
 __all__ = sorted([*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"])

@@ -377,6 +377,8 @@ def build_parser() -> argparse.ArgumentParser:
     la.set_defaults(func=cmd_launch)
     from .sweeps import command as sweep_command
     sweep_command.add_parser(sub, load_target)
+    from .tuning import command as tune_command
+    tune_command.add_parser(sub, load_target)
     return parser
 
 

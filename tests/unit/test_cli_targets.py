@@ -12,7 +12,7 @@ from ts_explore.scenarios import CATALOG
 from ts_explore.sweeps.command import _scenario
 
 # the other arguments each command requires, so that only its target is in question
-REQUIRED = {"render": ["-o", "out.dot"], "sweep": ["-o", "cells.csv"]}
+REQUIRED = {"render": ["-o", "out.dot"], "sweep": ["-o", "cells.csv"], "tune": ["--shapes", "64x64x64"]}
 
 
 def commands_with_a_target() -> list[str]:
@@ -23,7 +23,7 @@ def commands_with_a_target() -> list[str]:
 
 
 def test_the_commands_that_take_a_target_are_known() -> None:
-    assert commands_with_a_target() == ["launch", "render", "sweep", "verify"]
+    assert commands_with_a_target() == ["launch", "render", "sweep", "tune", "verify"]
 
 
 @pytest.mark.parametrize("command", commands_with_a_target())

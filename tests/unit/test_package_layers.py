@@ -29,8 +29,9 @@ ALLOWED: dict[str, set[str]] = {
     "repair": {"model", "check", "reader", "verification"},
     "gpu": {"model", "analysis", "reader", "verification", "render", "kernels", "scenarios"},
     "sweeps": {"model", "verification", "gpu", "scenarios"},
+    "tuning": {"model", "gpu", "scenarios", "sweeps"},
     "app": {"model", "analysis", "reader", "verification", "render", "gallery", "scenarios", "gpu", "sweeps", "repair"},
-    "cli": {"model", "verification", "render", "app", "gpu", "scenarios", "sweeps", "reader", "repair"},
+    "cli": {"model", "verification", "render", "app", "gpu", "scenarios", "sweeps", "tuning", "reader", "repair"},
 }
 
 

@@ -32,6 +32,7 @@ from .result import MEMCPY, TORCH, LaunchResult, SizeRun
 from .safety import launch_refusal, prove, repair_refusal
 from .timing import Timing
 from .trace_run import HangError, hang_report, trace_spec
+from .tuned import size_picks, wants_table
 from .worker import WorkerHandle, portable_config
 
 DEFAULT_SIZES = (1 << 22,)
@@ -57,7 +58,7 @@ def _config(sc: Scenario, config: Any, overrides: dict[str, Any]) -> Any:
 def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any] | None = None, reps: int = 20,
            warmup: int = 3, timeout: float = 180.0, force: bool = False, check: bool = True,
            references: bool = True, trace: Any = False, time_trace: bool = False, keep_output: bool = False,
-           repair: Any = None, **overrides: Any) -> LaunchResult:
+           repair: Any = None, tuned: bool = True, **overrides: Any) -> LaunchResult:
     """Run ``scenario`` with ``config`` (or its defaults plus ``overrides``) once per size.
 
     Every distinct per-CTA instance of each size's launch plan is verified
@@ -93,6 +94,14 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     makes; the gate proves every instance with the same edits written the
     same way, so a repair is launched only where it is proven. Repairs that
     change loop bounds or add a stage are refused (the message says why).
+
+    ``tuned``: with no config given (or the scenario's default config) and no
+    overrides, each size whose shape has a pick in this GPU's tuning table
+    (``ts_explore.tune``) runs that pick, compiled and proven like any config;
+    sizes with different picks are launched one config at a time and their
+    runs come back in the order of ``sizes``. ``result.tuned`` (and the
+    summary) says which pick each size used. An explicit config always wins;
+    ``tuned=False`` turns the lookup off.
     """
     if not isinstance(keep_output, bool):
         raise LaunchError("bad_argument", f"keep_output must be True or False, got {keep_output!r}; pass "
@@ -104,6 +113,23 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     sizes = tuple(getattr(module, "DEFAULT_SIZES", DEFAULT_SIZES) if sizes is None else sizes)
     if not sizes:
         raise LaunchError("bad_size", "sizes is empty; pass e.g. sizes=[1 << 22]")
+    options = {"reps": reps, "warmup": warmup, "timeout": timeout, "force": force, "check": check,
+               "references": references, "trace": trace, "time_trace": time_trace, "keep_output": keep_output}
+    picks = size_picks(sc, cfg, sizes) if not edits and wants_table(sc, config, overrides, tuned) else ()
+    if not any(p.note for p in picks):
+        return _launch_one(sc, cfg, sizes, edits, module, **options)
+    groups: dict[Any, list[int]] = {}  # config -> indices of the sizes that run it, in order of first use
+    for i, p in enumerate(picks):
+        groups.setdefault(p.config, []).append(i)
+    done = [(idxs, _launch_one(sc, conf, tuple(sizes[i] for i in idxs), edits, module, **options))
+            for conf, idxs in groups.items()]
+    return _merged(done, len(sizes), tuple(p.note for p in picks if p.note))
+
+
+def _launch_one(sc: Scenario, cfg: Any, sizes: tuple[Any, ...], edits: tuple[Any, ...], module: Any, *, reps: int,
+                warmup: int, timeout: float, force: bool, check: bool, references: bool, trace: Any,
+                time_trace: bool, keep_output: bool) -> LaunchResult:
+    """One config at every size: plan, prove, compile, run, time (what :func:`launch` does for each config)."""
     known: dict[Any, Any] = {}  # captured task set -> its Verdict, so a re-planned instance is not verified again
     planned = plans_for(sc, cfg, sizes, device_limits())
     if keep_output:
@@ -144,6 +170,32 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
                         compile_s=prepared["compile_s"], first_compile_s=prepared["first_compile_s"],
                         cache_hit=prepared["cache_hit"], verdict=gate.summary(), forced=force and not gate.ok,
                         plans=plans, gate=gate, edits=edits)
+
+
+def _merged(done: list[tuple[list[int], LaunchResult]], count: int, notes: tuple[str, ...]) -> LaunchResult:
+    """One result from launches of several configs, each over some of the sizes: runs and plans in size order.
+
+    ``config`` is the first size's (its trace, if any, is the one ``timeline`` shows).
+    """
+    import dataclasses
+
+    runs: list[Any] = [None] * count
+    plans: list[Any] = [None] * count
+    for idxs, result in done:
+        for j, i in enumerate(idxs):
+            runs[i] = result.runs[j]
+            plans[i] = result.plans[j] if j < len(result.plans) else None
+    results = [r for _, r in done]
+    first = results[0]
+    gates = [r.gate for r in results]
+    gate = (GateReport(plans=tuple(p for p in plans if p is not None),
+                       proven=tuple(p for g in gates for p in g.proven)) if all(g is not None for g in gates) else None)
+    return dataclasses.replace(first, runs=tuple(runs), plans=tuple(p for p in plans if p is not None), gate=gate,
+                               verdict="\n".join(r.verdict for r in results),
+                               compile_s=sum(r.compile_s for r in results),
+                               first_compile_s=max(r.first_compile_s for r in results),
+                               cache_hit=all(r.cache_hit for r in results), forced=any(r.forced for r in results),
+                               tuned=notes)
 
 
 def _repair_edits(repair: Any) -> tuple[Any, ...]:

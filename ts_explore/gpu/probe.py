@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from ..model.plan import DeviceLimits
 
@@ -117,4 +118,34 @@ def probe(*, refresh: bool = False, timeout_s: float = 60.0) -> Probe:
     return _cached(timeout_s)
 
 
-__all__ = ["Probe", "parse", "probe"]
+def gpu_identity() -> dict[str, str]:
+    """The name and driver version of the first GPU this process sees, read through NVML without a CUDA context.
+
+    Names the sweeps' results caches and the tuning tables. Without NVML, the
+    probe's device name and driver ``unknown``.
+    """
+    name, driver = "unknown", "unknown"
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            first = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0].strip()
+            handle = (pynvml.nvmlDeviceGetHandleByUUID(first) if first.startswith(("GPU-", "MIG-"))
+                      else pynvml.nvmlDeviceGetHandleByIndex(int(first) if first.isdigit() else 0))
+            name = _text(pynvml.nvmlDeviceGetName(handle))
+            driver = _text(pynvml.nvmlSystemGetDriverVersion())
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # noqa: BLE001 - no NVML: fall back to the probe's name
+        found = probe()
+        if found.limits is not None:
+            name = found.limits.name
+    return {"gpu": name, "driver": driver}
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+__all__ = ["Probe", "gpu_identity", "parse", "probe"]

@@ -91,6 +91,7 @@ class LaunchResult:
     plans: tuple[LaunchPlan, ...] = ()  # one per size, as launched
     gate: GateReport | None = None  # what was proven about each instance
     edits: tuple[Any, ...] = ()  # launch(repair=...): the repair's edits, written onto the kernel's build
+    tuned: tuple[str, ...] = ()  # per tuned size: 'MxNxK: tuned: <config> (table <file>, measured N TFLOP/s)'
 
     @property
     def ok(self) -> bool:
@@ -158,6 +159,7 @@ class LaunchResult:
                 f"(first compile {self.first_compile_s:.2f} s)")
         lines = [head, ("verifier (FORCED past a failure): " if self.forced else "verifier: ")
                  + ("with the repair's edits written on: " if self.edits else "") + self.verdict.replace("\n", "; ")]
+        lines += [f"  {note}" for note in self.tuned]
         for r in self.runs:
             refs = ", ".join(f"{t.label} {t.rate():.0f} {t.unit}" for t in r.references)
             state = "correct" if r.ok else ("not checked" if not r.checked else

@@ -16,21 +16,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .cell import FAILED, REFUSED
-
-
-def cache_root() -> Path:
-    """The user's cache folder for ts-explore (not created here)."""
-    if os.environ.get("TS_EXPLORE_CACHE_DIR"):
-        return Path(os.environ["TS_EXPLORE_CACHE_DIR"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "ts-explore"
 
 
 @functools.lru_cache(maxsize=1)
@@ -61,6 +52,13 @@ def _dsl_version() -> str:
         return metadata.version("nvidia-cutlass-dsl")
     except metadata.PackageNotFoundError:
         return "unknown"
+
+
+def cache_root() -> Path:
+    """The user's cache folder for ts-explore (:func:`ts_explore.gpu.user_cache.cache_root`, the one rule)."""
+    from ..gpu.user_cache import cache_root as root
+
+    return root()
 
 
 class ResultCache:

@@ -122,14 +122,19 @@ def measure(run: Any) -> dict[str, Any]:
 
 
 def launch_row(scenario: Any, config: Any, options: dict[str, Any]) -> dict[str, Any]:
-    """Compile, run, check and time ``config`` on this worker's GPU; the launch columns of its row."""
+    """Compile, run, check and time ``config`` on this worker's GPU; the launch columns of its row.
+
+    ``options["engine"]`` (optional) replaces :func:`ts_explore.launch` (same call, same result's fields).
+    """
     from ..gpu import LaunchError, launch
 
     start = time.perf_counter()
+    engine = options.get("engine") or launch  # tests measure with a fake engine of the same signature
     try:
         sizes = {} if options["sizes"] is None else {"sizes": options["sizes"]}  # None: the kernel's own default
-        result = launch(scenario, config, reps=options["reps"], timeout=options["timeout"], force=options["force"],
-                        **sizes)
+        # tuned=False: a cell measures exactly its config, never a tuning table's pick for the default config
+        result = engine(scenario, config, reps=options["reps"], timeout=options["timeout"], force=options["force"],
+                        tuned=False, **sizes)
     except LaunchError as exc:
         refused = exc.reason in ("unverified", "bad_size", "no_kernel", "needs_sm100", "needs_newer_gpu")
         return {"launch": "refused" if refused else "failed", "launch_reason": f"[{exc.reason}] "

@@ -174,31 +174,10 @@ atexit.register(shutdown)
 
 
 def gpu_identity() -> dict[str, str]:
-    """The GPU this worker uses and the driver (for the results cache), read without a CUDA context."""
-    name, driver = "unknown", "unknown"
-    try:
-        import pynvml
+    """The GPU this worker uses and its driver (:func:`ts_explore.gpu.probe.gpu_identity`; imported when called)."""
+    from ..gpu.probe import gpu_identity as identity
 
-        pynvml.nvmlInit()
-        try:
-            first = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0].strip()
-            handle = (pynvml.nvmlDeviceGetHandleByUUID(first) if first.startswith(("GPU-", "MIG-"))
-                      else pynvml.nvmlDeviceGetHandleByIndex(int(first) if first.isdigit() else 0))
-            name = _text(pynvml.nvmlDeviceGetName(handle))
-            driver = _text(pynvml.nvmlSystemGetDriverVersion())
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:  # noqa: BLE001 - no NVML: fall back to the probe's name
-        from ..gpu.probe import probe
-
-        found = probe()
-        if found.limits is not None:
-            name = found.limits.name
-    return {"gpu": name, "driver": driver}
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+    return identity()
 
 
 __all__ = ["INSTALL_HINT", "START_TIMEOUTS_S", "SweepError", "gpu_identity", "local_client", "require_packages", "shutdown",

@@ -103,6 +103,7 @@ class Sweep:
         self._client: Any = None
         self._slots_at, self._slots_n = -1.0, 1
         self.cache: ResultCache | None = None
+        self.label = f"sweep {self.scenario.name}"  # the progress line's name
 
     # ---------------------------------------------------------------- control
     def cancel(self) -> None:
@@ -152,7 +153,7 @@ class Sweep:
     def run(self, on_row: RowCallback | None = None) -> Any:
         """Run every cell not already cached; the DataFrame of every row (also after a cancel)."""
         require_packages()
-        progress = Progress(len(self.cells), f"sweep {self.scenario.name}", self.progress)
+        progress = Progress(len(self.cells), self.label, self.progress)
         refused = [c for c in self.cells if c.refused is not None]
         for cell in refused:
             self._emit(cell, {"status": REFUSED, "reason": cell.refused}, False, on_row, progress)
@@ -170,6 +171,10 @@ class Sweep:
                 self._compute(todo, on_row, progress)
         progress.close("cancelled; rows computed so far are kept (re-run to resume)" if self.cancelled else "")
         return self.frame()
+
+    def launch_options_for(self, cell: Cell) -> dict[str, Any] | None:
+        """The launch options a cell runs with (the same for every cell here; tuning gives each its shape)."""
+        return self.launch_options
 
     def _slots(self) -> int:
         """Cells to keep in flight: one per worker thread alive now (asked at most once a second).
@@ -203,7 +208,7 @@ class Sweep:
             while queue and len(running) < self._slots() and not self._stop.is_set():
                 cell = queue.popleft()
                 future = client.submit(run_cell, self._scenario_ref(), cell.config, timeout=self.timeout,
-                                       launch=self.launch_options, key=f"ts-explore-cell-{cell.index}-{token}",
+                                       launch=self.launch_options_for(cell), key=f"ts-explore-cell-{cell.index}-{token}",
                                        pure=False, retries=0)
                 running[future.key] = cell
                 self._futures.append(future)
