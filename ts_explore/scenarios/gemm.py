@@ -39,7 +39,6 @@ from .common import clc_scheduler_task, instance_value, require, runtime, tensor
 from . import gemm_pingpong as pingpong
 
 LOAD_REGISTERS, MMA_REGISTERS = 40, 232  # setmaxnreg per warpgroup: 40 x 128 + 232 x 256 <= 64 K
-SIMULATION_SAFE_K_BLOCKS = 16  # ping-pong: TS's credit simulation runs out of steps past this (see _pingpong_notes)
 CLC_MMA_REGISTERS = 168  # a 13th (scheduler) warp drops the default to 128 per thread: warpgroups must average <= 128
 
 
@@ -379,11 +378,6 @@ def _pingpong_notes(cfg: HopperGemm, geo: Geometry) -> list[str]:
              "turn01 and turn10, so one's epilogue runs under the other's mainloop",
              f"each consumer has its own ring of {cfg.stages} A/B stages, filled by its own load task (load0: "
              "warps 0-1, load1: warps 2-3): TS lowers one k-loop per task, so one loader cannot feed both"]
-    if k_blocks(cfg.k, geo.tile_k) > SIMULATION_SAFE_K_BLOCKS:
-        notes.append(f"{k_blocks(cfg.k, geo.tile_k)} k-blocks per tile: TS's credit simulation stops after its longest task's "
-                     "schedule + 100 steps, and the ping-pong order runs the two mainloops one after the other, so "
-                     "past 16 k-blocks it stops before the waiting consumer has released its ring and reports the "
-                     "ring unbalanced (the exhaustive search finds no deadlock or race); verify with K <= 1024")
     if cfg.fault is GemmFault.PINGPONG_BROKEN:
         notes.append(f"planted fault: {cfg.fault.value}")
     return notes

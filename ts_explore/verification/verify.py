@@ -46,6 +46,7 @@ from . import scope as sc
 from .engines import Engine, engine_for
 from .outcomes import EXHAUSTIVE, exhaustive_outcome, raw_output, unconsumed_outputs
 from .rules import run_rules
+from .simulation_limit import overrule_cut_off
 
 
 @dataclass(frozen=True)
@@ -172,11 +173,13 @@ def _verify(
     imbalances: tuple[Any, ...] = ()
     plan = None
     unread = ""
+    cut_off = None
     try:
         if unreadable is not None:
             raise unreadable
         if _search_on(ask.engine, tm_kwargs) and record.reached_search:
-            searched, plan, unread = _search(task_list, task_set, instance, name_of, record, tm_kwargs, ask)
+            searched, plan, unread, cut_off = _search(task_list, task_set, instance, name_of, record, tm_kwargs,
+                                                      ask)
             record.outcomes.append((EXHAUSTIVE, exhaustive_outcome(searched, instance.persistent)))
         runs = [s.run for s in searched if s.run is not None]
         if unread or len(runs) < len(searched):
@@ -191,7 +194,8 @@ def _verify(
         instance, runs, [s.input.kwargs for s in searched], tm_kwargs, tiles=ask.tiles, tile_plan=plan,
         instance=ask.instance, not_modelled=ask.not_modelled, unread=unread, engine=ask.engine.name,
     ) if instance is not None else None
-    notes = record.notes + (tuple(unconsumed_outputs(task_set)) if task_set is not None else ())
+    notes = record.notes + ((cut_off,) if cut_off is not None else ()) + \
+        (tuple(unconsumed_outputs(task_set)) if task_set is not None else ())
     return Verdict(
         checks=checks,
         warnings=tuple(dict.fromkeys(notes)),
@@ -211,8 +215,9 @@ def _search_on(engine: Engine, tm_kwargs: dict[str, Any]) -> bool:
 
 
 def _search(task_list: list[Any], task_set: TaskSet | None, instance: Instance, name_of: ResourceNames,
-            record: CheckRecord, tm_kwargs: dict[str, Any], ask: _Ask) -> tuple[list[Searched], Any, str]:
-    """Every search run the instance needs, read first, then run; the tile plan; what could not be read."""
+            record: CheckRecord, tm_kwargs: dict[str, Any], ask: _Ask) -> tuple[list[Searched], Any, str, Any]:
+    """Every search run the instance needs, read first, then run; the tile plan; what could not be read; the note
+    when TS's credit simulation was cut off by its round limit (:mod:`.simulation_limit`)."""
     needed = sc.needed_runs(instance, tm_kwargs)
     plan = sc.coverage(instance) if instance.persistent else None
     extra = sc.extra_tile_runs(instance, tm_kwargs, sc.tile_counts(plan, ask.tiles, instance.skip), needed) \
@@ -223,12 +228,13 @@ def _search(task_list: list[Any], task_set: TaskSet | None, instance: Instance, 
     reference = None if ask.engine.own else reference_search(task_list, instance, stalled=stalled)
     searched = [ask.engine.search(i, instance, reference) for i in inputs[:len(needed)]
                 if i.problem is not None or not ask.engine.own]
+    cut_off = overrule_cut_off(record.outcomes, searched) if ask.engine.own else None
     clean = all(exc is None for _n, exc in record.outcomes) and not any(
         s.unsafe or (ask.engine.own and s.capped) for s in searched)
     if clean:  # a failure already decides the verdict: no need to search more tiles
         searched += [ask.engine.search(i, instance, reference) for i in inputs[len(needed):]
                      if i.problem is not None or not ask.engine.own]
-    return searched, plan, unread
+    return searched, plan, unread, cut_off
 
 
 __all__ = ["verify"]
