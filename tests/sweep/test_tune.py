@@ -86,7 +86,8 @@ def test_launch_runs_each_sizes_pick_and_says_so(monkeypatch: pytest.MonkeyPatch
     sc = scenarios.get("hopper_gemm")
     table = TuningTable("hopper_gemm", "Fake GPU", "1.0")
     for shape, values, tflops in (("4096x4096x4096", {"swizzle": 8}, 661.0), ("4096x4096x4096", {}, 640.0),
-                                  ("8192x8192x1024", {"tile": "t256x128"}, 600.0)):
+                                  ("8192x8192x1024", {"tile": "t256x128"}, 600.0),
+                                  ("8192x8192x1024", {"dtype": "fp8"}, 1200.0)):  # computes something else
         table.put({"shape": shape, "config": values, "outcome": "measured", "tflops": tflops})
     monkeypatch.setattr("ts_explore.gpu.tuned.this_gpu", lambda: ("Fake GPU", "1.0"))
     from ts_explore.tuning import table_for

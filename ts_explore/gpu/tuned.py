@@ -43,6 +43,14 @@ def table_for(scenario: str | Scenario = "hopper_gemm", cache_dir: Any = None) -
     return find(get(scenario).name, *this_gpu(), cache_dir)
 
 
+COMPUTES = ("dtype",)  # knobs that change what a launch computes: a pick must keep the launched value
+
+
+def _spellings(value: Any) -> frozenset[str]:
+    """How a table may write a knob's value (an Enum by its value or its name), in lower case."""
+    return frozenset(str(v).lower() for v in (value, getattr(value, "value", value), getattr(value, "name", value)))
+
+
 def wants_table(sc: Scenario, config: Any, overrides: dict[str, Any], tuned: bool) -> bool:
     """Whether the caller left the config to launch: ``tuned`` on, no overrides, no config or the defaults."""
     if not tuned or overrides:
@@ -66,7 +74,7 @@ def size_picks(sc: Scenario, default: Any, sizes: tuple[Any, ...], cache_dir: An
     table = find(sc.name, gpu, driver, cache_dir)
     if table is None:
         return tuple(SizePick(default) for _ in sizes)
-    picks = table.picks()
+    picks = table.picks(matching={k: _spellings(getattr(default, k)) for k in COMPUTES if hasattr(default, k)})
     out = []
     for size in sizes:
         try:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,11 +140,19 @@ class TuningTable:
         tmp.write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
         os.replace(tmp, self.path)
 
-    def picks(self) -> dict[str, Pick]:
-        """Per shape, the measured (proven and correct) config with the highest TFLOP/s."""
+    def picks(self, matching: Mapping[str, Collection[str]] | None = None) -> dict[str, Pick]:
+        """Per shape, the measured (proven and correct) config with the highest TFLOP/s.
+
+        ``matching``: per setting, the spellings (lower case) a row may give it
+        when it sets it at all (e.g. the launch's ``dtype``: a faster fp8 row is
+        no pick for a bf16 launch).
+        """
         best: dict[str, Pick] = {}
         for row in self.rows.values():
             if row["outcome"] != MEASURED or row.get("tflops") is None:
+                continue
+            config = row.get("config") or {}
+            if any(k in config and str(config[k]).lower() not in ok for k, ok in (matching or {}).items()):
                 continue
             shape = row["shape"]
             if shape not in best or float(row["tflops"]) > best[shape].tflops:
