@@ -137,6 +137,13 @@ class KvBlocksTask(Task):
         return self.kv_bounds(tile_coord)
 
 
+class ExtraKvBlockTask(KvBlocksTask):
+    """The planted fault ``CONSUMER_EXTRA`` on the GPU: a consumer that runs one K/V block more than the loader."""
+
+    def get_domain(self, tile_coord: Any) -> Any:
+        return self.kv_bounds(tile_coord) + 1
+
+
 @dataclass(kw_only=True)
 class QkvGlobal(MemoryResource):
     """Q, K and V in global memory ((batch, seqlen, heads, head_dim), bf16): names the blocks to load.
@@ -500,5 +507,5 @@ class OutTile(MemoryResource):
                     lse[row] = value
 
 
-__all__ = ["KStages", "KvBlocksTask", "OutTile", "QTile", "QkvGlobal", "VStages", "o_count",
+__all__ = ["ExtraKvBlockTask", "KStages", "KvBlocksTask", "OutTile", "QTile", "QkvGlobal", "VStages", "o_count",
            "pv_mma", "qk_mma", "score_count", "smem_layouts", "softmax_scale_log2"]

@@ -30,7 +30,7 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
 from ..verification.rules import AsyncReadRule
 from .attention_geometry import HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, kv_blocks, q_tiles
-from ..kernels.attention_resources import KStages, KvBlocksTask, OutTile, QkvGlobal, QTile, VStages
+from ..kernels.attention_resources import ExtraKvBlockTask, KStages, KvBlocksTask, OutTile, QkvGlobal, QTile, VStages
 from ..kernels.turn import Turn, turn_pipeline
 from .attention_schedule import consumer_schedule, load_schedule
 from .base import BuildContext, Built, Scenario, knob, register
@@ -227,11 +227,14 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
     for c in range(wgs):
         take = turns[1 - c] if turns else None  # mma0 takes turn10 and hands turn01; mma1 the other way
         hand = turns[c] if turns else None
-        n_cons = n_kv + 1 if cfg.fault is AttentionFault.CONSUMER_EXTRA and c == wgs - 1 else n_kv
+        extra_block = cfg.fault is AttentionFault.CONSUMER_EXTRA and c == wgs - 1
+        n_cons, consumer_type = n_kv, task_type
+        if extra_block:
+            n_cons, consumer_type = (ExtraKvBlockTask.get_domain, ExtraKvBlockTask) if ctx.on_gpu else (n_kv + 1, Task)
         sched = consumer_schedule(qs[c], k, v, outs[c], take, hand, wq, n_cons, first=c == 0,
                                   overlap=cfg.overlap, broken_turn=cfg.fault is AttentionFault.PINGPONG_BROKEN,
                                   early_release=cfg.fault is AttentionFault.EARLY_K_RELEASE)
-        tasks.append(task_type(name=f"mma{c}", src_resources=[qs[c], k, v, *([take] if take else []), *extra],
+        tasks.append(consumer_type(name=f"mma{c}", src_resources=[qs[c], k, v, *([take] if take else []), *extra],
                           dst_resources=[outs[c], *([hand] if hand else [])], warp_idx=LOAD_WARPS * (1 + c),
                           num_warps=4, schedule=sched, num_registers=MMA_REGISTERS))
         graph[outs[c]] = [qs[c], k, v, *extra]
