@@ -13,7 +13,8 @@ seqlen, ...)``, the MN-major operand of the P·V GEMM). TMA zero-fills rows
 past either seqlen; the softmax masks keys past ``seqlen_kv`` (and, causal,
 past each row's bottom-right-aligned diagonal); the epilogue stores only rows
 before ``seqlen_q``. LSE is fp32 ``(batch, heads, seqlen_q)``. The softmax
-scale is 1/sqrt(head_dim). A work tile is ``(head, batch, Q tile)``.
+scale is 1/sqrt(head_dim). A work tile is ``(head, batch, z)`` with ``z`` the Q tile
+(causal: the last Q tile first, so the longest tiles start first).
 """
 
 # No ``from __future__ import annotations`` here: the DSL reads kernel annotations as objects.
@@ -60,7 +61,7 @@ def launch_refusal(cfg: Any, arch: Any = "sm_90a") -> Any:
 
 
 def grid(cfg: Any, shape: Shape, sms: int) -> tuple:
-    """The CUDA grid: one CTA per (head, batch, Q tile), or (static persistence) one per SM at most."""
+    """The CUDA grid: one CTA per (head, batch, Q tile) (Q tiles slowest), or (static persistence) one per SM."""
     from ..scenarios.attention import Persistence
 
     b, h, sq, _, _ = shape
@@ -210,9 +211,14 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: Any = None) -> La
                 groups[-1][1] = m
             else:
                 groups.append([m, m, n])
+        def zs(first: int, last: int) -> range:  # grid z of Q tiles first..last (causal: reversed, longest first)
+            if not cfg.causal:
+                return range(first, last + 1)
+            return range(tiles_q - 1 - last, tiles_q - first)
+
         instances = tuple(
-            Instance(ctas=(range(first * per_q_tile, (last + 1) * per_q_tile),),
-                     view={"block": first * per_q_tile, "grid": ctas, "extra": extra(n)},
+            Instance(ctas=(range(zs(first, last).start * per_q_tile, zs(first, last).stop * per_q_tile),),
+                     view={"block": zs(first, last).start * per_q_tile, "grid": ctas, "extra": extra(n)},
                      work=(f"Q tile{'s' if last > first else ''} {first}{f'-{last}' if last > first else ''}: "
                            + (f"{n} K/V block{'s' if n != 1 else ''}" if n else
                               "no key visible (0 K/V blocks: O = 0, LSE = -inf)")),

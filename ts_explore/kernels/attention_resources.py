@@ -119,6 +119,19 @@ def _is_issuer() -> Any:
     return cute.arch.make_warp_uniform(cute.arch.warp_idx()) % LOAD_WARPS == 0
 
 
+def q_tile_index(coord: Any, seqlen_q: Any, tile_q: int, causal: bool) -> Any:
+    """The Q tile of work tile ``coord`` = ``(head, batch, z)``: ``z``, or causal the last tile first.
+
+    Under the causal mask later Q tiles visit more K/V blocks; the grid's last
+    coordinate is its slowest, so reversing it starts the longest tiles first
+    and the short ones fill the tail.
+    """
+    z = cutlass.Int32(coord[2])
+    if causal:
+        return (seqlen_q + tile_q - 1) // tile_q - 1 - z
+    return z
+
+
 def _barrier(stage_info: StageInfo) -> Any:
     return cute.make_ptr(cutlass.Int64, stage_info.barrier.data_ptr(), mem_space=cute.AddressSpace.smem,
                          assumed_align=8)
@@ -148,8 +161,12 @@ class ExtraKvBlockTask(KvBlocksTask):
 class QkvGlobal(MemoryResource):
     """Q, K and V in global memory ((batch, seqlen, heads, head_dim), bf16): names the blocks to load.
 
-    A work tile is ``(head, batch, Q tile)`` (see ``ts_explore.kernels.attention.grid``).
+    A work tile is ``(head, batch, z)``, ``z`` naming the Q tile (:func:`q_tile_index`).
     """
+
+    geo: cutlass.Constexpr = None
+    causal: cutlass.Constexpr[bool] = False
+    seqlen_q: Any = None
 
     q_block: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     kv_block: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
@@ -164,13 +181,14 @@ class QkvGlobal(MemoryResource):
     @cute.jit
     def tile(self, stage_info: StageInfo) -> Any:
         """The work tile's Q tile (its head and batch are read from the work tile where needed)."""
-        return cutlass.Int32(stage_info.work_tile.tile_idx[2])
+        return q_tile_index(stage_info.work_tile.tile_idx, self.seqlen_q, self.geo.tile_q, self.causal)
 
     @consumer_work(returns=(q_block, kv_block))
     @cute.jit
     def locate(self, stage_info: StageInfo) -> tuple:
         """The work tile's Q tile and the iteration's K/V block."""
-        return cutlass.Int32(stage_info.work_tile.tile_idx[2]), cutlass.Int32(stage_info.loop_offset)
+        return (q_tile_index(stage_info.work_tile.tile_idx, self.seqlen_q, self.geo.tile_q, self.causal),
+                cutlass.Int32(stage_info.loop_offset))
 
 
 @dataclass(kw_only=True)
@@ -246,7 +264,8 @@ class QTile(MemoryResource):
         lane = t % 32
         block = cutlass.Int32(stage_info.loop_offset)
         first_key = block * geo.tile_k + (lane % 4) * 2
-        wg_row0 = cutlass.Int32(stage_info.work_tile.tile_idx[2]) * geo.tile_q + wg * WG_ROWS
+        m = q_tile_index(stage_info.work_tile.tile_idx, self.seqlen_q, geo.tile_q, self.causal)
+        wg_row0 = m * geo.tile_q + wg * WG_ROWS
         row0 = wg_row0 + (t // 32) * 16 + lane // 4
         # Keys a row may see: those before seqlen_kv and, causal, up to its bottom-right-aligned diagonal.
         lim_wg = self.seqlen_kv
@@ -367,13 +386,13 @@ class KStages(MemoryResource):
     @consumer_work(work_attrs=WorkAttr.AUXILIARY)
     @cute.jit
     def wait_s(self, stage_info: StageInfo) -> None:
-        """Wait for the S GEMM's group: with overlap from the second block on, the P·V group issued after it
-        may stay in flight; otherwise nothing may."""
+        """Wait for the S GEMM's group. With overlap the P·V group issued after it may stay in flight; on the
+        first block, which issues none, an empty group stands in for it, so the one ``wait_group(1)`` is right on
+        every path (ptxas cannot tell which blocks issued a P·V and would otherwise wait for all groups)."""
         if cutlass.const_expr(self.overlap):
-            if stage_info.loop_offset > stage_info.loop_start:
-                warpgroup.wait_group(1)
-            else:
-                warpgroup.wait_group(0)
+            if stage_info.loop_offset == stage_info.loop_start:
+                warpgroup.commit_group()
+            warpgroup.wait_group(1)
         else:
             warpgroup.wait_group(0)
 
@@ -426,6 +445,10 @@ class VStages(MemoryResource):
         """Rescale O by the factor the block's softmax left, then issue O += P·V (P from registers) as one group."""
         geo = self.geo
         n_o = o_count(geo)
+        # Every group but the newest (this block's S GEMM, with overlap) is complete here at run time: the last
+        # P·V was waited for. Saying so lets ptxas see O is not in flight when it is rescaled below; without it,
+        # it cannot pair the conditional P·V of the block before with its conditional wait, and waits for all.
+        warpgroup.wait_group(1)
         acc = cute.make_rmem_tensor((n_o,), ACC_DTYPE)
         acc.store(acc_o)
         st = cute.make_rmem_tensor((STAT_SLOTS,), ACC_DTYPE)
@@ -465,6 +488,7 @@ class OutTile(MemoryResource):
 
     index: cutlass.Constexpr[int] = 0
     geo: cutlass.Constexpr = None
+    causal: cutlass.Constexpr[bool] = False
     g_o: Any = None  # (seqlen_q, head_dim, heads, batch) bf16
     g_lse: Any = None  # (seqlen_q, heads, batch) fp32
     seqlen_q: Any = None
@@ -485,7 +509,8 @@ class OutTile(MemoryResource):
         _, t = _consumer()
         lane = t % 32
         tile = stage_info.work_tile.tile_idx
-        row0 = cutlass.Int32(tile[2]) * geo.tile_q + self.index * WG_ROWS + (t // 32) * 16 + lane // 4
+        m = q_tile_index(tile, self.seqlen_q, geo.tile_q, self.causal)
+        row0 = m * geo.tile_q + self.index * WG_ROWS + (t // 32) * 16 + lane // 4
         o = self.g_o[(None, None, tile[0], tile[1])]
         lse = self.g_lse[(None, tile[0], tile[1])]
         for r in cutlass.range_constexpr(2):
@@ -507,5 +532,5 @@ class OutTile(MemoryResource):
                     lse[row] = value
 
 
-__all__ = ["ExtraKvBlockTask", "KStages", "KvBlocksTask", "OutTile", "QTile", "QkvGlobal", "VStages", "o_count",
+__all__ = ["ExtraKvBlockTask", "KStages", "KvBlocksTask", "OutTile", "QTile", "QkvGlobal", "VStages", "o_count", "q_tile_index",
            "pv_mma", "qk_mma", "score_count", "smem_layouts", "softmax_scale_log2"]

@@ -30,7 +30,9 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
 from ..verification.rules import AsyncReadRule
 from .attention_geometry import HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, kv_blocks, q_tiles
-from ..kernels.attention_resources import ExtraKvBlockTask, KStages, KvBlocksTask, OutTile, QkvGlobal, QTile, VStages
+from ..kernels.attention_resources import (
+    ExtraKvBlockTask, KStages, KvBlocksTask, OutTile, QkvGlobal, QTile, VStages, q_tile_index,
+)
 from ..kernels.turn import Turn, turn_pipeline
 from .attention_schedule import consumer_schedule, load_schedule
 from .base import BuildContext, Built, Scenario, knob, register
@@ -179,7 +181,7 @@ def _kv_domain(cfg: HopperAttention, ctx: BuildContext) -> tuple[Any, type]:
 
 
 def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any) -> Any:
-    """In the kernel: a work tile's K/V block count from its coordinates ``(head, batch, Q tile)``.
+    """In the kernel: a work tile's K/V block count from its coordinates ``(head, batch, z)``.
 
     The DSL form of :func:`~.attention_geometry.kv_blocks` (floor division of
     a negative last key is clamped to 0 by the max).
@@ -190,7 +192,8 @@ def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any) -> Any:
         total = (seqlen_kv + cfg.tile_k - 1) // cfg.tile_k
         if not cfg.causal:
             return total
-        last_row = cutlass.min((cutlass.Int32(coord[2]) + 1) * cfg.tile_q, seqlen_q) - 1
+        m = q_tile_index(coord, seqlen_q, cfg.tile_q, cfg.causal)
+        last_row = cutlass.min((m + 1) * cfg.tile_q, seqlen_q) - 1
         last_key = last_row + seqlen_kv - seqlen_q
         return cutlass.max(cutlass.Int32(0), cutlass.min(total, (last_key + cfg.tile_k) // cfg.tile_k))
 
@@ -202,14 +205,14 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
     geo, wgs = cfg.geometry(), cfg.consumer_wgs
     n_kv, task_type = _kv_domain(cfg, ctx)
     sq, skv = runtime(ctx, "seqlen_q", cfg.seqlen_q), runtime(ctx, "seqlen_kv", cfg.seqlen_kv)
-    src = QkvGlobal(name="qkv_global")
+    src = QkvGlobal(name="qkv_global", geo=geo, causal=cfg.causal, seqlen_q=sq)
     qs = [QTile(name=f"q{c}", pipeline_config=_tma(1, geo.q_bytes // wgs, 4), index=c, geo=geo, causal=cfg.causal,
                 tma_q=tensor(ctx, "tma_q"), g_q=tensor(ctx, "g_q"), seqlen_q=sq, seqlen_kv=skv) for c in range(wgs)]
     k = KStages(name="k_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs), geo=geo,
                 overlap=cfg.overlap, q_tiles=qs, tma_k=tensor(ctx, "tma_k"), g_k=tensor(ctx, "g_k"))
     v = VStages(name="v_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs), geo=geo,
                 tma_v=tensor(ctx, "tma_v"), g_v=tensor(ctx, "g_v"))
-    outs = [OutTile(name=f"o{c}", index=c, geo=geo, g_o=tensor(ctx, "g_o"), g_lse=tensor(ctx, "g_lse"), seqlen_q=sq)
+    outs = [OutTile(name=f"o{c}", index=c, geo=geo, causal=cfg.causal, g_o=tensor(ctx, "g_o"), g_lse=tensor(ctx, "g_lse"), seqlen_q=sq)
             for c in range(wgs)]
     allocator = SmemAllocator()  # Q of each consumer, K stages, V stages: side by side (the checker sees no overlap)
     for resource in (*qs, k, v):
