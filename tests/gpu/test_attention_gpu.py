@@ -75,13 +75,13 @@ CONTROLS: list[dict[str, Any]] = [
     dict(overlap=False, pingpong=False),
     dict(tile_k=64),
     dict(tile_k=64, stages=4),
-    dict(stages=3),
+    dict(tile_k=64, stages=5),
     dict(consumer_wgs=1, tile_q=64),
     dict(consumer_wgs=1, tile_q=64, overlap=False),
     dict(head_dim=64, stages=6),
     dict(persistence=Persistence.STATIC, consumer_wgs=1, tile_q=64),
     dict(persistence=Persistence.STATIC),
-    dict(tile_q=64, causal=True),
+    dict(tile_q=64, consumer_wgs=1, causal=True),
 ]
 
 
