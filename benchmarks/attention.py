@@ -52,10 +52,13 @@ geometry reserves leaves no room for a third); hd64 uses the same 128x128 tile a
 
 def configs() -> list[tuple[str, dict[str, Any]]]:
     """Our configs, the first the default pick (``--quick`` times only it)."""
+    from ts_explore.scenarios.attention import Persistence
+
     return [
         ("128x128 2wg ping-pong", dict(overlap=False)),
         ("128x128 2wg", dict(overlap=False, pingpong=False)),
         ("128x128 2wg ping-pong overlap", dict()),
+        ("128x128 2wg ping-pong static", dict(overlap=False, persistence=Persistence.STATIC)),
     ]
 
 
@@ -82,7 +85,8 @@ def check(run: Any, o: Any, lse: Any, ref: tuple, stream: Any) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="only the first config")
+    parser.add_argument("--quick", action="store_true", help="only the first config (the full run times each config "
+                                                             "against each backend: several minutes)")
     parser.add_argument("--out", help="also write the report to this file")
     args = parser.parse_args(argv)
     import torch
@@ -118,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         flop = attention.flops(b, h, s, s, d, causal)
         for label, overrides in chosen:
             cfg = sc.config(head_dim=d, causal=causal, **overrides)
+            if attention.launch_refusal(cfg) is not None:  # e.g. causal under static persistence
+                continue
             key = (label, d, causal)
             if key not in compiled:
                 compiled[key] = attention.compile(sc, cfg)

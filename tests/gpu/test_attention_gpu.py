@@ -93,6 +93,14 @@ def test_each_control_value_launches_and_matches_torch(overrides: dict[str, Any]
         check((1, 2, 256, 512), seed=2, **{**overrides, "causal": True})
 
 
+@pytest.mark.parametrize("wgs", [1, 2])
+def test_static_persistence_walks_many_tiles_per_cta(wgs: int) -> None:
+    """1024 work tiles on at most 132 CTAs: O, the statistics and the K/V rings carry from tile to tile."""
+    check((8, 16, 1000, 777), seed=3, persistence=Persistence.STATIC, consumer_wgs=wgs, tile_q=64 * wgs)
+    check((8, 16, 1000, 777), seed=4, persistence=Persistence.STATIC, consumer_wgs=wgs, tile_q=64 * wgs,
+          overlap=False)
+
+
 def test_control_values_that_cannot_launch_are_refused_with_a_reason() -> None:
     with pytest.raises(ValueError, match="64 rows"):
         attention.compile(SCENARIO, SCENARIO.config(consumer_wgs=1, tile_q=128, tile_k=64, head_dim=64))
