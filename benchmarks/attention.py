@@ -105,9 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     stream = torch.cuda.Stream()
     handle = cuda.CUstream(stream.cuda_stream)
     lines = [f"# {torch.cuda.get_device_name(0)}, torch {torch.__version__}; ours: TS-scheduled FlashAttention-3-style "
-             "forward (ts_explore.kernels.attention)", "# TFLOP/s = 4·b·h·s²·d (halved for causal) / time; ratio = "
-             "backend time / ours; spread = max-min of the five agreeing ratios", ""]
-    header = f"{'hd':>3} {'causal':>6} {'seqlen':>6} {'b x h':>7}  {'config':<30} {'ours':>8}  backends (TFLOP/s, ours/them)"
+             "forward (ts_explore.kernels.attention)",
+             "# TFLOP/s = 4·b·h·s²·d (halved for causal) / time; ratio = backend time / ours; spread = max-min of "
+             "the five agreeing ratios", ""]
+    header = (f"{'hd':>3} {'causal':>6} {'seqlen':>6} {'b x h':>7}  {'config':<30} {'ours':>8}  "
+              "backends (TFLOP/s, ours/them)")
     lines.append(header)
     print(header, flush=True)
     compiled: dict = {}

@@ -32,7 +32,7 @@ from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from ..scenarios.attention_geometry import HEAD_DIMS, flops, kv_blocks, q_tiles
 from .attention_resources import IN_DTYPE, WG_ROWS, smem_layouts
 from .build import compile_options, default_stream, gmem_ptr
-from .common import BuiltHook, apply_repair, quiet_task_manager, run_tasks
+from .common import apply_repair, quiet_task_manager, run_tasks
 from .host import DeviceProblem, SizeError, strided_instances
 from .trace import address, recorder_for
 
@@ -92,13 +92,11 @@ def compile(scenario: Any, cfg: Any, *, arch: Any = None, on_built: Any = None, 
 
 def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = None) -> Any:
     """The ``@cute.jit`` host function: the 4-mode views, TMA descriptors, then the kernel launch."""
-    from ..scenarios.attention import Persistence
     from .contract import BuildContext
 
     geo = cfg.geometry()
     hd = cfg.head_dim
     threads = 128 * (1 + cfg.consumer_wgs)
-    persistent = cfg.persistence is Persistence.STATIC
 
     @cute.kernel
     def kernel(tma_q: cute.CopyAtom, g_q: cute.Tensor, tma_k: cute.CopyAtom, g_k: cute.Tensor,
@@ -152,7 +150,6 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
                address(progress)).launch(grid=(grid_x, grid_y, grid_z), block=(threads, 1, 1), stream=stream,
                                          min_blocks_per_mp=1)
 
-    del persistent
     return host
 
 

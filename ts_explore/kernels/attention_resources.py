@@ -532,5 +532,5 @@ class OutTile(MemoryResource):
                     lse[row] = value
 
 
-__all__ = ["ExtraKvBlockTask", "KStages", "KvBlocksTask", "OutTile", "QTile", "QkvGlobal", "VStages", "o_count", "q_tile_index",
-           "pv_mma", "qk_mma", "score_count", "smem_layouts", "softmax_scale_log2"]
+__all__ = ["ExtraKvBlockTask", "KStages", "KvBlocksTask", "OutTile", "QTile", "QkvGlobal", "VStages", "o_count",
+           "pv_mma", "q_tile_index", "qk_mma", "score_count", "smem_layouts", "softmax_scale_log2"]

@@ -212,8 +212,8 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
                 overlap=cfg.overlap, q_tiles=qs, tma_k=tensor(ctx, "tma_k"), g_k=tensor(ctx, "g_k"))
     v = VStages(name="v_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs), geo=geo,
                 tma_v=tensor(ctx, "tma_v"), g_v=tensor(ctx, "g_v"))
-    outs = [OutTile(name=f"o{c}", index=c, geo=geo, causal=cfg.causal, g_o=tensor(ctx, "g_o"), g_lse=tensor(ctx, "g_lse"), seqlen_q=sq)
-            for c in range(wgs)]
+    outs = [OutTile(name=f"o{c}", index=c, geo=geo, causal=cfg.causal, g_o=tensor(ctx, "g_o"),
+                    g_lse=tensor(ctx, "g_lse"), seqlen_q=sq) for c in range(wgs)]
     allocator = SmemAllocator()  # Q of each consumer, K stages, V stages: side by side (the checker sees no overlap)
     for resource in (*qs, k, v):
         allocator.add_resource(resource)
@@ -223,23 +223,22 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
     wq = _queue(cfg, ctx)
     extra = [wq] if wq is not None else []
     loader = task_type(name="load", src_resources=[src, *extra], dst_resources=[*qs, k, v], warp_idx=0,
-                  num_warps=LOAD_WARPS, schedule=load_schedule(src, qs, k, v, wq, n_kv),
-                  num_registers=LOAD_REGISTERS)
+                       num_warps=LOAD_WARPS, schedule=load_schedule(src, qs, k, v, wq, n_kv),
+                       num_registers=LOAD_REGISTERS)
     tasks = [loader]
     graph: dict[Any, list[Any]] = {r: [src, *extra] for r in (*qs, k, v)}
     for c in range(wgs):
         take = turns[1 - c] if turns else None  # mma0 takes turn10 and hands turn01; mma1 the other way
         hand = turns[c] if turns else None
-        extra_block = cfg.fault is AttentionFault.CONSUMER_EXTRA and c == wgs - 1
         n_cons, consumer_type = n_kv, task_type
-        if extra_block:
+        if cfg.fault is AttentionFault.CONSUMER_EXTRA and c == wgs - 1:  # one block more than the loader loads
             n_cons, consumer_type = (ExtraKvBlockTask.get_domain, ExtraKvBlockTask) if ctx.on_gpu else (n_kv + 1, Task)
         sched = consumer_schedule(qs[c], k, v, outs[c], take, hand, wq, n_cons, first=c == 0,
                                   overlap=cfg.overlap, broken_turn=cfg.fault is AttentionFault.PINGPONG_BROKEN,
                                   early_release=cfg.fault is AttentionFault.EARLY_K_RELEASE)
         tasks.append(consumer_type(name=f"mma{c}", src_resources=[qs[c], k, v, *([take] if take else []), *extra],
-                          dst_resources=[outs[c], *([hand] if hand else [])], warp_idx=LOAD_WARPS * (1 + c),
-                          num_warps=4, schedule=sched, num_registers=MMA_REGISTERS))
+                                   dst_resources=[outs[c], *([hand] if hand else [])], warp_idx=LOAD_WARPS * (1 + c),
+                                   num_warps=4, schedule=sched, num_registers=MMA_REGISTERS))
         graph[outs[c]] = [qs[c], k, v, *extra]
         if hand is not None:
             graph[hand] = [k]
