@@ -225,3 +225,14 @@ def test_sizes_and_configs_the_kernel_does_not_take_are_refused_with_the_reason(
         SC.config(persistence=Persistence.STATIC, causal=True))
     with pytest.raises(ValueError, match="64 rows"):
         attention.compile(SC, wide, arch="sm_90a")
+
+
+@pytest.mark.slow
+def test_the_traced_kernel_emits_every_drawn_step_with_its_id() -> None:
+    """``launch(..., trace=True)`` compiles an instrumented build; every step the diagrams draw writes its uid."""
+    from test_timeline_kernel import emitted
+    from ts_explore.model.timeline import TraceSpec
+
+    cfg = SC.config(overlap=False)
+    want = {(t.name, s.uid) for t in model(cfg).tasks for s in t.schedule.steps()}
+    assert emitted("hopper_attention", cfg, TraceSpec()) == want
