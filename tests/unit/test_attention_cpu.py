@@ -227,7 +227,7 @@ def test_sizes_and_configs_the_kernel_does_not_take_are_refused_with_the_reason(
         attention.compile(SC, wide, arch="sm_90a")
 
 
-@pytest.mark.slow
+@pytest.mark.soak  # a second kernel compile (about 10 s): beyond the default tier's budget
 def test_the_traced_kernel_emits_every_drawn_step_with_its_id() -> None:
     """``launch(..., trace=True)`` compiles an instrumented build; every step the diagrams draw writes its uid."""
     from test_timeline_kernel import emitted
