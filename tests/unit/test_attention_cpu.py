@@ -1,6 +1,7 @@
 """hopper_attention on the CPU: every control value records, draws and verifies; the default configs are
 proven SAFE by our checker; the K/V trip counts follow the sizes and the causal mask; each planted fault is
-found with a counterexample; launch refuses the scenario because its kernel is not built yet."""
+found with a counterexample; the kernel compiles for sm_90a and traces the recorded schedule; the launch plan
+groups Q tiles by the K/V blocks they visit; sizes and configs the kernel does not take are refused with the reason."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def test_every_control_value_records_draws_and_verifies(overrides: dict[str, Any
     verdict = verify(**built.verify_kwargs())
     assert verdict.status.value == "safe", verdict.summary()
     assert SCOPE_NOTE in verdict.scope.not_modelled
-    assert any("not built yet" in n for n in built.notes)
+    assert any("K/V blocks of" in n for n in built.notes)
 
 
 @pytest.mark.parametrize("overrides", DEFAULTS, ids=ident)
@@ -167,9 +168,71 @@ def test_a_consumer_loop_one_block_longer_than_the_loaders_deadlocks(wgs: int) -
                for b in dead.blocked), dead.blocked
 
 
-def test_launch_refuses_the_scenario_saying_its_kernel_is_the_next_step() -> None:
-    with pytest.raises(LaunchError) as err:
-        launch("hopper_attention")
-    assert err.value.reason == "no_kernel"
-    message = str(err.value)
-    assert "not built yet" in message and "verify" in message and "Explorer('hopper_attention')" in message
+def test_the_kernel_compiles_for_sm90a_and_traces_the_recorded_schedule() -> None:
+    from test_kernel_trace import same_shape
+    from ts_explore.kernels import attention
+
+    cfg = SC.default_config()
+    seen: list[TaskSet] = []
+    fn = attention.compile(SC, cfg, arch="sm_90a",
+                           on_built=lambda b: seen.append(capture_task_set(b.tasks, b.resource_dependency_graph)))
+    assert fn is not None and len(seen) == 1, "the kernel builds the scenario exactly once"
+    # The kernel's K/V loop length is its work tile's (get_domain); the CPU records the viewed tile's count.
+    gpu = seen[0]
+    assert all(t.dynamic_domain for t in gpu.tasks)
+    same_shape(model(cfg), dataclasses.replace(gpu, tasks=tuple(dataclasses.replace(t, dynamic_domain=False)
+                                                                 for t in gpu.tasks)))
+    assert attention.features(cfg) == {"wgmma"}
+
+
+def test_the_launch_plan_groups_q_tiles_by_the_kv_blocks_they_visit() -> None:
+    from ts_explore.gpu.plan import launch_plan
+    from ts_explore.model.plan import DeviceLimits
+
+    h200 = DeviceLimits.h200()
+    full = launch_plan("hopper_attention", (2, 4, 1000, 777, 128), device=h200)
+    assert full.grid == (4, 2, 8) and full.threads == 384 and len(full.instances) == 1
+    assert full.instances[0].iterations == 7 and full.instances[0].count == 64
+    causal = launch_plan("hopper_attention", (1, 2, 512, 512, 128), device=h200, causal=True)
+    assert [i.iterations for i in causal.instances] == [1, 2, 3, 4]
+    # the grid starts the longest Q tiles first: Q tile 3 (4 blocks) on CTAs 0-1, Q tile 0 (1 block) on CTAs 6-7
+    assert [i.ctas for i in causal.instances] == [(range(6, 8),), (range(4, 6),), (range(2, 4),), (range(0, 2),)]
+    early = launch_plan("hopper_attention", (1, 1, 1024, 256, 128), device=h200, causal=True)
+    assert early.instances[0].iterations is None and "no key visible" in early.instances[0].work
+    static = launch_plan("hopper_attention", (8, 16, 1024, 1024, 128), device=h200, persistence="static",
+                         consumer_wgs=1, tile_q=64)
+    assert static.grid == (1, 1, 132) and sum(i.count for i in static.instances) == 132
+    gate = launch_plan("hopper_attention", (2, 4, 1000, 777, 128), device=h200)
+    assert gate.instances[0].view["extra"] == {"kv_blocks": 7, "seqlen_q": 1000, "seqlen_kv": 777}
+
+
+def test_sizes_and_configs_the_kernel_does_not_take_are_refused_with_the_reason() -> None:
+    from ts_explore.gpu.plan import launch_plan
+    from ts_explore.kernels import attention
+    from ts_explore.model.plan import DeviceLimits
+
+    h200 = DeviceLimits.h200()
+    with pytest.raises(LaunchError, match="compiled for head_dim 128"):
+        launch_plan("hopper_attention", (1, 1, 128, 128, 64), device=h200)
+    with pytest.raises(LaunchError, match="head_dim 96 is not laid out"):
+        launch_plan("hopper_attention", (1, 1, 128, 128, 96), device=h200)
+    with pytest.raises(LaunchError, match="five positive ints"):
+        launch_plan("hopper_attention", (1, 128, 128, 128), device=h200)
+    assert attention.launch_refusal(SC.default_config()) is None
+    wide = SC.config(consumer_wgs=1, tile_q=128, tile_k=64, head_dim=64)
+    assert "64 rows" in attention.launch_refusal(wide)
+    assert "static persistence is not built" in attention.launch_refusal(
+        SC.config(persistence=Persistence.STATIC, causal=True))
+    with pytest.raises(ValueError, match="64 rows"):
+        attention.compile(SC, wide, arch="sm_90a")
+
+
+@pytest.mark.soak  # a second kernel compile (about 10 s): beyond the default tier's budget
+def test_the_traced_kernel_emits_every_drawn_step_with_its_id() -> None:
+    """``launch(..., trace=True)`` compiles an instrumented build; every step the diagrams draw writes its uid."""
+    from test_timeline_kernel import emitted
+    from ts_explore.model.timeline import TraceSpec
+
+    cfg = SC.config(overlap=False)
+    want = {(t.name, s.uid) for t in model(cfg).tasks for s in t.schedule.steps()}
+    assert emitted("hopper_attention", cfg, TraceSpec()) == want

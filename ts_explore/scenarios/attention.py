@@ -9,8 +9,9 @@ consumer to the other through two data-less pipelines (``turn01``, ``turn10``),
 so the checker sees the order; intra-warpgroup overlap issues the next S GEMM
 before the softmax of the current block (the P·V GEMM lags one block).
 
-This step records, draws and verifies the schedule; its kernel bodies are the
-next step (``Scenario.kernel`` is None, so ``launch`` refuses it).
+The same build records the schedule on the CPU and, inside the kernel
+(:mod:`ts_explore.kernels.attention`), runs it with the bodies of
+:mod:`ts_explore.kernels.attention_resources` (TMA, WGMMA, online softmax).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, Mapping
 
 import cutlass.pipeline as pipeline
 from cutlass.experimental.task_scheduling.enums import SignalingThreads
+from cutlass.experimental.task_scheduling.memory import SmemAllocator
 from cutlass.experimental.task_scheduling.resources import PipelineConfig, TileSchedulerConfig, WorkQueue
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
@@ -28,11 +30,13 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
 from ..verification.rules import AsyncReadRule
 from .attention_geometry import HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, kv_blocks, q_tiles
+from ..kernels.attention_resources import (
+    ExtraKvBlockTask, KStages, KvBlocksTask, OutTile, QkvGlobal, QTile, VStages, q_tile_index,
+)
 from ..kernels.turn import Turn, turn_pipeline
-from .attention_resources import KStages, OutTile, QkvGlobal, QTile, VStages
 from .attention_schedule import consumer_schedule, load_schedule
 from .base import BuildContext, Built, Scenario, knob, register
-from .common import require, runtime
+from .common import require, runtime, tensor
 
 LOAD_WARPS = 4
 LOAD_REGISTERS, MMA_REGISTERS = 24, 240  # setmaxnreg: 24 x 128 + 240 x 256 <= 64 K registers
@@ -165,40 +169,87 @@ def _queue(cfg: HopperAttention, ctx: BuildContext) -> WorkQueue | None:
                      .create_static_persistent_tile_scheduler_params(tile_scheduler_params=params))
 
 
+def _kv_domain(cfg: HopperAttention, ctx: BuildContext) -> tuple[Any, type]:
+    """The K/V loop length and the task class: a number on the CPU (the viewed tile's), per work tile on the GPU.
+
+    Inside the kernel the causal mask gives each Q tile its own count, so the
+    loop's end is :class:`KvBlocksTask`'s ``get_domain`` (TS calls it per tile).
+    """
+    if not ctx.on_gpu:
+        return runtime(ctx, "kv_blocks", cfg.kv_blocks), Task
+    return KvBlocksTask.get_domain, KvBlocksTask
+
+
+def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any) -> Any:
+    """In the kernel: a work tile's K/V block count from its coordinates ``(head, batch, z)``.
+
+    The DSL form of :func:`~.attention_geometry.kv_blocks` (floor division of
+    a negative last key is clamped to 0 by the max).
+    """
+    import cutlass
+
+    def count(coord: Any) -> Any:
+        total = (seqlen_kv + cfg.tile_k - 1) // cfg.tile_k
+        if not cfg.causal:
+            return total
+        m = q_tile_index(coord, seqlen_q, cfg.tile_q, cfg.causal)
+        last_row = cutlass.min((m + 1) * cfg.tile_q, seqlen_q) - 1
+        last_key = last_row + seqlen_kv - seqlen_q
+        return cutlass.max(cutlass.Int32(0), cutlass.min(total, (last_key + cfg.tile_k) // cfg.tile_k))
+
+    return count
+
+
 def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
     """Load task on warps 0-3; consumer ``mma<c>`` on warps 4 + 4c .. 7 + 4c."""
     geo, wgs = cfg.geometry(), cfg.consumer_wgs
-    n_kv = runtime(ctx, "kv_blocks", cfg.kv_blocks)
-    src = QkvGlobal(name="qkv_global")
-    qs = [QTile(name=f"q{c}", pipeline_config=_tma(1, geo.q_bytes // wgs, 4)) for c in range(wgs)]
-    k = KStages(name="k_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs))
-    v = VStages(name="v_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs))
-    outs = [OutTile(name=f"o{c}") for c in range(wgs)]
+    n_kv, task_type = _kv_domain(cfg, ctx)
+    sq, skv = runtime(ctx, "seqlen_q", cfg.seqlen_q), runtime(ctx, "seqlen_kv", cfg.seqlen_kv)
+    src = QkvGlobal(name="qkv_global", geo=geo, causal=cfg.causal, seqlen_q=sq)
+    qs = [QTile(name=f"q{c}", pipeline_config=_tma(1, geo.q_bytes // wgs, 4), index=c, geo=geo, causal=cfg.causal,
+                tma_q=tensor(ctx, "tma_q"), g_q=tensor(ctx, "g_q"), seqlen_q=sq, seqlen_kv=skv) for c in range(wgs)]
+    k = KStages(name="k_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs), geo=geo,
+                overlap=cfg.overlap, q_tiles=qs, tma_k=tensor(ctx, "tma_k"), g_k=tensor(ctx, "g_k"))
+    v = VStages(name="v_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs), geo=geo,
+                tma_v=tensor(ctx, "tma_v"), g_v=tensor(ctx, "g_v"))
+    outs = [OutTile(name=f"o{c}", index=c, geo=geo, causal=cfg.causal, g_o=tensor(ctx, "g_o"),
+                    g_lse=tensor(ctx, "g_lse"), seqlen_q=sq) for c in range(wgs)]
+    allocator = SmemAllocator()  # Q of each consumer, K stages, V stages: side by side (the checker sees no overlap)
+    for resource in (*qs, k, v):
+        allocator.add_resource(resource)
+    allocator.compute_layout()
     turns = [Turn(name="turn01", pipeline_config=turn_pipeline()), Turn(name="turn10", pipeline_config=turn_pipeline())] \
         if cfg.pingponging else []
     wq = _queue(cfg, ctx)
     extra = [wq] if wq is not None else []
-    loader = Task(name="load", src_resources=[src, *extra], dst_resources=[*qs, k, v], warp_idx=0,
-                  num_warps=LOAD_WARPS, schedule=load_schedule(src, qs, k, v, wq, n_kv),
-                  num_registers=LOAD_REGISTERS)
+    loader = task_type(name="load", src_resources=[src, *extra], dst_resources=[*qs, k, v], warp_idx=0,
+                       num_warps=LOAD_WARPS, schedule=load_schedule(src, qs, k, v, wq, n_kv),
+                       num_registers=LOAD_REGISTERS)
     tasks = [loader]
     graph: dict[Any, list[Any]] = {r: [src, *extra] for r in (*qs, k, v)}
     for c in range(wgs):
         take = turns[1 - c] if turns else None  # mma0 takes turn10 and hands turn01; mma1 the other way
         hand = turns[c] if turns else None
-        n_cons = n_kv + 1 if cfg.fault is AttentionFault.CONSUMER_EXTRA and c == wgs - 1 else n_kv
+        n_cons, consumer_type = n_kv, task_type
+        if cfg.fault is AttentionFault.CONSUMER_EXTRA and c == wgs - 1:  # one block more than the loader loads
+            n_cons, consumer_type = (ExtraKvBlockTask.get_domain, ExtraKvBlockTask) if ctx.on_gpu else (n_kv + 1, Task)
         sched = consumer_schedule(qs[c], k, v, outs[c], take, hand, wq, n_cons, first=c == 0,
                                   overlap=cfg.overlap, broken_turn=cfg.fault is AttentionFault.PINGPONG_BROKEN,
                                   early_release=cfg.fault is AttentionFault.EARLY_K_RELEASE)
-        tasks.append(Task(name=f"mma{c}", src_resources=[qs[c], k, v, *([take] if take else []), *extra],
-                          dst_resources=[outs[c], *([hand] if hand else [])], warp_idx=LOAD_WARPS * (1 + c),
-                          num_warps=4, schedule=sched, num_registers=MMA_REGISTERS))
+        tasks.append(consumer_type(name=f"mma{c}", src_resources=[qs[c], k, v, *([take] if take else []), *extra],
+                                   dst_resources=[outs[c], *([hand] if hand else [])], warp_idx=LOAD_WARPS * (1 + c),
+                                   num_warps=4, schedule=sched, num_registers=MMA_REGISTERS))
         graph[outs[c]] = [qs[c], k, v, *extra]
         if hand is not None:
             graph[hand] = [k]
+    if ctx.on_gpu:
+        bounds = kv_bounds(cfg, sq, skv)
+        for task in tasks:
+            task.kv_bounds = bounds
     not_modelled = (SCOPE_NOTE,)
     rules = (AsyncReadRule(async_reads("k_smem")), AsyncReadRule(async_reads("v_smem")))
-    return Built(tasks=tasks, resource_dependency_graph=graph, notes=() if ctx.on_gpu else _notes(cfg, geo),
+    return Built(tasks=tasks, resource_dependency_graph=graph, task_manager_kwargs={"smem_allocator": allocator},
+                 notes=() if ctx.on_gpu else _notes(cfg, geo),
                  not_modelled=not_modelled, rules=rules)
 
 
@@ -213,7 +264,6 @@ def _notes(cfg: HopperAttention, geo: Geometry) -> tuple[str, ...]:
         f"{geo.register_floats} fp32 of S and O per consumer thread",
         "TS does not model WGMMA's asynchronous shared-memory reads; the async-read rule checks the K releases "
         "(S GEMM) and the V releases (P·V GEMM)",
-        "the kernel for this scenario is not built yet: this view records, draws and verifies the schedule",
     ]
     if cfg.pingponging:
         notes.append("ping-pong: mma0 and mma1 hand the right to issue WGMMA to each other through turn01 and "
@@ -234,7 +284,7 @@ SCENARIO = register(Scenario(
     check_fn=check,
     description="O = softmax(Q·Kᵀ·scale)·V: a TMA load warpgroup brings Q once per tile and K, V per block on "
                 "their own pipelines; one or two consumer warpgroups run S = Q·Kᵀ, the online softmax and "
-                "O += P·V, optionally taking turns (ping-pong). Records, draws and verifies; the kernel is next.",
-    kernel=None,
+                "O += P·V, optionally taking turns (ping-pong).",
+    kernel="ts_explore.kernels.attention",
     inactive_fn=inactive,
 ))

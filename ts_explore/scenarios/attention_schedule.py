@@ -4,14 +4,19 @@ Kept apart from the scenario's knobs so each reads as the kernel's loop does.
 A consumer's K/V iteration, with intra-warpgroup overlap (FlashAttention-3)::
 
     wait K[j]; [take the turn]; issue S[j] = Q·K[j]ᵀ
-    (j >= 1) wait V[j-1]; issue O += P[j-1]·V[j-1]
-    [hand the turn over]; wait S[j]; release K[j]; P[j] = softmax(S[j])
+    (j >= 1) wait V[j-1]; issue O = O·rescale[j-1] + P[j-1]·V[j-1]
+    [hand the turn over]; wait S[j]; release K[j]; P[j], stats = softmax(S[j], stats)
     (j >= 1) wait for P·V; release V[j-1]
-    (last j) wait V[j]; O += P[j]·V[j]; wait; release V[j]
+    (last j) wait V[j]; O = O·rescale[j] + P[j]·V[j]; wait; release V[j]
 
 Without overlap the P·V GEMM of block j follows its softmax in the same
-iteration. With ping-pong, ``mma0`` takes the turn from the second block on
-(it starts with it) and takes the last hand-over at the end of its last
+iteration. Each register value lives in one task-local variable that the
+steps read and write in place, so it carries from one iteration to the next:
+O in ``v_smem``'s ``acc_o`` (cleared per tile), the row statistics (max, sum
+and the factor the next P·V rescales O by) in the Q tile's ``stats``.
+
+With ping-pong, ``mma0`` takes the turn from the second block on (it starts
+with it) and takes the last hand-over at the end of its last
 block, so every hand-over is taken, and a Q tile with no K/V block (causal)
 waits for none.
 """
@@ -89,9 +94,10 @@ def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq
         r.q.try_wait()
         r.q.wait()
         if overlap:
-            acc, probs = r.q.init_overlapped()
+            stats, probs = r.q.init_overlapped()
         else:
-            acc = r.q.init()
+            stats = r.q.init()
+        acc = r.v.clear()
         with domain_loop(0, n_kv, 1) as it:
             r.k.try_wait()
             r.k.wait()
@@ -104,7 +110,7 @@ def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq
             scores = r.k.qk()
             if overlap:
                 with it.every(1, start=1):
-                    acc = r.pv(probs, acc)
+                    acc = r.pv(probs, acc, stats)
             if r.hand is not None:
                 r.hand_turn()
             if early_release:
@@ -113,24 +119,24 @@ def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq
             else:
                 r.k.wait_s()
                 r.k.release()
-            probs = r.q.softmax(scores=scores)
+            probs, stats = r.q.softmax(scores=scores, stats=stats)
             if overlap:
                 with it.every(1, start=1):
                     r.v.wait_o()
                     r.v.release()
                 with it.last_iter():
-                    acc = r.pv(probs, acc)
+                    acc = r.pv(probs, acc, stats)
                     r.v.wait_o()
                     r.v.release()
             else:
-                acc = r.pv(probs, acc)
+                acc = r.pv(probs, acc, stats)
                 r.v.wait_o()
                 r.v.release()
             if r.take is not None and first:
                 with it.last_iter():
                     r.take_turn()  # the other warpgroup's hand-over of its last block (none without blocks)
         r.q.release()
-        r.out.store(acc_o=acc)
+        r.out.store(acc_o=acc, stats=stats)
 
     mma.__name__ = "mma"
     return schedule(mma)(*resources)
@@ -154,10 +160,10 @@ class _Roles:
         self.hand.hand_over()
         self.hand.commit()
 
-    def pv(self, probs: Any, acc: Any) -> Any:
+    def pv(self, probs: Any, acc: Any, stats: Any) -> Any:
         self.v.try_wait()
         self.v.wait()
-        return self.v.pv(probs=probs, acc_o=acc)
+        return self.v.pv(probs=probs, acc_o=acc, stats=stats)
 
 
 __all__ = ["consumer_schedule", "load_schedule"]

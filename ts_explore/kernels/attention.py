@@ -1,0 +1,433 @@
+"""The Hopper attention forward kernel: compile once per config, run any (batch, heads, seqlen_q, seqlen_kv).
+
+``compile(scenario, cfg)`` traces the scenario's own ``build`` inside
+``@cute.kernel`` (the launched task set is the drawn one) and returns a
+function of raw pointers and sizes::
+
+    fn(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, batch, heads, seqlen_q, seqlen_kv, grid_x, grid_y, grid_z, stream)
+
+Q, K, V and O are bf16 ``(batch, seqlen, heads, head_dim)``, contiguous; the
+kernel views each as ``(seqlen, head_dim, heads, batch)`` so one TMA atom over
+a ``(rows, head_dim)`` tile serves every head and batch (V as ``(head_dim,
+seqlen, ...)``, the MN-major operand of the P·V GEMM). TMA zero-fills rows
+past either seqlen; the softmax masks keys past ``seqlen_kv`` (and, causal,
+past each row's bottom-right-aligned diagonal); the epilogue stores only rows
+before ``seqlen_q``. LSE is fp32 ``(batch, heads, seqlen_q)``. The softmax
+scale is 1/sqrt(head_dim). A work tile is ``(head, batch, z)`` with ``z`` the Q tile
+(causal: the last Q tile first, so the longest tiles start first).
+"""
+
+# No ``from __future__ import annotations`` here: the DSL reads kernel annotations as objects.
+
+import math
+from typing import Any, Callable
+
+import cuda.bindings.driver as cuda
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils as utils
+from cutlass.cute.nvgpu import cpasync
+
+from ..model.plan import DeviceLimits, Instance, LaunchPlan
+from ..scenarios.attention_geometry import HEAD_DIMS, flops, kv_blocks, q_tiles
+from .attention_resources import IN_DTYPE, WG_ROWS, smem_layouts
+from .build import compile_options, default_stream, gmem_ptr
+from .common import apply_repair, quiet_task_manager, run_tasks
+from .host import DeviceProblem, SizeError, strided_instances
+from .trace import address, recorder_for
+
+Shape = tuple  # (batch, heads, seqlen_q, seqlen_kv, head_dim)
+DEFAULT_SIZES = ((4, 16, 2048, 2048, 128),)  # what launch() runs when given no sizes
+MAX_SEQLEN = 1 << 20
+H200_DENSE_BF16_TFLOPS = 989.0  # vendor datasheet, dense (no sparsity)
+
+
+def features(cfg: Any) -> frozenset:
+    """Hardware features this config's kernel uses (:data:`ts_explore.gpu.safety.FEATURES`)."""
+    return frozenset({"wgmma"})
+
+
+def launch_refusal(cfg: Any, arch: Any = "sm_90a") -> Any:
+    """Why ``cfg`` must not be launched (None: it may). The CPU view records and verifies anyway."""
+    from ..scenarios.attention import Persistence
+
+    if cfg.tile_q // cfg.consumer_wgs != WG_ROWS:
+        return (f"a consumer warpgroup owning {cfg.tile_q // cfg.consumer_wgs} rows (two WGMMA row blocks) is not "
+                f"built: the kernel gives each consumer warpgroup 64 rows; use tile_q={WG_ROWS * cfg.consumer_wgs}")
+    if cfg.persistence is Persistence.STATIC and cfg.causal:
+        return ("causal attention under static persistence is not built: each CTA would walk Q tiles with different "
+                "K/V loop lengths, which the launch plan cannot yet name per CTA; use persistence='none' with causal")
+    return None
+
+
+def grid(cfg: Any, shape: Shape, sms: int) -> tuple:
+    """The CUDA grid: one CTA per (head, batch, Q tile) (Q tiles slowest), or (static persistence) one per SM."""
+    from ..scenarios.attention import Persistence
+
+    b, h, sq, _, _ = shape
+    tiles_q = q_tiles(sq, cfg.tile_q)
+    if cfg.persistence is Persistence.STATIC:
+        return (1, 1, min(sms, h * b * tiles_q))
+    return (h, b, tiles_q)
+
+
+def compile(scenario: Any, cfg: Any, *, arch: Any = None, on_built: Any = None, trace: Any = None) -> Any:
+    """Trace ``scenario.build(cfg, ...)`` inside the kernel and compile it (no GPU needed for sm_90a).
+
+    With a ``trace`` spec the kernel is instrumented (:mod:`ts_explore.kernels.trace`) and the compiled
+    function takes the ``events, progress`` buffer addresses after the stream.
+    """
+    scenario.check(cfg)
+    refusal = launch_refusal(cfg, arch)
+    if refusal is not None:
+        raise ValueError(refusal)
+    host = host_function(scenario, cfg, on_built, trace)
+    args = [gmem_ptr(0, IN_DTYPE)] * 4 + [gmem_ptr(0, cutlass.Float32)]
+    args += [cutlass.Int32(128)] * 7
+    args.append(default_stream())
+    if trace is not None:
+        args += [cutlass.Int64(0), cutlass.Int64(0)]
+    return cute.compile(host, *args, options=compile_options(arch))
+
+
+def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = None) -> Any:
+    """The ``@cute.jit`` host function: the 4-mode views, TMA descriptors, then the kernel launch."""
+    from .contract import BuildContext
+
+    geo = cfg.geometry()
+    hd = cfg.head_dim
+    threads = 128 * (1 + cfg.consumer_wgs)
+
+    @cute.kernel
+    def kernel(tma_q: cute.CopyAtom, g_q: cute.Tensor, tma_k: cute.CopyAtom, g_k: cute.Tensor,
+               tma_v: cute.CopyAtom, g_v: cute.Tensor, g_o: cute.Tensor, g_lse: cute.Tensor,
+               seqlen_q: cutlass.Int32, seqlen_kv: cutlass.Int32, sched: Any, events: cutlass.Int64,
+               progress: cutlass.Int64) -> None:
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        if warp == 0:
+            cpasync.prefetch_descriptor(tma_q)
+            cpasync.prefetch_descriptor(tma_k)
+            cpasync.prefetch_descriptor(tma_v)
+        bx, by, bz = cute.arch.block_idx()
+        tx, _, _ = cute.arch.thread_idx()
+        gx, gy, gz = cute.arch.grid_dim()
+        ctx = BuildContext(on_gpu=True, block=bx + gx * (by + gy * bz), thread=tx, grid=gx * gy * gz,
+                           tensors={"tma_q": tma_q, "g_q": g_q, "tma_k": tma_k, "g_k": g_k, "tma_v": tma_v,
+                                    "g_v": g_v, "g_o": g_o, "g_lse": g_lse},
+                           extra={"seqlen_q": seqlen_q, "seqlen_kv": seqlen_kv, "scheduler_params": sched})
+        built = scenario.build(cfg, ctx)
+        apply_repair(built)
+        if cutlass.const_expr(on_built is not None):
+            on_built(built)
+        tm = quiet_task_manager(built)
+        tm.setup_resources_and_tasks()
+        cute.arch.mbarrier_init_fence()
+        cute.arch.sync_threads()
+        run_tasks(tm, built, recorder_for(trace, events, progress))
+
+    @cute.jit
+    def host(q_ptr: cute.Pointer, k_ptr: cute.Pointer, v_ptr: cute.Pointer, o_ptr: cute.Pointer,
+             lse_ptr: cute.Pointer, batch: cutlass.Int32, heads: cutlass.Int32, seqlen_q: cutlass.Int32,
+             seqlen_kv: cutlass.Int32, grid_x: cutlass.Int32, grid_y: cutlass.Int32, grid_z: cutlass.Int32,
+             stream: cuda.CUstream, events: Any = None, progress: Any = None) -> None:
+        row = cute.assume(heads * hd, divby=hd)  # elements between consecutive tokens
+        q_batch = cute.assume(seqlen_q * heads * hd, divby=hd)
+        kv_batch = cute.assume(seqlen_kv * heads * hd, divby=hd)
+        q = cute.make_tensor(q_ptr, cute.make_layout((seqlen_q, hd, heads, batch), stride=(row, 1, hd, q_batch)))
+        o = cute.make_tensor(o_ptr, cute.make_layout((seqlen_q, hd, heads, batch), stride=(row, 1, hd, q_batch)))
+        k = cute.make_tensor(k_ptr, cute.make_layout((seqlen_kv, hd, heads, batch), stride=(row, 1, hd, kv_batch)))
+        v = cute.make_tensor(v_ptr, cute.make_layout((hd, seqlen_kv, heads, batch), stride=(1, row, hd, kv_batch)))
+        lse = cute.make_tensor(lse_ptr, cute.make_layout((seqlen_q, heads, batch),
+                                                         stride=(1, seqlen_q, seqlen_q * heads)))
+        q_layout, k_layout, v_layout = smem_layouts(geo)
+        load = cpasync.CopyBulkTensorTileG2SOp()
+        tma_q, g_q = cpasync.make_tiled_tma_atom(load, q, cute.slice_(q_layout, (None, None, 0)), (WG_ROWS, hd))
+        tma_k, g_k = cpasync.make_tiled_tma_atom(load, k, cute.slice_(k_layout, (None, None, 0)), (cfg.tile_k, hd))
+        tma_v, g_v = cpasync.make_tiled_tma_atom(load, v, cute.slice_(v_layout, (None, None, 0)), (hd, cfg.tile_k))
+        tiles_q = (seqlen_q + cfg.tile_q - 1) // cfg.tile_q
+        sched = utils.PersistentTileSchedulerParams((heads, batch, tiles_q), (1, 1, 1))
+        kernel(tma_q, g_q, tma_k, g_k, tma_v, g_v, o, lse, seqlen_q, seqlen_kv, sched, address(events),
+               address(progress)).launch(grid=(grid_x, grid_y, grid_z), block=(threads, 1, 1), stream=stream,
+                                         min_blocks_per_mp=1)
+
+    return host
+
+
+# ---- the launch plan and the problem the launch worker runs -------------------------------------------------
+
+
+def problem_shape(cfg: Any, size: Any) -> tuple:
+    """``size`` as ``(batch, heads, seqlen_q, seqlen_kv, head_dim)``; SizeError naming the fix otherwise."""
+    try:
+        shape = tuple(int(v) for v in size)
+    except TypeError:
+        raise SizeError(f"an attention size is (batch, heads, seqlen_q, seqlen_kv, head_dim), got {size!r}; pass "
+                        "e.g. sizes=[(4, 16, 2048, 2048, 128)]") from None
+    if len(shape) != 5 or min(shape) < 1:
+        raise SizeError(f"an attention size is five positive ints (batch, heads, seqlen_q, seqlen_kv, head_dim), "
+                        f"got {size!r}")
+    b, h, sq, skv, d = shape
+    if d not in HEAD_DIMS:
+        raise SizeError(f"head_dim {d} is not laid out: the kernel is built for head_dim "
+                        f"{' and '.join(map(str, HEAD_DIMS))}; use one of them")
+    if d != cfg.head_dim:
+        raise SizeError(f"size has head_dim {d} but the config was compiled for head_dim {cfg.head_dim}; pass "
+                        f"head_dim={d} with the config, or a size with head_dim {cfg.head_dim}")
+    if max(sq, skv) > MAX_SEQLEN or b * h * max(sq, skv) * d >= 2**31:
+        raise SizeError(f"{size!r} has more than 2^31 elements per tensor (or a seqlen over {MAX_SEQLEN}); the "
+                        "kernel indexes with 32-bit integers: split the batch")
+    return shape
+
+
+def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: Any = None) -> LaunchPlan:
+    """One CTA per (head, batch, Q tile) (or a static persistent walk); the causal mask groups Q tiles by
+    the K/V blocks they visit."""
+    from ..scenarios.attention import Persistence
+
+    shape = problem_shape(cfg, size)
+    b, h, sq, skv, d = shape
+    gx, gy, gz = grid(cfg, shape, limits.sms)
+    ctas = gx * gy * gz
+    tiles_q = q_tiles(sq, cfg.tile_q)
+    per_q_tile = h * b  # CTAs (work tiles) of one Q tile index: consecutive in the grid's linear order
+
+    def extra(n: int) -> dict:
+        return {"kv_blocks": n, "seqlen_q": sq, "seqlen_kv": skv}
+
+    if cfg.persistence is Persistence.STATIC:
+        n = kv_blocks(sq, skv, cfg.tile_q, cfg.tile_k, 0, False)
+        instances = tuple(
+            Instance(ctas=i.ctas, view=i.view, work=f"{i.work}, {n} K/V blocks each", iterations=i.iterations)
+            for i in strided_instances(h * b * tiles_q, ctas, "tile",
+                                       view=lambda blk: {"block": blk, "grid": ctas, "extra": extra(n)}))
+    else:
+        groups: list = []  # (first Q tile, last Q tile, K/V blocks)
+        for m in range(tiles_q):
+            n = kv_blocks(sq, skv, cfg.tile_q, cfg.tile_k, m, cfg.causal)
+            if groups and groups[-1][2] == n:
+                groups[-1][1] = m
+            else:
+                groups.append([m, m, n])
+        def zs(first: int, last: int) -> range:  # grid z of Q tiles first..last (causal: reversed, longest first)
+            if not cfg.causal:
+                return range(first, last + 1)
+            return range(tiles_q - 1 - last, tiles_q - first)
+
+        instances = tuple(
+            Instance(ctas=(range(zs(first, last).start * per_q_tile, zs(first, last).stop * per_q_tile),),
+                     view={"block": zs(first, last).start * per_q_tile, "grid": ctas, "extra": extra(n)},
+                     work=(f"Q tile{'s' if last > first else ''} {first}{f'-{last}' if last > first else ''}: "
+                           + (f"{n} K/V block{'s' if n != 1 else ''}" if n else
+                              "no key visible (0 K/V blocks: O = 0, LSE = -inf)")),
+                     iterations=n if n else None)
+            for first, last, n in groups)
+    mask = "causal (bottom-right aligned)" if cfg.causal else "non-causal"
+    assumptions = (f"Q[{b}, {sq}, {h}, {d}] against K/V[{b}, {skv}, {h}, {d}], {mask}, scale 1/sqrt({d}): "
+                   f"{tiles_q} Q tiles of {cfg.tile_q} rows x {h * b} heads·batches, K/V blocks of {cfg.tile_k}",)
+    return LaunchPlan(kernel=__name__, size=shape, grid=(gx, gy, gz), threads=128 * (1 + cfg.consumer_wgs),
+                      smem_bytes=cfg.geometry().smem_bytes, device=limits, instances=instances, registers=registers,
+                      work_units="(batch, heads, seqlen_q, seqlen_kv, head_dim)", assumptions=assumptions)
+
+
+def device_problem(fn: Any, cfg: Any, plan: LaunchPlan, stream: Any) -> DeviceProblem:
+    """Random-normal bf16 Q, K, V on the GPU; O checked against torch SDPA in fp32, LSE against float64; every
+    torch SDPA backend present timed beside on the same tensors."""
+    import torch
+
+    b, h, sq, skv, d = plan.size
+    q, k, v = make_inputs(plan.size)
+    o = torch.empty((b, sq, h, d), device="cuda", dtype=torch.bfloat16)
+    lse = torch.empty((b, h, sq), device="cuda", dtype=torch.float32)
+    torch.cuda.synchronize()
+    args = kernel_args(q, k, v, o, lse, cfg, plan.device.sms, stream)
+
+    def check() -> tuple:
+        from cuda.bindings import driver as cu
+
+        cu.cuStreamSynchronize(stream)
+        ref_o, ref_lse = reference(q, k, v, cfg.causal)
+        bad_o, bad_lse = mismatches(o, lse, ref_o, ref_lse)
+        wrong = int(bad_o.sum()) + int(bad_lse.sum())
+        first: tuple = ()
+        if wrong:
+            idx = torch.nonzero(bad_o.reshape(-1))[:8, 0].tolist()
+            got, want = o.float().reshape(-1), ref_o.reshape(-1)
+            first = tuple((i, float(want[i]), float(got[i])) for i in idx)
+            if not first:
+                idx = torch.nonzero(bad_lse.reshape(-1))[:8, 0].tolist()
+                first = tuple((i, float(ref_lse.reshape(-1)[i]), float(lse.reshape(-1)[i])) for i in idx)
+        heat = error_map(bad_o, bad_lse, cfg.tile_q) if wrong else None
+        return wrong, o.numel() + lse.numel(), first, heat
+
+    return DeviceProblem(launch=lambda: fn(*args), check=check, references=sdpa_references(q, k, v, cfg.causal),
+                         flops=flops(b, h, sq, skv, d, cfg.causal),
+                         bytes_moved=2 * (q.numel() + k.numel() + v.numel() + o.numel()) + 4 * lse.numel(),
+                         elements=o.numel(), grid=plan.ctas, shape=f"b{b} h{h} sq{sq} skv{skv} d{d}"
+                         + (" causal" if cfg.causal else ""), output="O", args=tuple(args),
+                         outputs=lambda: {"O": o.float().cpu().numpy(), "LSE": lse.cpu().numpy()})
+
+
+# ---- host-side helpers the launcher, the tests and the benchmark share -------------------------------------
+
+
+def make_inputs(shape: Shape, seed: int = 0, device: str = "cuda") -> tuple:
+    """Random-normal bf16 Q (b, sq, h, d), K and V (b, skv, h, d), seeded (torch)."""
+    import torch
+
+    b, h, sq, skv, d = shape
+    gen = torch.Generator(device=device).manual_seed(seed)
+
+    def normal(rows: int) -> Any:
+        return torch.randn((b, rows, h, d), generator=gen, device=device, dtype=torch.float32).to(torch.bfloat16)
+
+    return normal(sq), normal(skv), normal(skv)
+
+
+def visible(sq: int, skv: int, causal: bool, device: Any = None) -> Any:
+    """The (sq, skv) boolean mask of keys each row sees (bottom-right aligned when causal), or None."""
+    import torch
+
+    if not causal:
+        return None
+    rows = torch.arange(sq, device=device)[:, None]
+    keys = torch.arange(skv, device=device)[None, :]
+    return keys <= rows + (skv - sq)
+
+
+def reference(q: Any, k: Any, v: Any, causal: bool) -> tuple:
+    """O in fp32 (torch SDPA on fp32 copies, (b, sq, h, d)) and LSE in float64 ((b, h, sq)), head by head.
+
+    Rows that see no key (causal, seqlen_q > seqlen_kv) expect O = 0 and LSE = -inf, as the kernel writes.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    b, sq, h, d = q.shape
+    skv = k.shape[1]
+    mask = visible(sq, skv, causal, q.device)
+    out = torch.empty((b, sq, h, d), device=q.device, dtype=torch.float32)
+    lse = torch.empty((b, h, sq), device=q.device, dtype=torch.float64)
+    scale = 1.0 / math.sqrt(d)
+    for bi in range(b):
+        for hi in range(h):
+            qf, kf, vf = (t[bi, :, hi].float() for t in (q, k, v))
+            o = F.scaled_dot_product_attention(qf[None], kf[None], vf[None], attn_mask=mask)[0]
+            s = (qf.double() @ kf.double().T) * scale
+            if mask is not None:
+                s = s.masked_fill(~mask, float("-inf"))
+                o = torch.where(mask.any(dim=1, keepdim=True), o, torch.zeros_like(o))
+            out[bi, :, hi] = o
+            lse[bi, hi] = torch.logsumexp(s, dim=1)
+    return out, lse
+
+
+def mismatches(o: Any, lse: Any, ref_o: Any, ref_lse: Any) -> tuple:
+    """Boolean maps of wrong O elements and wrong LSE rows (NaN never agrees).
+
+    O: bf16 rounding of the output costs 2^-9 of |O| and P rounded to bf16
+    before the P·V GEMM about 2^-9 of the largest |V| a row weighs (allowed:
+    2^-7·|O| + 4e-3). LSE: fp32 statistics with exp2 and log2 approximations
+    (allowed: 1e-3 + 1e-5·|LSE|). A lost or doubled K/V block moves the LSE by
+    log(1 ± 1/blocks), far outside.
+    """
+    import torch
+
+    got = o.float()
+    bad_o = ~((got - ref_o).abs() <= ref_o.abs() * 2.0**-7 + 4e-3)
+    ref = ref_lse.float()
+    both_inf = torch.isinf(ref) & (lse == ref)
+    bad_lse = ~(both_inf | ((lse - ref).abs() <= 1e-3 + 1e-5 * ref.abs()))
+    return bad_o, bad_lse
+
+
+def error_map(bad_o: Any, bad_lse: Any, tile_q: int) -> Any:
+    """Mismatches per (Q tile, batch·head): O elements plus LSE rows, a small integer array for a heatmap."""
+    import numpy as np
+
+    b, sq, h, _ = bad_o.shape
+    per_row = (bad_o.sum(dim=3).permute(0, 2, 1) + bad_lse).reshape(b * h, sq).cpu().numpy()  # (b·h, sq)
+    tiles = -(-sq // tile_q)
+    padded = np.zeros((b * h, tiles * tile_q), dtype=np.int64)
+    padded[:, :sq] = per_row
+    return padded.reshape(b * h, tiles, tile_q).sum(axis=2).T
+
+
+SDPA_BACKENDS = (("torch SDPA flash", "FLASH_ATTENTION"), ("torch SDPA cuDNN", "CUDNN_ATTENTION"),
+                 ("torch SDPA efficient", "EFFICIENT_ATTENTION"))
+
+
+def sdpa_references(q: Any, k: Any, v: Any, causal: bool) -> dict:
+    """Each torch SDPA backend this machine has, as a zero-argument call on the same tensors (named by backend).
+
+    A backend that refuses the shape or is absent is left out. Causal with
+    seqlen_q != seqlen_kv passes the bottom-right-aligned mask torch names
+    ``causal_lower_right``.
+    """
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))  # (b, h, s, d) views
+    sq, skv = q.shape[1], k.shape[1]
+    kwargs: dict = {}
+    if causal and sq == skv:
+        kwargs = {"is_causal": True}
+    elif causal:
+        from torch.nn.attention.bias import causal_lower_right
+
+        kwargs = {"attn_mask": causal_lower_right(sq, skv)}
+    found: dict = {}
+    for label, name in SDPA_BACKENDS:
+        backend = getattr(SDPBackend, name, None)
+        if backend is None:
+            continue
+
+        def call(backend: Any = backend) -> None:
+            with sdpa_kernel(backend):
+                F.scaled_dot_product_attention(qt, kt, vt, **kwargs)
+
+        try:
+            call()
+            torch.cuda.synchronize()
+        except RuntimeError:
+            continue
+        found[label] = call
+    return found
+
+
+def kernel_args(q: Any, k: Any, v: Any, o: Any, lse: Any, cfg: Any, sms: int, stream: Any = None) -> list:
+    """The compiled kernel's arguments for torch tensors (checked here), the stream last."""
+    import torch
+
+    b, sq, h, d = q.shape
+    skv = k.shape[1]
+    shape = problem_shape(cfg, (b, h, sq, skv, d))
+    want = {"Q": (b, sq, h, d), "K": (b, skv, h, d), "V": (b, skv, h, d), "O": (b, sq, h, d)}
+    for name, t in (("Q", q), ("K", k), ("V", v), ("O", o)):
+        if tuple(t.shape) != want[name]:
+            raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {want[name]} (batch, seqlen, heads, "
+                             "head_dim)")
+        if t.dtype != torch.bfloat16 or not t.is_contiguous() or t.data_ptr() % 16:
+            raise ValueError(f"{name} must be a contiguous, 16-byte aligned bf16 CUDA tensor; got {t.dtype}, "
+                             f"contiguous={t.is_contiguous()}")
+    if tuple(lse.shape) != (b, h, sq) or lse.dtype != torch.float32 or not lse.is_contiguous():
+        raise ValueError(f"LSE must be a contiguous fp32 tensor of shape {(b, h, sq)}; got {tuple(lse.shape)} "
+                         f"{lse.dtype}")
+    gx, gy, gz = grid(cfg, shape, sms)
+    if stream is None:
+        stream = cuda.CUstream(torch.cuda.current_stream().cuda_stream)
+    return [gmem_ptr(q.data_ptr(), IN_DTYPE), gmem_ptr(k.data_ptr(), IN_DTYPE), gmem_ptr(v.data_ptr(), IN_DTYPE),
+            gmem_ptr(o.data_ptr(), IN_DTYPE), gmem_ptr(lse.data_ptr(), cutlass.Float32),
+            *(cutlass.Int32(x) for x in (b, h, sq, skv, gx, gy, gz)), stream]
+
+
+def launcher(fn: Any, q: Any, k: Any, v: Any, o: Any, lse: Any, cfg: Any, sms: int,
+             stream: Any = None) -> Callable[[], None]:
+    """A zero-argument launch of a compiled attention kernel on torch tensors (checked once, here)."""
+    args = kernel_args(q, k, v, o, lse, cfg, sms, stream)
+    return lambda: fn(*args)
+
+
+__all__ = ["DEFAULT_SIZES", "H200_DENSE_BF16_TFLOPS", "compile", "device_problem", "error_map", "features", "grid",
+           "host_function", "kernel_args", "launch_refusal", "launcher", "make_inputs", "mismatches", "plan",
+           "problem_shape", "reference", "sdpa_references", "visible"]
