@@ -21,7 +21,7 @@ from ts_explore.model import Stage, TaskSet
 from ts_explore.reader import capture_task_set
 from ts_explore.scenarios import get
 from ts_explore.scenarios.attention import AttentionFault, Persistence, async_reads
-from ts_explore.scenarios.attention_geometry import SMEM_LIMIT
+from ts_explore.kernels.attention_geometry import SMEM_LIMIT
 from ts_explore.scenarios.knobs import ConfigError
 from ts_explore.verification.verify import verify
 

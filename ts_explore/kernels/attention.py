@@ -29,7 +29,7 @@ import cutlass.utils as utils
 from cutlass.cute.nvgpu import cpasync
 
 from ..model.plan import DeviceLimits, Instance, LaunchPlan
-from ..scenarios.attention_geometry import HEAD_DIMS, flops, kv_blocks, q_tiles
+from .attention_geometry import HEAD_DIMS, Persistence, flops, kv_blocks, q_tiles
 from .attention_resources import IN_DTYPE, WG_ROWS, smem_layouts
 from .build import compile_options, default_stream, gmem_ptr
 from .common import apply_repair, quiet_task_manager, run_tasks
@@ -49,7 +49,6 @@ def features(cfg: Any) -> frozenset:
 
 def launch_refusal(cfg: Any, arch: Any = "sm_90a") -> Any:
     """Why ``cfg`` must not be launched (None: it may). The CPU view records and verifies anyway."""
-    from ..scenarios.attention import Persistence
 
     if cfg.tile_q // cfg.consumer_wgs != WG_ROWS:
         return (f"a consumer warpgroup owning {cfg.tile_q // cfg.consumer_wgs} rows (two WGMMA row blocks) is not "
@@ -62,7 +61,6 @@ def launch_refusal(cfg: Any, arch: Any = "sm_90a") -> Any:
 
 def grid(cfg: Any, shape: Shape, sms: int) -> tuple:
     """The CUDA grid: one CTA per (head, batch, Q tile) (Q tiles slowest), or (static persistence) one per SM."""
-    from ..scenarios.attention import Persistence
 
     b, h, sq, _, _ = shape
     tiles_q = q_tiles(sq, cfg.tile_q)
@@ -182,7 +180,6 @@ def problem_shape(cfg: Any, size: Any) -> tuple:
 def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: Any = None) -> LaunchPlan:
     """One CTA per (head, batch, Q tile) (or a static persistent walk); the causal mask groups Q tiles by
     the K/V blocks they visit."""
-    from ..scenarios.attention import Persistence
 
     shape = problem_shape(cfg, size)
     b, h, sq, skv, d = shape

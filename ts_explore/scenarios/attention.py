@@ -29,7 +29,9 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
 from ..verification.rules import AsyncReadRule
-from .attention_geometry import HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, kv_blocks, q_tiles
+from ..kernels.attention_geometry import (
+    HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, Persistence, kv_blocks, q_tiles,
+)
 from ..kernels.attention_resources import (
     ExtraKvBlockTask, KStages, KvBlocksTask, OutTile, QkvGlobal, QTile, VStages, q_tile_index,
 )
@@ -41,13 +43,6 @@ from .common import require, runtime, tensor
 LOAD_WARPS = 4
 LOAD_REGISTERS, MMA_REGISTERS = 24, 240  # setmaxnreg: 24 x 128 + 240 x 256 <= 64 K registers
 PERSISTENT_CTAS = 132  # an H200's SMs: the CPU view's static persistent grid
-
-
-class Persistence(str, Enum):
-    """How CTAs meet work tiles: one CTA per (Q tile, head, batch), or a static persistent walk."""
-
-    NONE = "none"
-    STATIC = "static"
 
 
 class AttentionFault(str, Enum):
@@ -183,7 +178,7 @@ def _kv_domain(cfg: HopperAttention, ctx: BuildContext) -> tuple[Any, type]:
 def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any) -> Any:
     """In the kernel: a work tile's K/V block count from its coordinates ``(head, batch, z)``.
 
-    The DSL form of :func:`~.attention_geometry.kv_blocks` (floor division of
+    The DSL form of :func:`~ts_explore.kernels.attention_geometry.kv_blocks` (floor division of
     a negative last key is clamped to 0 by the max).
     """
     import cutlass

@@ -9,8 +9,17 @@ FlashAttention does when the two lengths differ.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 from ..model.plan import DeviceLimits
+
+
+class Persistence(str, Enum):
+    """How CTAs meet work tiles: one CTA per (Q tile, head, batch), or a static persistent walk."""
+
+    NONE = "none"
+    STATIC = "static"
+
 
 BYTES_BF16 = 2
 WGMMA_ROWS = 64  # rows of one WGMMA atom: a consumer warpgroup owns a multiple of them
@@ -106,4 +115,5 @@ def flops(batch: int, heads: int, seqlen_q: int, seqlen_kv: int, head_dim: int, 
     return full // 2 if causal else full
 
 
-__all__ = ["HEAD_DIMS", "MAX_REGISTER_FLOATS", "SMEM_LIMIT", "Geometry", "flops", "kv_blocks", "q_tiles"]
+__all__ = [
+    "HEAD_DIMS", "MAX_REGISTER_FLOATS", "SMEM_LIMIT", "Geometry", "Persistence", "flops", "kv_blocks", "q_tiles"]
