@@ -186,6 +186,7 @@ FP8_CONTROLS: list[dict[str, Any]] = [
     dict(tile=TileShape.BY_SHAPE),
     dict(persistence=QueueKind.NONE, raster=Raster.ALONG_N),
     dict(tile=TileShape.T64x128, consumer_wgs=1),
+    dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=6),  # the scales reach both consumers' epilogues
 ]
 
 
