@@ -103,14 +103,15 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
                                               persistence=QueueKind.NONE)),
         ("128x128 2wg 4st static wait0", dict(tile=TileShape.T128x128, stages=4, release=Release.AFTER_WAIT)),
         ("128x128 1wg 4st static", dict(tile=TileShape.T128x128, consumer_wgs=1, stages=4)),
-        ("pingpong 128x128 2x3st static", dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=3)),
-        ("pingpong 128x128 2x3st static swz8", dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=3,
-                                                    swizzle=8)),
-        ("pingpong 128x128 2x3st static 2x1", dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=3,
-                                                   cluster=Cluster.C2x1)),
-        ("pingpong 128x128 2x3st static 2x1 swz8", dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=3,
-                                                        cluster=Cluster.C2x1, swizzle=8)),
-        ("pingpong 64x256 2x2st static", dict(mode=GemmMode.PINGPONG, tile=TileShape.T64x256, stages=2)),
+        # ping-pong: one ring of 6 (64x256: 5) stages read by both consumers in turn
+        ("pingpong 128x128 6st static", dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=6)),
+        ("pingpong 128x128 6st static swz8", dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=6,
+                                                  swizzle=8)),
+        ("pingpong 128x128 6st static 2x1", dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=6,
+                                                 cluster=Cluster.C2x1)),
+        ("pingpong 128x128 6st static 2x1 swz8", dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=6,
+                                                      cluster=Cluster.C2x1, swizzle=8)),
+        ("pingpong 64x256 5st static", dict(mode=GemmMode.PINGPONG, tile=TileShape.T64x256, stages=5)),
     ]
 
 

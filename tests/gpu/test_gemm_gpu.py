@@ -186,6 +186,7 @@ FP8_CONTROLS: list[dict[str, Any]] = [
     dict(tile=TileShape.BY_SHAPE),
     dict(persistence=QueueKind.NONE, raster=Raster.ALONG_N),
     dict(tile=TileShape.T64x128, consumer_wgs=1),
+    dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=6),  # the scales reach both consumers' epilogues
 ]
 
 
@@ -258,9 +259,9 @@ def test_launch_runs_the_fp8_gemm_through_the_gate_beside_torch_scaled_mm() -> N
     assert any("fp8 e4m3" in a for a in result.plans[0].assumptions)
 
 
-# ---- ping-pong: two consumer warpgroups on alternate tiles (units of two tiles stacked along M) --------------
+# ---- ping-pong: two consumer warpgroups on alternate tiles (units of two tiles stacked along M), one ring ------
 
-PINGPONG = dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=3)
+PINGPONG = dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=6)
 PINGPONG_CONTROLS: list[dict[str, Any]] = [
     PINGPONG,
     dict(PINGPONG, cluster=Cluster.C2x1),
@@ -268,8 +269,9 @@ PINGPONG_CONTROLS: list[dict[str, Any]] = [
     dict(PINGPONG, cluster=Cluster.C2x1, swizzle=4),
     dict(PINGPONG, persistence=QueueKind.NONE),
     dict(PINGPONG, release=Release.AFTER_WAIT),
-    dict(PINGPONG, tile=TileShape.T64x256, stages=2),
-    dict(PINGPONG, tile=TileShape.T64x256, stages=2, cluster=Cluster.C2x1, swizzle=8),
+    dict(PINGPONG, stages=2),
+    dict(PINGPONG, tile=TileShape.T64x256, stages=5),
+    dict(PINGPONG, tile=TileShape.T64x256, stages=5, cluster=Cluster.C2x1, swizzle=8),
 ]
 PINGPONG_SHAPES = [(4096, 4096, 4096), (8192, 8192, 1024), (1000, 1032, 520), (130, 264, 72), (1, 8, 8)]
 
@@ -289,8 +291,8 @@ def test_pingpong_broken_order_is_refused_before_it_can_hang() -> None:
 
 
 def test_pingpong_launch_at_8192_cubed_is_proven_and_correct() -> None:
-    """128 k-blocks per tile: TS's credit simulation is cut off by its round limit on the serialised mainloops;
-    verification replays it to the end, so the gate proves the plan and the launch runs."""
+    """128 k-blocks per tile, 256 ring stages per work unit: the gate proves the plan (each consumer searched alone
+    with the loader, for any number of tiles), the launch runs and is correct."""
     from ts_explore.gpu import launch
 
     result = launch("hopper_gemm", sizes=[(8192, 8192, 8192)], reps=5, warmup=2, **PINGPONG)
@@ -299,12 +301,15 @@ def test_pingpong_launch_at_8192_cubed_is_proven_and_correct() -> None:
     assert result.gate is not None and result.gate.ok and run.ratio("torch.matmul") > 0.5, result.summary()
 
 
-def test_pingpong_trace_shows_the_mainloops_alternating_and_an_epilogue_under_the_other_mainloop() -> None:
-    """Traced work steps of the first traced CTA: per work unit, mma1's WGMMAs start after mma0's, mma0's next
-    unit's after mma1's, and mma0's C stores run while mma1's WGMMAs do."""
+def test_pingpong_trace_shows_the_mainloops_alternating_and_each_epilogue_under_the_other_mainloop() -> None:
+    """Traced work steps of the first traced CTA. Both consumers step through all 2 x 16 ring stages of a unit;
+    their own mainloops are the iterations that issue WGMMA (mma0: 0-15, mma1: 16-31). Per unit mma1's start after
+    mma0's, mma0's next unit's after mma1's; mma0's C stores run under the tail of mma1's mainloop and mma1's
+    under mma0's next mainloop."""
     from ts_explore.gpu import launch
     from ts_explore.model.timeline import TraceSpec
 
+    n_k = 1024 // 64
     result = launch("hopper_gemm", sizes=[(4096, 4096, 1024)], reps=2, warmup=1, trace=TraceSpec(stages="work"),
                     **PINGPONG)
     assert result.ok, result.summary()
@@ -312,16 +317,17 @@ def test_pingpong_trace_shows_the_mainloops_alternating_and_an_epilogue_under_th
     assert alignment.ok, alignment.summary()
     cta = result.timeline.spec.first_cta
 
-    def spans(task: str, suffixes: tuple[str, ...]) -> dict[int, tuple[int, int]]:
+    def spans(task: str, suffixes: tuple[str, ...], own: int | None = None) -> dict[int, tuple[int, int]]:
         out: dict[int, tuple[int, int]] = {}
         for e in result.timeline.events:
-            if e.cta == cta and e.task == task and e.label.endswith(suffixes):
+            if e.cta == cta and e.task == task and e.label.endswith(suffixes) and (
+                    own is None or (e.iteration is not None and e.iteration // n_k == own)):
                 lo, hi = out.get(e.tile, (e.start_ns, e.end_ns))
                 out[e.tile] = (min(lo, e.start_ns), max(hi, e.end_ns))
         return out
 
-    main0, main1 = spans("mma0", (".mma",)), spans("mma1", (".mma",))
-    epilogue0 = spans("mma0", (".stage", ".store"))
+    main0, main1 = spans("mma0", (".mma",), own=0), spans("mma1", (".mma",), own=1)
+    epilogue0, epilogue1 = spans("mma0", (".stage", ".store")), spans("mma1", (".stage", ".store"))
     # Events name a unit by its M index (distinct for this CTA's 4 units); order the units as mma0 ran them.
     units = sorted(set(main0) & set(main1), key=lambda u: main0[u][0])
     assert len(units) >= 2, (main0, main1)
@@ -329,6 +335,11 @@ def test_pingpong_trace_shows_the_mainloops_alternating_and_an_epilogue_under_th
         assert main1[u][0] >= main0[u][0], f"unit {u}: mma1 started its WGMMAs before mma0"
         if following is not None:
             assert main0[following][0] >= main1[u][0], f"mma0 started unit {following} before mma1 started unit {u}"
-    overlapped = [u for u in units
-                  if u in epilogue0 and epilogue0[u][0] < main1[u][1] and main1[u][0] < epilogue0[u][1]]
-    assert overlapped, f"no epilogue of mma0 overlapped mma1's mainloop: {epilogue0} vs {main1}"
+
+    def overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+        return a[0] < b[1] and b[0] < a[1]
+
+    under1 = [u for u in units if u in epilogue0 and overlap(epilogue0[u], main1[u])]
+    assert under1, f"no epilogue of mma0 overlapped mma1's mainloop: {epilogue0} vs {main1}"
+    under0 = [u for u, nxt in zip(units, units[1:]) if u in epilogue1 and overlap(epilogue1[u], main0[nxt])]
+    assert under0, f"no epilogue of mma1 overlapped mma0's next mainloop: {epilogue1} vs {main0}"

@@ -52,6 +52,7 @@ from typing import Sequence
 
 from ..model import Family, Stage
 from ..model.interleaving import CreditModel, Lane
+from .shared_pools import SharedPool, projection, shared_pool
 
 MAX_TILES = 6  # beyond this the extra searches cost more than they are worth: say so instead
 
@@ -67,6 +68,7 @@ class TileCoverage:
     sentence: str
     lead: int | None = None  # the bound D on how many tiles one task can lead another (None: unbounded)
     independent: bool = False  # no pool is shared between two tasks
+    shared: SharedPool | None = None  # searched as projections, one per consumer of this pool (shared_pools)
 
 
 @dataclass
@@ -101,7 +103,7 @@ def _pools(lanes: Sequence[Lane], model: CreditModel) -> tuple[dict[str, _Pool],
     for name, pool in pools.items():
         if len(pool.producers) > 1 or len(pool.consumers) > 1 or model.producer_count(name) > 1 \
                 or model.consumer_count(name) > 1:
-            return {}, f"{name} has several producer or consumer tasks"
+            return {}, f"{name} {_SEVERAL}"
     return pools, ""
 
 
@@ -150,9 +152,21 @@ def _lead_bound(tasks: list[str], pools: dict[str, _Pool]) -> tuple[float, bool]
     return lead, independent
 
 
-def tile_coverage(lanes: Sequence[Lane], model: CreditModel, *, max_tiles: int = MAX_TILES) -> TileCoverage:
-    """The tile counts to search for one tile's ``lanes`` (one per task), and whether they cover every count."""
+def tile_coverage(lanes: Sequence[Lane], model: CreditModel, *, max_tiles: int = MAX_TILES,
+                  projections: bool = False) -> TileCoverage:
+    """The tile counts to search for one tile's ``lanes`` (one per task), and whether they cover every count.
+
+    ``projections``: a pipeline several consumer tasks read may be covered by
+    searching each consumer alone with its producer (:mod:`.shared_pools`);
+    the caller must then run those searches (ts-explore's checker can, TS's
+    BFS cannot).
+    """
     pools, why = _pools(lanes, model)
+    if why.endswith(_SEVERAL) and projections:
+        pool, reason = shared_pool(lanes, model)
+        if pool is not None:
+            return _projected(lanes, model, pool, max_tiles)
+        why = f"{why} ({reason})"
     why = why or _balanced(pools)
     if why:
         return TileCoverage((2,), False, f"TS searched 2 work tiles; a CTA may run more, and the tile-shift argument "
@@ -178,6 +192,25 @@ def tile_coverage(lanes: Sequence[Lane], model: CreditModel, *, max_tiles: int =
                                      "argument, ts_explore.analysis.tiles)", d)
 
 
+def _projected(lanes: Sequence[Lane], model: CreditModel, pool: SharedPool, max_tiles: int) -> TileCoverage:
+    """Coverage of a shared pool: each projection's own tile counts (all of them searched for every projection)."""
+    parts = [tile_coverage(*projection(lanes, model, pool, keep), max_tiles=max_tiles) for keep in pool.consumers]
+    bad = next((c for c in parts if not c.sufficient), None)
+    alone = " and ".join(f"{pool.producer} + {c}" for c in pool.consumers)
+    if bad is not None:
+        return TileCoverage((2,), False, f"{bad.sentence} (searching {alone} on their own, as {pool.resource} has "
+                                         "several consumer tasks)")
+    tiles = tuple(sorted({t for c in parts for t in c.tiles}))
+    lead = max((c.lead or 0) for c in parts)
+    return TileCoverage(tiles, True, f"searched {_span(tiles)} work tiles of {alone} on their own: {pool.resource} "
+                                     f"has {len(pool.consumers)} consumer tasks, each reading every stage; a "
+                                     "deadlock or race of the whole set is one of such a pair (projection argument, "
+                                     "ts_explore.analysis.shared_pools), and in each pair every pipeline has one "
+                                     f"producer and one consumer, so no task leads another by more than {lead} "
+                                     f"tile{'' if lead == 1 else 's'} (tile-shift argument)", lead, shared=pool)
+
+
+_SEVERAL = "has several producer or consumer tasks"
 INERT, INDEPENDENT = "inert", "independent"
 MIXED_SENTENCES = {
     INERT: ("skipped and normal tiles may mix in any order: a skipped tile runs only WorkQueue and auxiliary steps, "

@@ -3,8 +3,8 @@
 TS's credit simulation (TaskManager's ``_print_task_schedules``) moves the
 tasks in rounds: each round, every task whose next step can run takes one
 step, and it stops after the longest schedule's length + 100 rounds. A
-schedule whose tasks wait on each other for long stretches (a ping-pong
-order runs two mainloops one after the other) needs more rounds than that;
+schedule whose tasks wait on each other for long stretches (a turn handed
+between two consumers runs their loops one after the other) needs more rounds than that;
 TS then compares its credit totals mid-run and reports credits "not
 consumed" that the rest of the run would consume.
 

@@ -156,7 +156,7 @@ class Geometry:
     consumer_wgs: int
     cluster_m: int = 1  # CTAs along M sharing one B tile (TMA multicast)
     dtype: DType = DType.BF16  # A and B elements: a stage holds one 128-byte swizzle row of K per tile row
-    pingpong: bool = False  # each consumer owns whole tiles, fed by its own ring and half the load warpgroup
+    pingpong: bool = False  # each consumer owns whole tiles; both read every stage of the one ring
 
     @property
     def work_tile_m(self) -> int:
@@ -165,16 +165,11 @@ class Geometry:
 
     @property
     def load_warps(self) -> int:
-        """Warps that fill one ring: the load warpgroup, split between the rings with ping-pong."""
-        return LOAD_WARPS // self.rings if self.pingpong and self.consumer_wgs > 1 else LOAD_WARPS
-
-    @property
-    def rings(self) -> int:
-        """A/B rings of ``stages`` stages: ping-pong gives each consumer warpgroup its own."""
-        return self.consumer_wgs if self.pingpong else 1
+        """Warps that fill the ring: the whole load warpgroup (ping-pong too: one ring feeds both consumers)."""
+        return LOAD_WARPS
 
     def consumer_view(self) -> Geometry:
-        """What one ping-pong consumer's resources see: its own ring, tile and buffers (else the geometry itself)."""
+        """What one ping-pong consumer's WGMMA and buffers see: a one-warpgroup tile (else the geometry itself)."""
         return Geometry(tile_m=self.tile_m, tile_n=self.tile_n, stages=self.stages, consumer_wgs=1,
                         cluster_m=self.cluster_m, dtype=self.dtype, pingpong=True) if self.pingpong else self
 
@@ -218,7 +213,7 @@ class Geometry:
     def epilogue_buffers(self) -> int:
         """Shared-memory buffers the epilogue rotates through (a divisor of the parts)."""
         if self.pingpong:
-            return 2  # per consumer: the other's mainloop hides its store waits, and two rings need the room
+            return 2  # per consumer: the other's mainloop hides its store waits, and the ring needs the room
         return 4 if self.tile_m <= 128 else 2
 
     @property
@@ -229,12 +224,17 @@ class Geometry:
 
     @property
     def smem_bytes(self) -> int:
-        """A/B stages of every ring + epilogue buffers + two 8-byte mbarriers per stage."""
-        return self.rings * self.stages * (self.stage_bytes + 16) + self.epilogue_bytes
+        """A/B stages + epilogue buffers + two 8-byte mbarriers per stage.
+
+        >>> pp = Geometry(128, 128, 6, 2, pingpong=True)  # one ring of 32 KiB stages, 2 x 2 x 8 KiB buffers
+        >>> pp.max_stages(), pp.smem_bytes <= SMEM_LIMIT, Geometry(64, 256, 2, 2, pingpong=True).max_stages()
+        (6, True, 5)
+        """
+        return self.stages * (self.stage_bytes + 16) + self.epilogue_bytes
 
     def max_stages(self) -> int:
-        """Stages per ring that fit in shared memory."""
-        return (SMEM_LIMIT - self.epilogue_bytes) // (self.rings * (self.stage_bytes + 16))
+        """A/B stages that fit in shared memory beside the epilogue buffers."""
+        return (SMEM_LIMIT - self.epilogue_bytes) // (self.stage_bytes + 16)
 
 
 def tile_counts(shape: tuple[int, int, int], geo: Geometry) -> tuple[int, int]:

@@ -85,6 +85,7 @@ class GlobalOperands(MemoryResource):
     """A and B in global memory: names the tile and k-block the load task fetches next."""
 
     swap_mn: cutlass.Constexpr[bool] = False  # a grid without a queue walks N along x
+    k_blocks: Any = None  # ping-pong: k-blocks per tile (a kernel argument), to split a unit's k-loop
     m_block: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     n_block: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     k_block: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
@@ -105,13 +106,16 @@ class GlobalOperands(MemoryResource):
 
     @consumer_work(returns=(m_block, n_block, k_block))
     @cute.jit
-    def locate_in_unit(self, stage_info: StageInfo, *, tile: cutlass.Constexpr[int]) -> tuple:
-        """Ping-pong: the work unit covers two tiles stacked along M; name tile ``tile`` (0 or 1) of it."""
+    def locate_in_unit(self, stage_info: StageInfo) -> tuple:
+        """Ping-pong: the work unit covers two tiles stacked along M and its k-loop runs ``2 * k_blocks``
+        iterations; iteration i is k-block ``i mod k_blocks`` of the upper tile (i < k_blocks) or the lower one."""
         unit = stage_info.work_tile.tile_idx
         m, n = cutlass.Int32(unit[0]), cutlass.Int32(unit[1])
         if cutlass.const_expr(self.swap_mn):
             m, n = cutlass.Int32(unit[1]), cutlass.Int32(unit[0])
-        return m * 2 + tile, n, cutlass.Int32(stage_info.loop_offset)
+        i = cutlass.Int32(stage_info.loop_offset)
+        lower = cutlass.Int32(i >= self.k_blocks)
+        return m * 2 + lower, n, i - lower * self.k_blocks
 
 
 @dataclass(kw_only=True)
@@ -126,6 +130,7 @@ class SmemOperands(MemoryResource):
     in_flight: cutlass.Constexpr[int] = 1  # WGMMA groups left outstanding when ``mma`` returns
     consumer_thread0: cutlass.Constexpr[int] = LOAD_WARPS * 32
     load_warps: cutlass.Constexpr[int] = LOAD_WARPS  # warps of the task that fills this ring
+    k_blocks: Any = None  # ping-pong: k-blocks per tile (a kernel argument); see ``mma``'s ``tile``
     acc: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     _alloc_a: cutlass.Constexpr = field(init=False, default=None)
     _alloc_b: cutlass.Constexpr = field(init=False, default=None)
@@ -190,8 +195,15 @@ class SmemOperands(MemoryResource):
 
     @consumer_work(returns=acc)
     @cute.jit
-    def mma(self, stage_info: StageInfo, acc: cute.TensorSSA) -> cute.TensorSSA:
-        """Issue this stage's WGMMAs (4 x k16 bf16, or 4 x k32 fp8) and wait until ``in_flight`` groups remain."""
+    def mma(self, stage_info: StageInfo, acc: cute.TensorSSA, *, tile: cutlass.Constexpr[int] = -1) -> cute.TensorSSA:
+        """Issue this stage's WGMMAs (4 x k16 bf16, or 4 x k32 fp8) and wait until ``in_flight`` groups remain.
+
+        Ping-pong (``tile`` 0 or 1): both consumers step through every stage of a
+        work unit's ``2 * k_blocks``; WGMMAs are issued only on the stages of tile
+        ``tile``. The group is committed (empty on the other tile's stages) and
+        waited for either way, so "``in_flight`` groups outstanding on return"
+        holds on every iteration and the lagged release stays correct.
+        """
         mma_op = tiled_mma(self.geo)
         s_a, s_b = self._stages(stage_info)
         # The warpgroup's place in the tiled MMA (a ping-pong consumer is a tiled MMA of its own: always 0).
@@ -204,13 +216,24 @@ class SmemOperands(MemoryResource):
         flat.store(acc)
         frag_c = cute.make_tensor(flat.iterator, cute.make_layout(accumulator_shape(self.geo)))
         mma_op.set(warpgroup.Field.ACCUMULATE, True)
-        warpgroup.fence()
-        for kb in cutlass.range_constexpr(cute.size(frag_a, mode=[2])):
-            cute.gemm(mma_op, frag_c, frag_a[(None, None, kb, stage_info.stage_idx)],
-                      frag_b[(None, None, kb, stage_info.stage_idx)], frag_c)
+        if cutlass.const_expr(tile < 0):
+            self._issue(mma_op, frag_a, frag_b, frag_c, stage_info.stage_idx)
+        elif cutlass.const_expr(tile == 0):
+            if cutlass.Int32(stage_info.loop_offset) < self.k_blocks:  # the unit's upper tile
+                self._issue(mma_op, frag_a, frag_b, frag_c, stage_info.stage_idx)
+        else:
+            if cutlass.Int32(stage_info.loop_offset) >= self.k_blocks:  # the unit's lower tile
+                self._issue(mma_op, frag_a, frag_b, frag_c, stage_info.stage_idx)
         warpgroup.commit_group()
         warpgroup.wait_group(self.in_flight)
         return flat.load()
+
+    @cute.jit
+    def _issue(self, mma_op: Any, frag_a: Any, frag_b: Any, frag_c: Any, stage: cutlass.Int32) -> None:
+        """The k-block's WGMMAs on stage ``stage``, accumulating into ``frag_c``."""
+        warpgroup.fence()
+        for kb in cutlass.range_constexpr(cute.size(frag_a, mode=[2])):
+            cute.gemm(mma_op, frag_c, frag_a[(None, None, kb, stage)], frag_b[(None, None, kb, stage)], frag_c)
 
     @consumer_work(work_attrs=WorkAttr.AUXILIARY)
     @cute.jit

@@ -1,7 +1,8 @@
 """A data-less one-slot pipeline that hands the right to issue WGMMA from one consumer warpgroup to another.
 
-Ping-pong kernels (the GEMM's alternating consumers, attention's
-FlashAttention-3 order) order two warpgroups' tensor-core work. Writing the
+Ping-pong kernels (attention's FlashAttention-3 order) order two warpgroups'
+tensor-core work. (The GEMM's ping-pong needs none: its consumers read one
+ring in order, see ``ts_explore.scenarios.gemm_pingpong``.) Writing the
 order as a TS pipeline, rather than as a bare named barrier, lets TS and our
 checker see it: ``hand_over`` is the producer step (commit = "my GEMMs are
 issued"), ``take`` the consumer step (wait = "the other's are"). The pipeline's

@@ -38,11 +38,14 @@ class SearchInput:
     opaque: tuple[tuple[str, bool], ...]  # the opaque assignment in words
     problem: SearchProblem | None  # None when it could not be read (``Instance.unread`` says why)
     lanes: tuple[Lane, ...] | None  # None when they could not be read
+    alone: str = ""  # a projection: this consumer of a shared pipeline, its producer and the other tasks
+    credit_model: CreditModel | None = None  # a projection's own (else the instance's)
 
     @property
     def variant(self) -> str:
-        """``normal`` or ``skipped-tile``."""
-        return "skipped-tile" if self.kwargs.get("skipped_tile") else "normal"
+        """``normal`` or ``skipped-tile`` (a projection: ``normal (mma1 alone)``)."""
+        kind = "skipped-tile" if self.kwargs.get("skipped_tile") else "normal"
+        return f"{kind} ({self.alone} alone)" if self.alone else kind
 
     @property
     def num_tiles(self) -> int:

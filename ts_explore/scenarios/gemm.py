@@ -9,7 +9,7 @@ consumer warpgroups wait for a stage, issue WGMMA into register
 accumulators, release stages, and write C through shared memory with TMA
 stores. The same ``build`` records the CPU view and runs inside the kernel.
 ``mode=PINGPONG`` builds the ping-pong task set of :mod:`.gemm_pingpong`
-instead: two consumers on alternate tiles, each with its own ring.
+instead: two consumers on alternate tiles, both reading every stage of one ring.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ class GemmFault(str, Enum):
     """A mistake to plant when learning to debug the ping-pong order."""
 
     NONE = "none"
-    PINGPONG_BROKEN = "both consumers wait for the turn before either hands it over (deadlock)"
+    PINGPONG_BROKEN = ("mma0's k-loop runs one stage past its work unit: after the last unit it waits for a "
+                       "stage the loader never fills (deadlock)")
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ def check(cfg: HopperGemm) -> None:
             f"{geo.accumulators_per_thread} fp32 accumulators per thread, more than the {MAX_ACCUMULATORS} "
             "that fit beside the addresses in 232 registers", "use consumer_wgs=2 or tile 128x128x64")
     require(cfg.stages <= geo.max_stages(),
-            f"{'2 rings x ' if geo.pingpong else ''}{cfg.stages} stages x {geo.stage_bytes} B + "
+            f"{cfg.stages} stages x {geo.stage_bytes} B + "
             f"{geo.epilogue_bytes} B of epilogue buffers exceed "
             "227 KiB of shared memory per CTA", f"use stages <= {geo.max_stages()}", "stages")
     require(cfg.stages >= 2, f"stages={cfg.stages} leaves the load task nothing to fill while WGMMA reads",
@@ -160,8 +161,8 @@ def _check_pingpong(cfg: HopperGemm) -> None:
     geo = cfg.geometry()
     require(geo.accumulators_per_thread <= MAX_ACCUMULATORS,
             f"ping-pong tile {cfg.tile.value} in one warpgroup needs {geo.accumulators_per_thread} fp32 "
-            f"accumulators per thread, more than the {MAX_ACCUMULATORS} that fit beside the addresses in the 168 "
-            "registers a thread of the 384-thread CTA has", "use tile 128x128x64 or 64x256x64 with ping-pong", "tile")
+            f"accumulators per thread, more than the {MAX_ACCUMULATORS} that fit beside the addresses in a "
+            f"consumer's {MMA_REGISTERS} registers", "use tile 128x128x64 or 64x256x64 with ping-pong", "tile")
     require(cfg.persistence is not QueueKind.CLC,
             "ping-pong with CLC would need a 13th (scheduler) warp, which leaves 128 registers per thread, too few "
             "beside a whole tile's 128 accumulators (and CLC runs on no GPU with WGMMA)",
@@ -169,25 +170,19 @@ def _check_pingpong(cfg: HopperGemm) -> None:
 
 
 def async_reads(cfg: HopperGemm) -> AsyncReads:
-    """What the kernel's WGMMA does that TS cannot see, for the async-read rule."""
+    """What the kernel's WGMMA does that TS cannot see, for the async-read rule (ping-pong: both consumers'
+    ``mma`` steps read the one ring, and the rule replays each)."""
     return AsyncReads(resource="smem_ab", issue="mma", in_flight=cfg.release.in_flight, drains=("drain",))
 
 
-def pingpong_async_reads(cfg: HopperGemm) -> tuple[AsyncReads, ...]:
-    """Ping-pong: each consumer's WGMMA reads its own ring (``ring0`` for mma0, ``ring1`` for mma1)."""
-    return tuple(AsyncReads(resource=f"ring{c}", issue="mma", in_flight=cfg.release.in_flight, drains=("drain",))
-                 for c in range(pingpong.CONSUMERS))
-
-
-def _pipeline(cfg: HopperGemm, geo: Geometry, consumer_wgs: int | None = None) -> PipelineConfig:
+def _pipeline(cfg: HopperGemm, geo: Geometry) -> PipelineConfig:
     """TmaAsync: the four load warps each bring a quarter of a stage; every consumer warp releases it
-    (to both CTAs of a 2x1 cluster, whose TMA multicasts write into it). A ping-pong ring has one
-    consumer warpgroup."""
-    consumer_wgs = cfg.consumer_wgs if consumer_wgs is None else consumer_wgs
+    (to both CTAs of a 2x1 cluster, whose TMA multicasts write into it). Ping-pong too: both consumer
+    warpgroups release every stage, whichever tile it belongs to."""
     return PipelineConfig.create_tma_async_pipeline_cfg(
         num_stages=cfg.stages, num_bytes=geo.stage_bytes,
         producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_wgs * 4 * geo.cluster_m),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.consumer_wgs * 4 * geo.cluster_m),
         cta_layout_vmnk=(1, geo.cluster_m, 1, 1),
         producer_signaling_threads=SignalingThreads.TaskWarpLeader,
         advance_on_wait=cfg.release is Release.LAGGED,
@@ -312,29 +307,26 @@ def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
 
 
 def _build_pingpong(cfg: HopperGemm, ctx: BuildContext, geo: Geometry, where: Any, n_k: Any, swap: bool) -> Built:
-    """Loaders ``load0``/``load1`` and consumers ``mma0``/``mma1`` on alternate tiles (see ``gemm_pingpong``)."""
-    src = GlobalOperands(name="global_ab", swap_mn=swap)
-    rings = [SmemOperands(name=f"ring{c}", pipeline_config=_pipeline(cfg, geo, consumer_wgs=1),
-                          geo=geo.consumer_view(), in_flight=cfg.release.in_flight, tma_a=tensor(ctx, "tma_a"),
-                          tma_b=tensor(ctx, "tma_b"), g_a=tensor(ctx, "g_a"), g_b=tensor(ctx, "g_b"),
-                          consumer_thread0=pingpong.consumer_warp(c) * 32, load_warps=geo.load_warps)
-             for c in range(pingpong.CONSUMERS)]
+    """One loader and consumers ``mma0``/``mma1`` on alternate tiles, all on one ring (see ``gemm_pingpong``)."""
+    src = GlobalOperands(name="global_ab", swap_mn=swap, k_blocks=n_k)
+    ring = SmemOperands(name="smem_ab", pipeline_config=_pipeline(cfg, geo), geo=geo.consumer_view(),
+                        in_flight=cfg.release.in_flight, tma_a=tensor(ctx, "tma_a"), tma_b=tensor(ctx, "tma_b"),
+                        g_a=tensor(ctx, "g_a"), g_b=tensor(ctx, "g_b"),
+                        consumer_thread0=pingpong.consumer_warp(0) * 32, k_blocks=n_k)
     outs = pingpong.output_tiles(geo, swap, tensor(ctx, "tma_c"), tensor(ctx, "g_c"), runtime(ctx, "scale", None))
-    turn01, turn10 = pingpong.turns(geo.cluster_m)
     allocator = SmemAllocator()
-    for resource in (*rings, *outs):
+    for resource in (ring, *outs):
         allocator.add_resource(resource)
     allocator.compute_layout()
     wq = _queue(cfg, ctx, geo.threads)
     extra = [wq] if wq is not None else []
-    tasks = pingpong.tasks(src, rings, outs, turn01, turn10, wq, n_k, release=cfg.release,
-                           broken_turn=cfg.fault is GemmFault.PINGPONG_BROKEN)
-    graph: dict[Any, list[Any]] = {ring: [src, *extra] for ring in rings}
-    graph.update({out: [ring, *extra] for ring, out in zip(rings, outs)})
-    graph.update({turn01: [rings[0]], turn10: [rings[1]]})
+    tasks = pingpong.tasks(src, ring, outs, wq, n_k, release=cfg.release, load_registers=LOAD_REGISTERS,
+                           mma_registers=MMA_REGISTERS, broken=cfg.fault is GemmFault.PINGPONG_BROKEN)
+    graph: dict[Any, list[Any]] = {ring: [src, *extra]}
+    graph.update({out: [ring, *extra] for out in outs})
     return Built(tasks=tasks, resource_dependency_graph=graph, task_manager_kwargs={"smem_allocator": allocator},
                  notes=() if ctx.on_gpu else _notes(cfg, geo, where), not_modelled=(SCOPE_NOTE,),
-                 rules=tuple(AsyncReadRule(r) for r in pingpong_async_reads(cfg)))
+                 rules=(AsyncReadRule(async_reads(cfg)),))
 
 
 def _notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False) -> tuple[str, ...]:
@@ -343,7 +335,7 @@ def _notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False) -
         f"CPU view: C[{cfg.m} x {cfg.n}] = A[{cfg.m} x {cfg.k}] · B[{cfg.n} x {cfg.k}]ᵀ, {tiles_m} x {tiles_n} "
         f"output tiles of {geo.tile_m} x {geo.tile_n}, {k_blocks(cfg.k, geo.tile_k)} k-blocks of {geo.tile_k} "
         "per tile",
-        f"{'2 rings x ' if geo.pingpong else ''}{cfg.stages} A/B stages x {geo.stage_bytes // 1024} KiB + "
+        f"{cfg.stages} A/B stages x {geo.stage_bytes // 1024} KiB + "
         f"{geo.epilogue_bytes // 1024} KiB of epilogue "
         f"buffers = {geo.smem_bytes // 1024} KiB of shared memory; "
         f"{geo.accumulators_per_thread} fp32 accumulators per consumer thread",
@@ -374,10 +366,10 @@ def _pingpong_notes(cfg: HopperGemm, geo: Geometry) -> list[str]:
     if not geo.pingpong:
         return []
     notes = [f"ping-pong: each work unit is two {geo.tile_m}x{geo.tile_n} tiles stacked along M; mma0 (warps 4-7) "
-             "owns the upper, mma1 (warps 8-11) the lower; they hand the mainloop turn to each other through "
-             "turn01 and turn10, so one's epilogue runs under the other's mainloop",
-             f"each consumer has its own ring of {cfg.stages} A/B stages, filled by its own load task (load0: "
-             "warps 0-1, load1: warps 2-3): TS lowers one k-loop per task, so one loader cannot feed both"]
+             "owns the upper, mma1 (warps 8-11) the lower; one's epilogue runs under the other's mainloop",
+             f"one ring of {cfg.stages} A/B stages for both: per unit the loader brings the upper tile's k-blocks, "
+             "then the lower's (one k-loop of 2 x k-blocks); each consumer waits for and releases every stage and "
+             "issues WGMMA on its own tile's, so the ring's order runs mma1's mainloop after mma0's"]
     if cfg.fault is GemmFault.PINGPONG_BROKEN:
         notes.append(f"planted fault: {cfg.fault.value}")
     return notes

@@ -1,4 +1,4 @@
-"""Ping-pong consumers of the Hopper GEMM: two warpgroups on alternate output tiles, written as a TS schedule.
+"""Ping-pong consumers of the Hopper GEMM: two warpgroups on alternate output tiles, fed from one A/B ring.
 
 The tile scheduler hands out *work units* of two output tiles stacked along M
 (``Geometry.work_tile_m``): consumer ``mma0`` (warps 4-7) owns the upper tile
@@ -8,40 +8,34 @@ every task walks the queue once per unit. Each consumer accumulates a whole
 tile in one warpgroup (two m64 WGMMA rows for a 128-row tile) and stores it
 through epilogue buffers, a named barrier (1, 2) and an ``OutputTile`` of its own.
 
-The order is in the schedule, where TS and our checker see it. Two data-less
-one-slot pipelines (:class:`~ts_explore.kernels.turn.Turn`) carry the right
-to run a mainloop; per unit::
+**One ring, one k-loop of 2·n_k per unit.** One load task on the whole load
+warpgroup fills one ring (``smem_ab``); per unit its single k-loop runs
+``2 * n_k`` iterations, iteration i bringing k-block ``i mod n_k`` of the upper
+tile (i < n_k) or of the lower one (``GlobalOperands.locate_in_unit``: index
+arithmetic in the kernel body, not a schedule guard). Each consumer runs the
+same ``2 * n_k`` iterations over the same ring: wait, ``mma``, release (one
+k-block late) - both wait for and release *every* stage (the ring's consumer
+count covers both warpgroups), and ``mma`` issues WGMMA only on the stages of
+its own tile, committing an empty group on the other's so that "one group in
+flight" holds on every iteration. TS sees one uniform schedule per task, and
+TS 4.8.1 lowers it (one ``domain_loop`` per task).
 
-    mma0: mainloop(upper, hand turn01 once its last k-block is issued) ; epilogue(upper) ; take turn10
-    mma1: take turn01 ; mainloop(lower, hand turn10 likewise) ; epilogue(lower)
+**The order is the ring's.** The ring's stages are filled and read in order,
+so mma1's first own k-block is loaded only after all of mma0's: its mainloop
+follows mma0's, and mma0's next mainloop follows mma1's, with no ordering
+pipeline between the consumers (no turn to hand over). Our checker proves the
+schedule free of deadlocks and the async-read rule checks both consumers'
+releases. Per unit the overlap is:
 
-so mma1's mainloop follows mma0's and runs under mma0's epilogue, and mma0's
-next mainloop waits until mma1's is issued and runs under mma1's epilogue.
-The hand-over sits in the k-loop's last iteration, before the wait for the
-last WGMMAs, so the next mainloop's first WGMMAs queue behind them.
-mma0 starts with the turn and takes mma1's hand-over at the end of each unit,
-so every hand-over is taken within its unit (no first-unit special case).
+- mma1's epilogue runs after its mainloop, while mma0's next mainloop runs on
+  the stages the loader filled meanwhile;
+- mma0 skips through the lower tile's stages as they are loaded, so its
+  epilogue starts once the last of them has landed, under the tail of mma1's
+  mainloop (the up to ``stages`` k-blocks still in the ring).
 
-**One A/B ring and one load task per consumer.** The loader cannot serve
-both consumers from one ring in TS 4.8.1: a shared ring needs each consumer
-to wait for (and release) the other's stages, a second k-loop after its own,
-and TS lowers a schedule with at most one ``domain_loop`` ("Multiple/
-sequential domain loops require the tree-walking runtime"); one loader
-alternating two rings inside one k-loop interleaves the two tiles' loads and
-deadlocks as soon as the waiting consumer's ring is full. So the load
-warpgroup is split: ``load0`` (warps 0-1) fills ``ring0`` for mma0 and
-``load1`` (warps 2-3) fills ``ring1`` for mma1, each with one k-loop per unit.
-The price, on paper: a shared ring of 128x128x64 stages (32 KiB each) would
-hold 6 stages beside 2 x 16 KiB of epilogue buffers; two rings hold 3 each,
-so a mainloop runs at most 3 k-blocks ahead of its loads (64x256: 40 KiB
-stages, 2 per ring). The idle ring refills while the other consumer's
-mainloop runs, so each mainloop starts with a full ring.
-
-**Registers.** ``setmaxnreg`` is a warpgroup-wide instruction, and the load
-warpgroup now runs two tasks, so no task sets it: 384 threads get 168
-registers each, room for a consumer's 128 accumulators. (A fourth warpgroup
-for a second loader would cap every thread at 128 registers, and ptxas
-refuses a 64x256 WGMMA there.)
+**Registers.** The load task holds the whole load warpgroup again, so
+``setmaxnreg`` gives it 40 registers and each consumer warpgroup 232: room
+for a whole tile's 128 fp32 accumulators.
 """
 
 from __future__ import annotations
@@ -53,10 +47,8 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ..kernels.gemm_geometry import LOAD_WARPS, WARPGROUP_THREADS, Geometry, Release
 from ..kernels.gemm_resources import EPILOGUE_BARRIER_ID, OutputTile
-from ..kernels.turn import Turn, turn_pipeline
 
 CONSUMERS = 2  # mma0 owns the upper tile of a work unit, mma1 the lower one
-LOAD_WARPS_PER_RING = LOAD_WARPS // CONSUMERS  # the load warpgroup, split: warps 0-1 fill ring0, 2-3 ring1
 
 
 def consumer_warp(c: int) -> int:
@@ -64,30 +56,11 @@ def consumer_warp(c: int) -> int:
     return LOAD_WARPS * (1 + c)
 
 
-def load_warp(c: int) -> int:
-    """First warp of ``load<c>``: warps 0-1 (feed mma0) and 2-3 (feed mma1)."""
-    return LOAD_WARPS_PER_RING * c
-
-
 def _next_unit(wq: Any) -> None:
     wq.try_wait()
     wq.wait()
     wq.get_and_advance_work_tile()
     wq.release()
-
-
-def _take(turn: Any) -> None:
-    turn.try_wait()
-    turn.wait()
-    turn.take()
-    turn.release()
-
-
-def _hand(turn: Any) -> None:
-    turn.try_acquire()
-    turn.acquire()
-    turn.hand_over()
-    turn.commit()
 
 
 def output_tiles(geo: Geometry, swap: bool, tma_c: Any, g_c: Any, scale: Any = None) -> list[OutputTile]:
@@ -99,121 +72,93 @@ def output_tiles(geo: Geometry, swap: bool, tma_c: Any, g_c: Any, scale: Any = N
             for c in range(CONSUMERS)]
 
 
-def turns(cluster_m: int = 1) -> tuple[Turn, Turn]:
-    """``turn01`` (mma0 hands, mma1 takes) and ``turn10`` (the other way), within one CTA."""
-    layout = (1, cluster_m, 1, 1)
-    return (Turn(name="turn01", pipeline_config=turn_pipeline(cta_layout_vmnk=layout)),
-            Turn(name="turn10", pipeline_config=turn_pipeline(cta_layout_vmnk=layout)))
-
-
-def load_schedule(c: int, src: Any, ring: Any, wq: Any, n_k: Any) -> Any:
-    """``load<c>``: per work unit, the k-blocks of the unit's tile ``c`` into ``ring<c>``."""
+def load_schedule(src: Any, ring: Any, wq: Any, n_k: Any) -> Any:
+    """``load``: per work unit, the upper tile's k-blocks then the lower tile's, into the one ring."""
     def k_loop(src: Any, ring: Any) -> None:
-        with domain_loop(0, n_k, 1):
-            m, n, k = src.locate_in_unit(tile=c)
+        with domain_loop(0, 2 * n_k, 1):
+            m, n, k = src.locate_in_unit()
             ring.try_acquire()
             ring.acquire()
             ring.load(m_block=m, n_block=n, k_block=k)
             ring.commit()
 
     if wq is None:
+        @schedule
         def load(src: Any, ring: Any) -> None:
             k_loop(src, ring)
 
-        load.__name__ = f"load{c}"
-        return schedule(load)(src, ring)
+        return load(src, ring)
 
+    @schedule
     def load(src: Any, ring: Any, wq: Any) -> None:  # type: ignore[no-redef]
         with work_tile_loop(wq):
             k_loop(src, ring)
             _next_unit(wq)
 
-    load.__name__ = f"load{c}"
-    return schedule(load)(src, ring, wq)
+    return load(src, ring, wq)
 
 
-def consumer_schedule(c: int, ring: Any, out: Any, take: Any, hand: Any, wq: Any, n_k: Any, *, release: Release,
-                      epilogue_parts: int, broken_turn: bool = False) -> Any:
+def consumer_schedule(c: int, ring: Any, out: Any, wq: Any, n_k: Any, *, release: Release, epilogue_parts: int,
+                      broken: bool = False) -> Any:
     """Consumer ``mma<c>``'s schedule (see the module docstring).
 
-    ``broken_turn`` plants a mistake: mma0 waits for mma1's hand-over *before*
-    its mainloop, so both consumers wait for the turn and neither hands it over.
+    ``broken`` plants a mistake in mma0: its k-loop runs one stage more than
+    the unit has, so it takes the next unit's first stage as its own and, after
+    the CTA's last unit, waits for a stage the loader never fills.
     """
-    def mainloop(ring: Any, hand: Any) -> Any:
-        """The tile's k-loop; the turn is handed over as soon as its last WGMMAs are issued."""
+    trips = 2 * n_k + 1 if broken and c == 0 else 2 * n_k
+
+    def unit(ring: Any, out: Any) -> None:
         acc = ring.clear()
-        with domain_loop(0, n_k, 1) as kb:
+        with domain_loop(0, trips, 1) as kb:
             ring.try_wait()
             ring.wait()
-            acc = ring.mma(acc=acc)
+            acc = ring.mma(acc=acc, tile=c)  # WGMMA only on this consumer's tile's stages
             if release is Release.LAGGED:
                 with kb.every(1, start=1):
-                    ring.release()  # the previous k-block's stage: its WGMMA group has completed
+                    ring.release()  # the previous stage: its WGMMA group (maybe empty) has completed
                 with kb.last_iter():
-                    _hand(hand)
                     ring.drain()
                     ring.release()
             else:
-                with kb.last_iter():
-                    _hand(hand)
                 ring.release()
         if release is Release.PREMATURE:
             ring.drain()
-        return acc
-
-    def epilogue(out: Any, acc: Any) -> None:
         for part in range(epilogue_parts):
             out.stage(acc=acc, part=part)
             out.store(part=part)
 
-    def unit(ring: Any, out: Any, take: Any, hand: Any) -> None:
-        if c == 0:
-            if broken_turn:
-                _take(take)
-            acc = mainloop(ring, hand)
-            epilogue(out, acc)
-            if not broken_turn:
-                _take(take)  # mma1's mainloop is issued: mma0's next one may start
-        else:
-            _take(take)
-            acc = mainloop(ring, hand)
-            epilogue(out, acc)
-
     if wq is None:
-        def mma(ring: Any, out: Any, take: Any, hand: Any) -> None:
-            unit(ring, out, take, hand)
+        def mma(ring: Any, out: Any) -> None:
+            unit(ring, out)
             out.flush()
 
         mma.__name__ = f"mma{c}"
-        return schedule(mma)(ring, out, take, hand)
+        return schedule(mma)(ring, out)
 
-    def mma(ring: Any, out: Any, take: Any, hand: Any, wq: Any) -> None:  # type: ignore[no-redef]
+    def mma(ring: Any, out: Any, wq: Any) -> None:  # type: ignore[no-redef]
         with work_tile_loop(wq):
-            unit(ring, out, take, hand)
+            unit(ring, out)
             _next_unit(wq)
         out.flush()
 
     mma.__name__ = f"mma{c}"
-    return schedule(mma)(ring, out, take, hand, wq)
+    return schedule(mma)(ring, out, wq)
 
 
-def tasks(src: Any, rings: list[Any], outs: list[OutputTile], turn01: Turn, turn10: Turn, wq: Any, n_k: Any, *,
-          release: Release, broken_turn: bool = False) -> list[Task]:
-    """``load0``, ``load1``, ``mma0`` (takes turn10, hands turn01), ``mma1`` (the other way), in warp order."""
+def tasks(src: Any, ring: Any, outs: list[OutputTile], wq: Any, n_k: Any, *, release: Release,
+          load_registers: int, mma_registers: int, broken: bool = False) -> list[Task]:
+    """``load`` (warps 0-3), ``mma0`` (warps 4-7) and ``mma1`` (warps 8-11), all on the one ring."""
     extra = [wq] if wq is not None else []
-    # No setmaxnreg: it is a warpgroup-wide instruction and the load warpgroup runs two tasks. 384 threads
-    # leave 168 registers to each, room for a consumer's 128 accumulators.
-    loads = [Task(name=f"load{c}", src_resources=[src, *extra], dst_resources=[rings[c]], warp_idx=load_warp(c),
-                  num_warps=LOAD_WARPS_PER_RING, schedule=load_schedule(c, src, rings[c], wq, n_k))
-             for c in range(CONSUMERS)]
-    consumers = []
-    for c, (take, hand) in enumerate(((turn10, turn01), (turn01, turn10))):
-        sched = consumer_schedule(c, rings[c], outs[c], take, hand, wq, n_k, release=release,
-                                  epilogue_parts=outs[c].geo.epilogue_parts, broken_turn=broken_turn)
-        consumers.append(Task(name=f"mma{c}", src_resources=[rings[c], take, *extra], dst_resources=[outs[c], hand],
-                              warp_idx=consumer_warp(c), num_warps=WARPGROUP_THREADS // 32, schedule=sched))
-    return [*loads, *consumers]
+    load = Task(name="load", src_resources=[src, *extra], dst_resources=[ring], warp_idx=0, num_warps=LOAD_WARPS,
+                schedule=load_schedule(src, ring, wq, n_k), num_registers=load_registers)
+    consumers = [Task(name=f"mma{c}", src_resources=[ring, *extra], dst_resources=[outs[c]],
+                      warp_idx=consumer_warp(c), num_warps=WARPGROUP_THREADS // 32,
+                      schedule=consumer_schedule(c, ring, outs[c], wq, n_k, release=release,
+                                                 epilogue_parts=outs[c].geo.epilogue_parts, broken=broken),
+                      num_registers=mma_registers)
+                 for c in range(CONSUMERS)]
+    return [load, *consumers]
 
 
-__all__ = ["CONSUMERS", "LOAD_WARPS_PER_RING", "consumer_schedule", "load_schedule", "output_tiles",
-           "tasks", "turns"]
+__all__ = ["CONSUMERS", "consumer_schedule", "consumer_warp", "load_schedule", "output_tiles", "tasks"]

@@ -59,8 +59,9 @@ class Engine:
             if not both.agree:  # not a proof either way: no finding, and the run reads as not finished
                 result = replace(result, deadlocks=(), races=(), pdl_violations=(), hit_cap=True)
         run = None
-        if inp.lanes is not None and instance.credit_model is not None:
-            run = exhaustive_run(result, inp.problem, inp.lanes, instance.credit_model, variant=inp.variant,
+        model = inp.credit_model or instance.credit_model
+        if inp.lanes is not None and model is not None:
+            run = exhaustive_run(result, inp.problem, inp.lanes, model, variant=inp.variant,
                                  opaque=inp.opaque, num_tiles=inp.num_tiles, persistent=instance.persistent,
                                  engine=self.name, display=instance.display)
             if both is not None:

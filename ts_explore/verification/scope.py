@@ -11,12 +11,16 @@ exact number the caller names with ``verify(tiles=...)``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from ..analysis.shared_pools import projection
 from ..analysis.tiles import INDEPENDENT, INERT, MAX_TILES, MIXED_SENTENCES, TileCoverage, mixed_tiles, tile_coverage
+from ..check.projection import project
+from ..model.interleaving import CreditModel
 from ..model.scope import TS_ENGINE, WORK_QUEUE_NOT_MODELLED, Abstraction, Scope
 from ..model.verdict import ExhaustiveRun, run_scope
-from ..reader.instance import Instance
+from ..reader.instance import Instance, SearchInput
 
 OPAQUE_ASSUMPTION = ("each when_true/when_false key keeps one value for the whole run: TS searches every "
                      "assignment of the keys, not values that change from one iteration or tile to the next")
@@ -45,15 +49,16 @@ def same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
-def coverage(instance: Instance) -> tuple[TileCoverage, str]:
-    """The tile counts a persistent schedule needs (for every key assignment), and why tile kinds may mix."""
+def coverage(instance: Instance, projections: bool = False) -> tuple[TileCoverage, str]:
+    """The tile counts a persistent schedule needs (for every key assignment), and why tile kinds may mix
+    (``projections``: the engine can search a shared pipeline's projections, see ``analysis.shared_pools``)."""
     model = instance.credit_model
     if model is None:
         raise ValueError(f"the credit pools could not be read: {instance.unread}")
     found: list[TileCoverage] = []
     mixed: list[str] = []
     for lanes, skipped in instance.one_tile_lanes:
-        cov = tile_coverage(lanes, model)
+        cov = tile_coverage(lanes, model, projections=projections)
         found.append(cov)
         mixed.append(mixed_tiles(cov, skipped, model))
     worst = next((c for c in found if not c.sufficient), None)
@@ -150,4 +155,22 @@ def _label(kwargs: dict[str, Any], persistent: bool) -> str:
     return ("skipped-tile" if kwargs.get("skipped_tile") else "normal") + (f" ({', '.join(details)})" if details else "")
 
 
-__all__ = ["build_scope", "coverage", "extra_tile_runs", "needed_runs", "same_call", "tile_counts"]
+def projected(inputs: tuple[SearchInput, ...], plan: tuple[TileCoverage, str] | None,
+              model: CreditModel | None) -> list[SearchInput]:
+    """With a shared pipeline in the plan: each input's projections, one per consumer (else the inputs)."""
+    pool = plan[0].shared if plan is not None else None
+    if pool is None:
+        return list(inputs)
+    out = []
+    for inp in inputs:
+        if inp.problem is None or inp.lanes is None or model is None:
+            raise ValueError(f"{pool.resource}'s projections need the checker's input of the whole task set")
+        for keep in pool.consumers:
+            drop = tuple(c for c in pool.consumers if c != keep)
+            lanes, alone = projection(inp.lanes, model, pool, keep)
+            out.append(replace(inp, problem=project(inp.problem, pool.resource, keep, drop), lanes=lanes,
+                               alone=keep, credit_model=alone))
+    return out
+
+
+__all__ = ["build_scope", "coverage", "extra_tile_runs", "needed_runs", "projected", "same_call", "tile_counts"]

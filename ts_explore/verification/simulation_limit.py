@@ -2,8 +2,8 @@
 
 TS simulates the tasks in lock-step rounds for the longest schedule's length
 plus 100 rounds, then compares credit totals. A schedule whose tasks take
-turns for long stretches (the GEMM's ping-pong consumers run their mainloops
-one after the other) needs more rounds, and TS reports the credits the
+turns for long stretches (consumers that hand a turn back and forth through
+a pipeline, each running a long loop in its turn) needs more rounds, and TS reports the credits the
 remaining rounds would consume as "not consumed". Such a report is overruled
 here only when all of this holds for every search run of the verification:
 

@@ -219,11 +219,14 @@ def _search(task_list: list[Any], task_set: TaskSet | None, instance: Instance, 
     """Every search run the instance needs, read first, then run; the tile plan; what could not be read; the note
     when TS's credit simulation was cut off by its round limit (:mod:`.simulation_limit`)."""
     needed = sc.needed_runs(instance, tm_kwargs)
-    plan = sc.coverage(instance) if instance.persistent else None
-    extra = sc.extra_tile_runs(instance, tm_kwargs, sc.tile_counts(plan, ask.tiles, instance.skip), needed) \
-        if plan is not None else []
+    plan = sc.coverage(instance, projections=ask.engine.own) if instance.persistent else None
+    shared = plan is not None and plan[0].shared is not None  # every tile count searched again, as projections
+    extra = sc.extra_tile_runs(instance, tm_kwargs, sc.tile_counts(plan, ask.tiles, instance.skip),
+                               [] if shared else needed) if plan is not None else []
     inputs, unread = search_inputs(task_list, task_set, instance, name_of, [*needed, *extra],
                                    problems=ask.engine.own)
+    if shared and not unread:
+        inputs = (*inputs[:len(needed)], *sc.projected(inputs[len(needed):], plan, instance.credit_model))
     stalled = any(name == SIMULATION and exc is not None for name, exc in record.outcomes)
     reference = None if ask.engine.own else reference_search(task_list, instance, stalled=stalled)
     searched = [ask.engine.search(i, instance, reference) for i in inputs[:len(needed)]
