@@ -507,11 +507,16 @@ def report(best: dict[str, tuple[str, float, float]], names: list[str]) -> int:
 
 
 LIMITS = """\
-What limits ours (read with the rows above): one consumer warpgroup pair does both the k-loop and the
-epilogue, so tensor cores idle while a tile's C goes out (no ping-pong between consumer warpgroups, no
-epilogue overlapped with the next tile's WGMMA); the accumulators are a 128-register task-local value,
-so tiles wider than 128x256 per two warpgroups do not fit. The 'swz' rows hand tiles out in groups
-(L2 swizzle); small grids are bound by each SM's reads (B multicast in 2x1 clusters helps there)."""
+What limits ours (read with the rows above; measured on an H200, 2026-12): every config that fills the GPU
+moves about 8 TB/s of A and B into shared memory at its best - cooperative 128x256 (48 KiB per 4.2 MFLOP
+k-block) at 660-690 TFLOP/s is 7.8-8.1 TB/s, cooperative 128x128 (32 KiB per 2.1 MFLOP) at 517 is 8.1,
+ping-pong 128x128 per warpgroup at 490-510 is 7.7-7.9 - so the tile's bytes per FLOP, not the epilogue,
+set the rate: ping-pong (one warpgroup per tile, its epilogue under the other's mainloop) needs
+128-register accumulators per warpgroup, which caps its tile at 128x128 or 64x256, 1.33-1.7x the bytes per
+FLOP of the cooperative 128x256 tile, and runs at 0.70x where the cooperative kernel runs at 1.02x. B
+multicast in 2x1 clusters halves the L2 reads but not the shared-memory writes and does not move the rate.
+A larger cooperative tile (256x256) would need 256 accumulators per thread. The 'swz' rows hand tiles out
+in groups (L2 swizzle); small grids are bound by each SM's reads."""
 
 
 if __name__ == "__main__":
