@@ -314,18 +314,20 @@ def time_once(run: Callable[[], Any], stream: Any) -> float:
     return start.elapsed_time(stop)
 
 
-def checked(c: Any, ref: Any, k: int, action: Callable[[], Any], stream: Any) -> bool:
-    """Poison C, run ``action`` (enqueues on ``stream``), and check every element against the reference."""
+def checked(c: Any, ref: Any, k: int, action: Callable[[], Any], stream: Any, dtype: Any = None) -> bool:
+    """Poison C, run ``action`` (enqueues on ``stream``), and check every element against the reference
+    (``dtype``: the inputs' :class:`~ts_explore.kernels.gemm_geometry.DType`, for its tolerance; bf16 by default)."""
     import torch
 
     from ts_explore.kernels import gemm
+    from ts_explore.kernels.gemm_geometry import DType
 
     c.fill_(float("nan"))
     torch.cuda.synchronize()
     with torch.cuda.stream(stream):
         action()
     stream.synchronize()
-    return bool(gemm.close(c, ref, k).all())
+    return bool(gemm.close(c, ref, k, dtype or DType.BF16).all())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,7 +36,7 @@ import importlib.util
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -69,21 +69,6 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
         ("128x256 2wg 4st static 2x1 swz8", dict(fp8, tile=TileShape.T128x256, stages=4, cluster=Cluster.C2x1,
                                                  swizzle=8)),
     ]
-
-
-def checked(c: Any, ref: Any, k: int, action: Callable[[], Any], stream: Any) -> bool:
-    """Poison C, run ``action`` on ``stream``, and check every element against the dequantized fp32 product."""
-    import torch
-
-    from ts_explore.kernels import gemm
-    from ts_explore.kernels.gemm_geometry import DType
-
-    c.fill_(float("nan"))
-    torch.cuda.synchronize()
-    with torch.cuda.stream(stream):
-        action()
-    stream.synchronize()
-    return bool(gemm.close(c, ref, k, DType.FP8).all())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,11 +144,11 @@ def main(argv: list[str] | None = None) -> int:
             picked = cfg.resolved(shape, sms).tile.value.rsplit("x", 1)[0]
             try:
                 go = gemm.launcher(fn, a, b, c, cfg, sms, cu_stream, scale_a, scale_b)
-                ok = checked(c, ref, k, go, stream)
+                ok = bench.checked(c, ref, k, go, stream, DType.FP8)
                 estimate = bench.time_once(go, stream)
                 p = bench.paired(go, theirs, stream, estimate)
                 f = bench.paired(go, theirs_fast, stream, estimate)
-                ok = ok and checked(c, ref, k, bench.replayable(go, 1, stream)[0].replay, stream)
+                ok = ok and bench.checked(c, ref, k, bench.replayable(go, 1, stream)[0].replay, stream, DType.FP8)
             except Exception as exc:  # noqa: BLE001
                 print(f"{name:>16s}  {label:32s} failed: {type(exc).__name__}: {str(exc)[:200]}")
                 continue

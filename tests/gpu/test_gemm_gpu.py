@@ -49,14 +49,22 @@ def check(shape: tuple[int, int, int], seed: int = 0, **overrides: Any) -> None:
     c = torch.full((shape[0], shape[1]), float("nan"), device="cuda", dtype=torch.bfloat16)
     gemm.run(fn, a, b, c, cfg, sms())
     torch.cuda.synchronize()
-    ref = gemm.reference(a, b)
-    bad = ~gemm.close(c, ref, shape[2])
+    assert_matches(c, gemm.reference(a, b), shape, cfg, f"{shape} {overrides}", "the fp32 product")
+
+
+def assert_matches(c: Any, want: Any, shape: tuple[int, int, int], cfg: Any, what: str, of: str,
+                   dtype: Any = None) -> None:
+    """Every element of C within ``gemm.close`` of ``want``; else the count, the largest error and a map of the
+    errors per output tile (``dtype``: the inputs', for the tolerance; bf16 by default)."""
+    from ts_explore.kernels.gemm_geometry import DType
+
+    bad = ~gemm.close(c, want, shape[2], dtype or DType.BF16)
     count = int(bad.sum())
     if count:
         tiles = gemm.error_tiles(bad, cfg.resolved(shape, sms()))
-        raise AssertionError(f"{shape} {overrides}: {count} of {c.numel()} elements off (max error "
-                             f"{float((c.float() - ref).abs().nan_to_num(1e30).max()):.3g}); errors per "
-                             f"output tile:\n{tiles}")
+        raise AssertionError(f"{what}: {count} of {c.numel()} elements off {of} (max error "
+                             f"{float((c.float() - want).abs().nan_to_num(1e30).max()):.3g}, |C| up to "
+                             f"{float(want.abs().max()):.3g}); errors per output tile:\n{tiles}")
 
 
 @pytest.mark.parametrize("shape", BENCH_SHAPES + TAIL_SHAPES, ids=lambda s: "x".join(map(str, s)))
@@ -207,13 +215,7 @@ def check_fp8(shape: tuple[int, int, int], seed: int = 0, **overrides: Any) -> N
     assert torch_off == 0, f"{shape}: torch._scaled_mm itself is off the reference in {torch_off} elements: the " \
                            "fp8 tolerance (gemm.close) is too tight for this GPU"
     for name, want in (("the dequantized fp32 product", ref), ("torch._scaled_mm", theirs)):
-        bad = ~gemm.close(c, want, shape[2], DType.FP8)
-        count = int(bad.sum())
-        if count:
-            tiles = gemm.error_tiles(bad, cfg.resolved(shape, sms()))
-            raise AssertionError(f"fp8 {shape} {overrides}: {count} of {c.numel()} elements off {name} (max error "
-                                 f"{float((c.float() - want).abs().nan_to_num(1e30).max()):.3g}, |C| up to "
-                                 f"{float(want.abs().max()):.3g}); errors per output tile:\n{tiles}")
+        assert_matches(c, want, shape, cfg, f"fp8 {shape} {overrides}", name, DType.FP8)
 
 
 @pytest.mark.parametrize("shape", FP8_SHAPES, ids=lambda s: "x".join(map(str, s)))

@@ -32,7 +32,7 @@ from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from .attention_geometry import HEAD_DIMS, Persistence, flops, kv_blocks, q_tiles
 from .attention_resources import IN_DTYPE, WG_ROWS, smem_layouts
 from .build import compile_options, default_stream, gmem_ptr
-from .common import apply_repair, quiet_task_manager, run_tasks
+from .common import kernel_context, run_built
 from .host import DeviceProblem, SizeError, strided_instances
 from .trace import address, recorder_for
 
@@ -90,7 +90,6 @@ def compile(scenario: Any, cfg: Any, *, arch: Any = None, on_built: Any = None, 
 
 def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = None) -> Any:
     """The ``@cute.jit`` host function: the 4-mode views, TMA descriptors, then the kernel launch."""
-    from .contract import BuildContext
 
     geo = cfg.geometry()
     hd = cfg.head_dim
@@ -106,22 +105,10 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
             cpasync.prefetch_descriptor(tma_q)
             cpasync.prefetch_descriptor(tma_k)
             cpasync.prefetch_descriptor(tma_v)
-        bx, by, bz = cute.arch.block_idx()
-        tx, _, _ = cute.arch.thread_idx()
-        gx, gy, gz = cute.arch.grid_dim()
-        ctx = BuildContext(on_gpu=True, block=bx + gx * (by + gy * bz), thread=tx, grid=gx * gy * gz,
-                           tensors={"tma_q": tma_q, "g_q": g_q, "tma_k": tma_k, "g_k": g_k, "tma_v": tma_v,
-                                    "g_v": g_v, "g_o": g_o, "g_lse": g_lse},
-                           extra={"seqlen_q": seqlen_q, "seqlen_kv": seqlen_kv, "scheduler_params": sched})
-        built = scenario.build(cfg, ctx)
-        apply_repair(built)
-        if cutlass.const_expr(on_built is not None):
-            on_built(built)
-        tm = quiet_task_manager(built)
-        tm.setup_resources_and_tasks()
-        cute.arch.mbarrier_init_fence()
-        cute.arch.sync_threads()
-        run_tasks(tm, built, recorder_for(trace, events, progress))
+        ctx = kernel_context({"tma_q": tma_q, "g_q": g_q, "tma_k": tma_k, "g_k": g_k, "tma_v": tma_v, "g_v": g_v,
+                              "g_o": g_o, "g_lse": g_lse},
+                             {"seqlen_q": seqlen_q, "seqlen_kv": seqlen_kv, "scheduler_params": sched})
+        run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress))
 
     @cute.jit
     def host(q_ptr: cute.Pointer, k_ptr: cute.Pointer, v_ptr: cute.Pointer, o_ptr: cute.Pointer,

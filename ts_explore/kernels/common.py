@@ -12,7 +12,7 @@ import cutlass
 import cutlass.cute as cute
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
-from .contract import Built
+from .contract import Built, BuildContext
 
 # Called with the freshly built task set while the kernel is traced (before
 # TaskManager touches it); tests use it to compare the traced schedule with
@@ -77,12 +77,15 @@ def quiet_task_manager(built: Built) -> TaskManager:
         return TaskManager(**built.task_manager_args(), verbose=False, skip_validation=_UNCHECKED.get())
 
 
-def run_built(built: Built, on_built: BuiltHook | None = None, recorder: Any = None) -> None:
+def run_built(built: Built, on_built: BuiltHook | None = None, recorder: Any = None, *,
+              cluster: bool = False) -> None:
     """Inside ``@cute.kernel``: hand the built tasks to TaskManager, set them up and run them.
 
     ``recorder`` (a :class:`~ts_explore.kernels.trace.Recorder`, from
     :func:`~ts_explore.kernels.trace.recorder_for`) instruments every step
-    (see :func:`run_tasks`).
+    (see :func:`run_tasks`). ``cluster``: the CTA is one of a cluster whose
+    TMA multicasts and releases land in its peers' shared memory, so the
+    barriers must be visible cluster-wide before any task runs.
     """
     apply_repair(built)
     if on_built is not None:
@@ -94,10 +97,23 @@ def run_built(built: Built, on_built: BuiltHook | None = None, recorder: Any = N
     )
     if uses_barriers:
         # Pipeline mbarriers were initialised by setup: make them visible to
-        # every warp (and to the bulk-copy engine) before any task runs.
+        # every warp (and to the bulk-copy engine, and with a cluster to the peer CTAs) before any task runs.
         cute.arch.mbarrier_init_fence()
-        cute.arch.sync_threads()
+        if cluster:
+            cute.arch.cluster_arrive_relaxed()
+            cute.arch.cluster_wait()
+        else:
+            cute.arch.sync_threads()
     run_tasks(tm, built, recorder)
+
+
+def kernel_context(tensors: dict[str, Any], extra: dict[str, Any]) -> BuildContext:
+    """Inside ``@cute.kernel``: the build context of this thread (its CTA numbered across a 3-D grid)."""
+    bx, by, bz = cute.arch.block_idx()
+    tx, _, _ = cute.arch.thread_idx()
+    gx, gy, gz = cute.arch.grid_dim()
+    return BuildContext(on_gpu=True, block=bx + gx * (by + gy * bz), thread=tx, grid=gx * gy * gz,
+                        tensors=tensors, extra=extra)
 
 
 def run_tasks(tm: TaskManager, built: Built, recorder: Any = None) -> None:
@@ -160,5 +176,5 @@ def int32_vector_ssa(vector: int, count: int) -> Callable[[], Any]:
     return lambda: cute.full((vector, count), 0, cutlass.Int32)
 
 
-__all__ = ["BuiltHook", "apply_repair", "int32_vector_ssa", "quiet_task_manager", "repair_edits", "repaired_build",
-           "run_built", "run_tasks", "thread_vectors", "tile_start", "unchecked_build"]
+__all__ = ["BuiltHook", "apply_repair", "int32_vector_ssa", "kernel_context", "quiet_task_manager", "repair_edits",
+           "repaired_build", "run_built", "run_tasks", "thread_vectors", "tile_start", "unchecked_build"]

@@ -32,7 +32,7 @@ from cutlass.cute.nvgpu import cpasync
 from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from .build import compile_options, default_stream, gmem_ptr
 from .host import DeviceProblem, SizeError, strided_instances
-from .common import BuiltHook, apply_repair, quiet_task_manager, repair_edits, repaired_build, run_tasks
+from .common import BuiltHook, kernel_context, repair_edits, repaired_build, run_built
 from .gemm_geometry import (
     EPILOGUE_N, H200_DENSE_BF16_TFLOPS, DType, Geometry, Raster, Release, bytes_moved, cluster_dims, flops,
     k_blocks, launch_grid, shape_refusal, tile_counts, work_units,
@@ -118,7 +118,6 @@ def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: Built
 def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, trace: Any = None) -> Any:
     """The ``@cute.jit`` host function: TMA descriptors from (M, N, K), then the kernel launch."""
     from ..model import QueueKind
-    from .contract import BuildContext
 
     geo: Geometry = cfg.geometry()
     persistent = cfg.persistence is QueueKind.STATIC
@@ -134,28 +133,11 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
             cpasync.prefetch_descriptor(tma_a)
             cpasync.prefetch_descriptor(tma_b)
             cpasync.prefetch_descriptor(tma_c)
-        bx, by, bz = cute.arch.block_idx()
-        tx, _, _ = cute.arch.thread_idx()
-        gx, gy, gz = cute.arch.grid_dim()
-        ctx = BuildContext(on_gpu=True, block=bx + gx * (by + gy * bz), thread=tx, grid=gx * gy * gz,
-                           tensors={"tma_a": tma_a, "g_a": g_a, "tma_b": tma_b, "g_b": g_b, "tma_c": tma_c,
-                                    "g_c": g_c},
-                           extra={"k_blocks": n_k, "scheduler_params": sched, "scale": scale})
-        built = scenario.build(cfg, ctx)
-        apply_repair(built)
-        if cutlass.const_expr(on_built is not None):
-            on_built(built)
-        tm = quiet_task_manager(built)
-        tm.setup_resources_and_tasks()
-        # Barriers are initialised: make them visible to every warp, the TMA unit and (2x1) the peer CTA,
-        # whose multicasts and releases land in this CTA's shared memory.
-        cute.arch.mbarrier_init_fence()
-        if cutlass.const_expr(geo.cluster_m > 1):
-            cute.arch.cluster_arrive_relaxed()
-            cute.arch.cluster_wait()
-        else:
-            cute.arch.sync_threads()
-        run_tasks(tm, built, recorder_for(trace, events, progress))
+        ctx = kernel_context({"tma_a": tma_a, "g_a": g_a, "tma_b": tma_b, "g_b": g_b, "tma_c": tma_c, "g_c": g_c},
+                             {"k_blocks": n_k, "scheduler_params": sched, "scale": scale})
+        # With a 2x1 cluster the peer CTA's multicasts and releases land in this CTA's shared memory.
+        run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress),
+                  cluster=geo.cluster_m > 1)
 
     @cute.jit
     def launch_kernel(a_ptr: cute.Pointer, b_ptr: cute.Pointer, c_ptr: cute.Pointer, scale: cutlass.Float32,

@@ -239,24 +239,7 @@ def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
             smem.commit()
 
     def one_tile(smem: Any, out: Any) -> None:
-        acc = smem.clear()
-        with domain_loop(0, n_k, 1) as kb:
-            smem.try_wait()
-            smem.wait()
-            acc = smem.mma(acc=acc)
-            if release is Release.LAGGED:
-                with kb.every(1, start=1):
-                    smem.release()  # the previous k-block's stage: its WGMMA group has completed
-                with kb.last_iter():
-                    smem.drain()
-                    smem.release()
-            else:
-                smem.release()
-        if release is Release.PREMATURE:
-            smem.drain()
-        for part in range(parts):
-            out.stage(acc=acc, part=part)
-            out.store(part=part)
+        pingpong.accumulate_and_store(smem, out, n_k, release=release, epilogue_parts=parts)
 
     def next_tile(wq: Any) -> None:
         wq.try_wait()

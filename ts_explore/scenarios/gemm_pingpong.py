@@ -98,6 +98,34 @@ def load_schedule(src: Any, ring: Any, wq: Any, n_k: Any) -> Any:
     return load(src, ring, wq)
 
 
+def accumulate_and_store(smem: Any, out: Any, trips: Any, *, release: Release, epilogue_parts: int,
+                         **mma: Any) -> None:
+    """One output tile of a consumer: ``trips`` k-loop iterations of wait, WGMMA (``mma``: its keywords, e.g.
+    the ping-pong consumer's ``tile``), release as ``release`` says, then the epilogue, part by part.
+
+    With the lagged release each iteration frees the previous stage (its WGMMA group has completed once
+    ``mma`` returns) and the last iteration drains the last group before freeing its own stage.
+    """
+    acc = smem.clear()
+    with domain_loop(0, trips, 1) as kb:
+        smem.try_wait()
+        smem.wait()
+        acc = smem.mma(acc=acc, **mma)
+        if release is Release.LAGGED:
+            with kb.every(1, start=1):
+                smem.release()
+            with kb.last_iter():
+                smem.drain()
+                smem.release()
+        else:
+            smem.release()
+    if release is Release.PREMATURE:
+        smem.drain()
+    for part in range(epilogue_parts):
+        out.stage(acc=acc, part=part)
+        out.store(part=part)
+
+
 def consumer_schedule(c: int, ring: Any, out: Any, wq: Any, n_k: Any, *, release: Release, epilogue_parts: int,
                       broken: bool = False) -> Any:
     """Consumer ``mma<c>``'s schedule (see the module docstring).
@@ -109,24 +137,7 @@ def consumer_schedule(c: int, ring: Any, out: Any, wq: Any, n_k: Any, *, release
     trips = 2 * n_k + 1 if broken and c == 0 else 2 * n_k
 
     def unit(ring: Any, out: Any) -> None:
-        acc = ring.clear()
-        with domain_loop(0, trips, 1) as kb:
-            ring.try_wait()
-            ring.wait()
-            acc = ring.mma(acc=acc, tile=c)  # WGMMA only on this consumer's tile's stages
-            if release is Release.LAGGED:
-                with kb.every(1, start=1):
-                    ring.release()  # the previous stage: its WGMMA group (maybe empty) has completed
-                with kb.last_iter():
-                    ring.drain()
-                    ring.release()
-            else:
-                ring.release()
-        if release is Release.PREMATURE:
-            ring.drain()
-        for part in range(epilogue_parts):
-            out.stage(acc=acc, part=part)
-            out.store(part=part)
+        accumulate_and_store(ring, out, trips, release=release, epilogue_parts=epilogue_parts, tile=c)
 
     if wq is None:
         def mma(ring: Any, out: Any) -> None:
@@ -161,4 +172,4 @@ def tasks(src: Any, ring: Any, outs: list[OutputTile], wq: Any, n_k: Any, *, rel
     return [load, *consumers]
 
 
-__all__ = ["CONSUMERS", "consumer_schedule", "consumer_warp", "load_schedule", "output_tiles", "tasks"]
+__all__ = ["CONSUMERS", "accumulate_and_store", "consumer_schedule", "consumer_warp", "load_schedule", "output_tiles", "tasks"]
