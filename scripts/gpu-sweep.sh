@@ -1,6 +1,7 @@
 #!/bin/bash
 # The GPU sweep run, on a host with two GPUs, from the project root, after:
 #   source .gpu/b/env.sh && source .gpu/c/env-sweep.sh
+# (or, in a later run on the same warm machine, carrying .gpu/c alone: source .gpu/c/env-sweep.sh)
 # (.gpu/b: the DSL wheels, see the shared GPU notes; .gpu/c: scripts/stage-sweep-wheels.sh).
 # Writes under $OUT (default ./gpu-out):
 #   sweep_scaling.gpu.txt     launch sweep of 64 copy configs, 1 vs 2 GPUs (benchmarks/sweep_scaling.py --launch)

@@ -52,7 +52,14 @@ done <<< "$WHEELS"
 cat > "$OUTDIR/env-sweep.sh" <<'ENV'
 # Sourced on the GPU machine after the DSL's env.sh:  source .gpu/c/env-sweep.sh
 # Installs Dask, distributed and dask-cuda (and any dependency the machine lacks) into /tmp/site.
+# Once a run has installed the DSL there (.gpu/b/env.sh), a later run on the same warm machine may carry
+# .gpu/c alone (.gpu/b and .gpu/c together exceed what one run carries): this file then sets the paths.
 _sweep_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [ -f /tmp/site/.ts-ready ] && [ -z "${_ts_dsl_paths:-}" ]; then
+  _ts_root=$(cd "$_sweep_dir/../.." && pwd)
+  export PYTHONPATH="$_ts_root:/tmp/site:/tmp/site/nvidia_cutlass_dsl/dsl_packages${PYTHONPATH:+:$PYTHONPATH}"
+  export PATH="/tmp/site/bin:$PATH" PYTHONUNBUFFERED=1 _ts_dsl_paths=1
+fi
 if [ ! -f /tmp/site/.ts-sweep-ready ]; then
   _sweep_wheels=()
   while read -r _module _file _when; do
