@@ -314,6 +314,18 @@ def time_once(run: Callable[[], Any], stream: Any) -> float:
     return start.elapsed_time(stop)
 
 
+def no_gpu() -> str:
+    """Why this process cannot time on a GPU (torch missing, or no CUDA device); "" when it can."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return "torch sees no CUDA device"
+    except Exception as exc:  # noqa: BLE001 (any reason there is no GPU)
+        return str(exc)
+    return ""
+
+
 def checked(c: Any, ref: Any, k: int, action: Callable[[], Any], stream: Any, dtype: Any = None) -> bool:
     """Poison C, run ``action`` (enqueues on ``stream``), and check every element against the reference
     (``dtype``: the inputs' :class:`~ts_explore.kernels.gemm_geometry.DType`, for its tolerance; bf16 by default)."""
@@ -345,15 +357,12 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"gemm.py: error: {exc}", file=sys.stderr)
         return 2
-    try:
-        import torch
-
-        if not torch.cuda.is_available():
-            raise RuntimeError("torch sees no CUDA device")
-    except Exception as exc:  # noqa: BLE001 (any reason there is no GPU)
-        print(f"no GPU: {exc}; run this on a machine with an NVIDIA H100/H200 (sm_90a)", file=sys.stderr)
+    missing = no_gpu()
+    if missing:
+        print(f"no GPU: {missing}; run this on a machine with an NVIDIA H100/H200 (sm_90a)", file=sys.stderr)
         return 2
     import cuda.bindings.driver as cuda
+    import torch
 
     from ts_explore.kernels import gemm
     from ts_explore.kernels.gemm_geometry import H200_DENSE_BF16_TFLOPS, flops

@@ -75,21 +75,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="only the 128x256 static config")
     args = parser.parse_args(argv)
-    try:
-        import torch
-
-        if not torch.cuda.is_available():
-            raise RuntimeError("torch sees no CUDA device")
-    except Exception as exc:  # noqa: BLE001 (any reason there is no GPU)
-        print(f"no GPU: {exc}", file=sys.stderr)
+    bench = timing()
+    missing = bench.no_gpu()
+    if missing:
+        print(f"no GPU: {missing}", file=sys.stderr)
         return 2
     import cuda.bindings.driver as cuda
+    import torch
 
     from ts_explore.kernels import gemm
     from ts_explore.kernels.gemm_geometry import H200_DENSE_FP8_TFLOPS, DType, flops
     from ts_explore.scenarios import get
 
-    bench = timing()
     scenario = get("hopper_gemm")
     props = torch.cuda.get_device_properties(0)
     sms = props.multi_processor_count
