@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.gpu
+pytest.importorskip("distributed", reason="tuning runs on the sweep's Dask cluster: pip install 'ts-explore[sweep]'")
 
 SHAPES = [(2048, 2048, 1024), (1000, 1032, 520)]  # a full-tile shape and one with tails in M, N and K
 
