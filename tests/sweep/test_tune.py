@@ -59,15 +59,19 @@ def test_a_dying_worker_is_survived_and_its_cell_measured_again(client: Any, tmp
     log = tmp_path / "measured.log"
     configs = [{"speed": 3}, {"speed": 4, "die": True}]
     table = _tune(client, log, configs, retries=0)
-    failed = table.last_run[table.last_run["status"] == "failed"]
-    assert len(failed) == 1 and "worker running it died" in failed["reason"].iloc[0]
-    assert len(table.rows) == 3  # the dead cell is not kept ...
-    again = _tune(client, log, configs)  # ... so the next run measures it, and only it
-    assert len(again.rows) == 4 and again.last_run["status"].tolist() == ["safe"]
+    failed = table.last_run[table.last_run["status"] == "failed"]  # the dying cell (and any it took down)
+    assert len(failed) >= 1 and failed["reason"].str.contains("worker running it died").any()
+    assert len(table.rows) == 4 - len(failed)  # failed cells are not kept ...
+    again = _tune(client, log, configs)  # ... so the next run measures them, and only them
+    assert len(again.rows) == 4 and again.last_run["status"].tolist() == ["safe"] * len(failed)
     (tmp_path / "measured.log.died").unlink()  # it dies once more: the retry in the same run measures it
     fresh = _tune(client, log, configs, fresh=True)
-    assert len(fresh.rows) == 4 and fresh.last_run["attempt"].tolist() == [0, 0, 0, 0, 1]
-    assert fresh.last_run["status"].tolist().count("failed") == 1 and fresh.pick("256x256x128").config["speed"] == 3
+    first = fresh.last_run[fresh.last_run["attempt"] == 0]
+    retried = fresh.last_run[fresh.last_run["attempt"] == 1]
+    # A dying worker takes down the cell that killed it and any other it held at the time: each is retried.
+    assert len(first) == 4 and 1 <= len(retried) == int((first["status"] == "failed").sum())
+    assert (retried["status"] != "failed").all()
+    assert len(fresh.rows) == 4 and fresh.pick("256x256x128").config["speed"] == 3
 
 
 def _fake_result(sc: Any, cfg: Any, sizes: tuple[Any, ...]) -> Any:
