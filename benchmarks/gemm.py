@@ -1,6 +1,7 @@
 """TS-scheduled WGMMA GEMM vs torch.matmul: one timing method for both, alternating on the same tensors.
 
-    python benchmarks/gemm.py [--suite quick|full] [--shapes MxNxK ...] [--tuned] [--no-diagnosis]
+    python benchmarks/gemm.py [--suite quick|full] [--shapes MxNxK ...] [--configs LABEL ...] [--tuned]
+                              [--no-diagnosis]
 
 Shapes (``--suite full``, the default): 4096^3, 8192^3, 8192x8192x1024,
 16384x1024x4096, two awkward shapes with tails in M, N and K, and the LLM
@@ -10,7 +11,8 @@ suite: M = 4096 and 16384 tokens times the projections of a Llama-3-8B layer
 with ``--tuned``, the config this GPU's tuning table picked for the shape
 (``ts-explore tune hopper_gemm --shapes ...`` writes it). ``--suite quick``
 runs 8192^3 and five suite shapes with two configs each; ``--shapes`` runs the
-shapes given.
+shapes given; ``--configs`` keeps only the configs named (by label) wherever
+a shape would run them.
 
 How it times (the same for our kernel and torch.matmul):
 
@@ -347,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", choices=sorted(SUITE), default="full", help="which shapes (default: full)")
     parser.add_argument("--shapes", nargs="+", metavar="MxNxK", help="these shapes instead of a suite")
     parser.add_argument("--tuned", action="store_true", help="also time each shape's pick from the tuning table")
+    parser.add_argument("--configs", nargs="+", metavar="LABEL",
+                        help="time only these configs (labels of configs(), e.g. 'by shape'), at every shape")
     parser.add_argument("--quick", action="store_true", help="the same as --suite quick")
     parser.add_argument("--no-diagnosis", action="store_true", help="skip the per-launch timing comparison")
     parser.add_argument("--small", action="store_true", help=f"only {'x'.join(map(str, SMALL))}")
@@ -356,6 +360,12 @@ def main(argv: list[str] | None = None) -> int:
         shapes = parse_shapes(args.shapes) if args.shapes else [SMALL] if args.small else SUITE[suite]
     except ValueError as exc:
         print(f"gemm.py: error: {exc}", file=sys.stderr)
+        return 2
+    known = dict(configs())
+    unknown = [label for label in args.configs or () if label not in known]
+    if unknown:
+        print(f"gemm.py: error: --configs {', '.join(map(repr, unknown))}: not a config label; labels: "
+              f"{', '.join(map(repr, known))}", file=sys.stderr)
         return 2
     missing = no_gpu()
     if missing:
@@ -371,8 +381,8 @@ def main(argv: list[str] | None = None) -> int:
     scenario = get("hopper_gemm")
     props = torch.cuda.get_device_properties(0)
     sms = props.multi_processor_count
-    known = dict(configs())
-    plan = {shape: [(label, scenario.config(**known[label])) for label in labels_for(shape, list(known), suite)]
+    chosen = list(args.configs) if args.configs else list(known)
+    plan = {shape: [(label, scenario.config(**known[label])) for label in labels_for(shape, chosen, suite)]
             for shape in shapes}
     if args.tuned:
         for shape in shapes:

@@ -1,6 +1,6 @@
 """What tracing costs: plain vs instrumented kernel time per launchable scenario, measured side by side.
 
-    python benchmarks/trace_overhead.py [--mib 256] [--reps 30] [--only threads]
+    python benchmarks/trace_overhead.py [--mib 256] [--reps 30] [--only TEXT ...] [--default-only]
 
 Each cell is one launch with ``time_trace=True``: the worker launches the
 plain build and the instrumented build of the same config in turn, one of
@@ -40,6 +40,9 @@ CONFIGS = [
     ("varlen, static queue", "varlen_copy", dict(ctas=0), 4, 512),
     ("guards demo", "guards_demo", dict(), 4, 64),
     ("Hopper GEMM 128x256, 4 stages", "hopper_gemm", dict(), (4096, 4096, 4096), 2048),
+    ("GEMM ping-pong 128x128, 6 stages", "hopper_gemm", dict(mode="ping-pong", tile="128x128x64", stages=6),
+     (4096, 4096, 4096), 2048),
+    ("attention hd128, 2 consumers", "hopper_attention", dict(), (4, 16, 2048, 2048, 128), 2048),
 ]
 
 
@@ -59,12 +62,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mib", type=int, default=256, help="bytes copied per launch, in MiB")
     parser.add_argument("--reps", type=int, default=30)
-    parser.add_argument("--only", default="", metavar="TEXT",
-                        help="measure only the scenarios whose label contains TEXT (e.g. threads)")
+    parser.add_argument("--only", nargs="+", default=[""], metavar="TEXT",
+                        help="measure only the scenarios whose label contains one of the TEXTs (e.g. threads)")
+    parser.add_argument("--default-only", action="store_true",
+                        help="measure only the default trace's column (work steps of 2 CTAs)")
     args = parser.parse_args(argv)
-    chosen = [c for c in CONFIGS if args.only.lower() in c[0].lower()]
+    chosen = [c for c in CONFIGS if any(text.lower() in c[0].lower() for text in args.only)]
     if not chosen:
-        parser.error(f"no scenario label contains {args.only!r}; labels: {', '.join(c[0] for c in CONFIGS)}")
+        parser.error(f"no scenario label contains any of {args.only!r}; labels: {', '.join(c[0] for c in CONFIGS)}")
+    wanted = COLUMNS[:1] if args.default_only else COLUMNS
     table = []
     device = ""
     for label, name, overrides, size, capacity in chosen:
@@ -74,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             problem, shown = (size or args.mib) * 2**20 // 4, f"{size or args.mib} MiB"
         row: list[tuple[float, float, bool]] = []
         cap = "-"
-        for _, spec in columns(capacity):
+        for _, spec in columns(capacity)[:len(wanted)]:
             try:
                 r = launch(name, sizes=[problem], reps=args.reps, warmup=5, trace=spec, time_trace=True,
                            references=False, **overrides)
@@ -92,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                 cap = "none" if run.timeline.spec.registers is None else str(run.timeline.spec.registers)
         table.append((f"{label} ({shown})", row, cap))
     print(f"On {device}: instrumented / plain median kernel time of the same launch, {args.reps} reps each")
-    head = f"{'scenario':48s} {'plain ms':>9s}" + "".join(f" {c:>16s}" for c in COLUMNS) + f" {'cap':>5s}"
+    head = f"{'scenario':48s} {'plain ms':>9s}" + "".join(f" {c:>16s}" for c in wanted) + f" {'cap':>5s}"
     print(head)
     print("-" * len(head))
     worst = 0.0

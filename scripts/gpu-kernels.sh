@@ -1,50 +1,78 @@
 #!/usr/bin/env bash
-# The GPU run of the GEMM variants and the attention kernel: benchmarks, tests, traces, a hang, notebooks.
+# The GPU run of the GEMM variants and the attention kernel: tests, notebooks, tuning, benchmarks, traces, a hang.
 #
-# Run on the GPU machine from the project root, right after installing part A of the staged wheels (as the
-# GPU notes describe), with .gpu/b present; each step fits one 10-minute run (side by side, one per GPU,
-# on a machine with two):
-#   bash scripts/gpu-kernels.sh gemm        # benchmarks/gemm.py --suite full      -> gemm.h200.txt
-#   bash scripts/gpu-kernels.sh fp8         # benchmarks/gemm_fp8.py, GEMM GPU tests -> gemm_fp8.h200.txt, gemm_tests.txt
-#   bash scripts/gpu-kernels.sh attention   # attention GPU tests, traces, the hang -> attention_tests.txt, ...
-#   bash scripts/gpu-kernels.sh notebooks   # notebooks 09 and 13 executed           -> *.h200.ipynb
-# Everything lands in $OUT (at most 8 files a step). Tuning needs Dask there too: scripts/stage-sweep-wheels.sh.
+# Run on the GPU machine from the project root, each step one 10-minute run, back to back on one warm machine
+# (the shared GPU notes: the first run copies part A of the DSL's wheels):
+#   source .gpu/b/env.sh && bash scripts/gpu-kernels.sh tests       # GEMM + attention GPU tests, 4 processes side by
+#                                                                  # side; then notebook 09 executed
+#   source .gpu/c/env-sweep.sh && bash scripts/gpu-kernels.sh bench # (carrying .gpu/c alone) the tuning test, a tune
+#                                                                  # of the awkward shapes, benchmarks/gemm.py full
+#   source .gpu/c/env-sweep.sh && bash scripts/gpu-kernels.sh evidence  # traces, trace overhead, attention's hang,
+#                                                                  # notebook 13 executed
+# Everything lands in $OUT (a few files a step). The tests share the GPU (they check results, they do not time);
+# the benchmarks run alone.
 set -uo pipefail
-source .gpu/b/env.sh || exit 3
 cd "$(dirname "$0")/.." || exit 3
 export PYTHONPATH=$PWD:${PYTHONPATH:-} MPLBACKEND=Agg
 OUT=${OUT:?set OUT to the folder that collects the results}
 mkdir -p "$OUT"
+python3 -c "import cutlass, ts_explore" || { echo "source .gpu/b/env.sh (or .gpu/c/env-sweep.sh) first" >&2; exit 3; }
+notebook() {  # executed alone (its timings are real), kept as <name>.h200.ipynb
+  timeout 200 python3 -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=190 --output-dir "$OUT" \
+    --output "$(basename "$1" .ipynb).h200.ipynb" "$1" > "/tmp/$(basename "$1").log" 2>&1 \
+    && echo "executed $1" || { echo "FAILED $1"; tail -20 "/tmp/$(basename "$1").log"; }
+}
 header() { echo "# $1   ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1))"; }
+SHARDS=4
+TUNE_SHAPES="5000x3080x4136 16384x1024x4096"
+# 8192^3: the configs that led there before, beside the suite's; every other shape: the suite's, plus its tuned pick
+BENCH_CONFIGS=("by shape" "128x256 2wg 4st static swz8" "256x128 2wg 4st static" "128x256 2wg 4st static 2x1 swz8"
+               "128x256 2wg 4st static wait0" "pingpong 128x128 6st static swz8")
 case "${1:-}" in
-  gemm)
-    header "python3 benchmarks/gemm.py --suite full --no-diagnosis" > "$OUT/gemm.h200.txt"
-    timeout 560 python3 benchmarks/gemm.py --suite full --no-diagnosis 2>&1 | grep -v "^compiled" >> "$OUT/gemm.h200.txt"
+  tests)
+    # one pytest process per shard of the collected tests (each compiles its own kernels: the CPU work spreads)
+    files="tests/gpu/test_gemm_gpu.py tests/gpu/test_attention_gpu.py"
+    python3 -m pytest -q -p no:cacheprovider --collect-only -m gpu $files 2>/dev/null | grep '::' > /tmp/ids.txt
+    split -n l/$SHARDS -d /tmp/ids.txt /tmp/shard.
+    start=$(date +%s)
+    for f in /tmp/shard.*; do
+      xargs -d "\n" -a "$f" timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu -rfE > "$f.log" 2>&1 &
+    done
+    wait
+    {
+      header "python3 -m pytest -m gpu $files   ($(wc -l < /tmp/ids.txt) tests in $SHARDS processes side by side, $(( $(date +%s) - start )) s)"
+      for f in /tmp/shard.*.log; do echo "## $(basename "$f" .log)"; tail -25 "$f"; done
+    } > "$OUT/kernel_gpu_tests.txt"
+    grep -h "passed\|failed\|error" /tmp/shard.*.log | tail -8
+    notebook notebooks/09_gemm.ipynb
+    ;;
+  bench)
+    python3 -c "import distributed" || { echo "source .gpu/c/env-sweep.sh first (tuning runs on Dask)" >&2; exit 3; }
+    header "python3 -m pytest -m gpu tests/gpu/test_tune_gpu.py" > "$OUT/tune.h200.txt"
+    timeout 100 python3 -m pytest -q -p no:cacheprovider -m gpu -rfE tests/gpu/test_tune_gpu.py 2>&1 | tail -8 \
+      >> "$OUT/tune.h200.txt"
+    header "ts-explore tune hopper_gemm --shapes $TUNE_SHAPES" >> "$OUT/tune.h200.txt"
+    timeout 130 python3 -c "from ts_explore.cli import main; raise SystemExit(main())" tune hopper_gemm \
+      --shapes $TUNE_SHAPES >> "$OUT/tune.h200.txt" 2>&1
+    tail -12 "$OUT/tune.h200.txt"
+    header "python3 benchmarks/gemm.py --suite full --tuned --no-diagnosis --configs $(printf "'%s' " "${BENCH_CONFIGS[@]}")" \
+      > "$OUT/gemm.h200.txt"
+    timeout 360 python3 benchmarks/gemm.py --suite full --tuned --no-diagnosis --configs "${BENCH_CONFIGS[@]}" \
+      >> "$OUT/gemm.h200.txt" 2> "$OUT/gemm.h200.log"
     tail -30 "$OUT/gemm.h200.txt"
     ;;
-  fp8)
-    header "python3 benchmarks/gemm_fp8.py" > "$OUT/gemm_fp8.h200.txt"
-    timeout 280 python3 benchmarks/gemm_fp8.py >> "$OUT/gemm_fp8.h200.txt" 2>&1
-    header "python3 -m pytest -m gpu tests/gpu/test_gemm_gpu.py" > "$OUT/gemm_tests.txt"
-    timeout 270 python3 -m pytest -q -p no:cacheprovider -m gpu -rfE tests/gpu/test_gemm_gpu.py 2>&1 | tail -30 \
-      >> "$OUT/gemm_tests.txt"
-    tail -5 "$OUT/gemm_fp8.h200.txt" "$OUT/gemm_tests.txt"
-    ;;
-  attention)
-    header "python3 -m pytest -m gpu tests/gpu/test_attention_gpu.py" > "$OUT/attention_tests.txt"
-    timeout 330 python3 -m pytest -q -p no:cacheprovider -m gpu -rfE tests/gpu/test_attention_gpu.py 2>&1 | tail -30 \
-      >> "$OUT/attention_tests.txt"
+  evidence)
     timeout 200 python3 scripts/kernel_evidence.py "$OUT" > "$OUT/kernel_evidence.txt" 2>&1
-    tail -5 "$OUT/attention_tests.txt" "$OUT/kernel_evidence.txt"
-    ;;
-  notebooks)
-    for nb in notebooks/09_gemm.ipynb notebooks/13_attention.ipynb; do
-      timeout 280 python3 -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=260 --output-dir "$OUT" \
-        --output "$(basename "$nb" .ipynb).h200.ipynb" "$nb" > /dev/null 2>&1 && echo "executed $nb" || echo "FAILED $nb"
-    done
+    tail -6 "$OUT/kernel_evidence.txt"
+    header "python3 benchmarks/trace_overhead.py --only ping-pong attention --default-only --reps 30" \
+      > "$OUT/trace_overhead.kernels.h200.txt"
+    timeout 130 python3 benchmarks/trace_overhead.py --only ping-pong attention --default-only --reps 30 \
+      >> "$OUT/trace_overhead.kernels.h200.txt" 2>&1
+    tail -6 "$OUT/trace_overhead.kernels.h200.txt"
+    notebook notebooks/13_attention.ipynb
     ;;
   *)
-    echo "usage: bash scripts/gpu-kernels.sh gemm|fp8|attention|notebooks" >&2
+    echo "usage: bash scripts/gpu-kernels.sh tests|bench|evidence" >&2
     exit 2
     ;;
 esac

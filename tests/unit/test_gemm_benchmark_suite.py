@@ -59,3 +59,9 @@ def test_the_last_line_and_the_exit_status(capsys: pytest.CaptureFixture[str]) -
 def test_bad_shapes_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main(["--shapes", "4096x4096"]) == 2
     assert "three positive integers" in capsys.readouterr().err
+
+
+def test_an_unknown_config_label_exits_2_naming_the_labels(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["--configs", "by shape", "128x256 swz8"]) == 2
+    err = capsys.readouterr().err
+    assert "--configs '128x256 swz8': not a config label" in err and "'128x256 2wg 4st static swz8'" in err

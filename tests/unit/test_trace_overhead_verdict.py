@@ -62,3 +62,17 @@ def test_the_verdict_follows_the_worst_default_column(ratio: float, status: int,
     out = capsys.readouterr().out
     assert f"worst work-step overhead (2 CTAs): {ratio:.3f}x [{word}" in out
     assert "grid-stride" not in out, "--only keeps just the chosen scenarios"
+
+
+def test_default_only_launches_just_the_default_trace_of_each_chosen_scenario(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    seen: list[tuple[str, int]] = []
+
+    def launch(name: str, **kwargs: Any) -> Any:
+        seen.append((name, kwargs["trace"].ctas))
+        return _measured(1.02)
+
+    assert _benchmark(launch)["main"](["--only", "ping-pong", "attention", "--default-only"]) == 0
+    assert seen == [("hopper_gemm", 2), ("hopper_attention", 2)]
+    out = capsys.readouterr().out
+    assert "work, 2 CTAs" in out and "all, all CTAs" not in out and "worst work-step overhead (2 CTAs): 1.020x" in out
