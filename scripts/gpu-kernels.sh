@@ -9,6 +9,8 @@
 #                                                                  # of the awkward shapes, benchmarks/gemm.py full
 #   source .gpu/c/env-sweep.sh && bash scripts/gpu-kernels.sh evidence  # traces, trace overhead, attention's hang,
 #                                                                  # notebook 13 executed
+#   source .gpu/b/env.sh && bash scripts/gpu-kernels.sh retrace     # after a change to the recorder: trace tests,
+#                                                                  # the evidence, the small shape with every config
 # Everything lands in $OUT (a few files a step). The tests share the GPU (they check results, they do not time);
 # the benchmarks run alone.
 set -uo pipefail
@@ -71,8 +73,24 @@ case "${1:-}" in
     tail -6 "$OUT/trace_overhead.kernels.h200.txt"
     notebook notebooks/13_attention.ipynb
     ;;
+  retrace)  # after a change to the recorder: its GPU tests, the evidence again, the small shape with every config
+    header "python3 -m pytest -m gpu tests/gpu/test_trace_gpu.py" > "$OUT/trace_gpu_tests.txt"
+    timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -rfE tests/gpu/test_trace_gpu.py 2>&1 | tail -12 \
+      >> "$OUT/trace_gpu_tests.txt"
+    tail -3 "$OUT/trace_gpu_tests.txt"
+    timeout 150 python3 scripts/kernel_evidence.py "$OUT" > "$OUT/kernel_evidence.txt" 2>&1
+    tail -12 "$OUT/kernel_evidence.txt"
+    header "python3 benchmarks/trace_overhead.py --only ping-pong attention 'Hopper GEMM' --default-only --reps 30" \
+      > "$OUT/trace_overhead.kernels.h200.txt"
+    timeout 120 python3 benchmarks/trace_overhead.py --only ping-pong attention "Hopper GEMM" --default-only --reps 30 \
+      >> "$OUT/trace_overhead.kernels.h200.txt" 2>&1
+    tail -7 "$OUT/trace_overhead.kernels.h200.txt"
+    header "python3 benchmarks/gemm.py --shapes 1000x1032x520 --no-diagnosis" > "$OUT/gemm_small.h200.txt"
+    timeout 90 python3 benchmarks/gemm.py --shapes 1000x1032x520 --no-diagnosis >> "$OUT/gemm_small.h200.txt" 2>/dev/null
+    tail -14 "$OUT/gemm_small.h200.txt"
+    ;;
   *)
-    echo "usage: bash scripts/gpu-kernels.sh tests|bench|evidence" >&2
+    echo "usage: bash scripts/gpu-kernels.sh tests|bench|evidence|retrace" >&2
     exit 2
     ;;
 esac

@@ -37,6 +37,7 @@ from .worker import WorkerHandle, portable_config
 
 DEFAULT_SIZES = (1 << 22,)
 KEEP_LIMIT_BYTES = 2 << 30  # keep_output brings at most this much back to the calling process
+COMPILE_S = 300.0  # preparing (planning, compiling) may take this long, whatever the kernel's own ``timeout``
 GRACE_S = 30.0  # the worker reports a hung kernel itself after ``timeout``; the parent kills it this much later
 _WORKER = WorkerHandle()
 atexit.register(_WORKER.stop)
@@ -78,7 +79,10 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     ``timeout`` s raises :class:`~ts_explore.gpu.trace_run.HangError`; when it was
     instrumented (always, for a launch forced past the verifier) its
     ``report`` names each warp's last blocking step beside the verifier's
-    predicted blocked steps. ``time_trace`` also times the instrumented build
+    predicted blocked steps. ``timeout`` bounds the kernel's runs, not the
+    compile before them: compiling gets ``max(timeout, COMPILE_S)`` s, so a
+    short timeout for a forced hang does not cut a slow compile short.
+    ``time_trace`` also times the instrumented build
     (``run.traced_timing``, ``run.overhead()``), for overhead tables.
 
     ``keep_output=True`` hands back what the first (checked) run of each size
@@ -152,7 +156,9 @@ def _launch_one(sc: Scenario, cfg: Any, sizes: tuple[Any, ...], edits: tuple[Any
         spec = None
     message = {"scenario": sc.name, "kernel": module.__name__, "config": portable_config(cfg), "sizes": sizes,
                "trace": spec, "forced": forced, "edits": edits}
-    prepared = _ask({"op": "prepare", **message}, timeout, gate)
+    prepared = _ask({"op": "prepare", **message}, max(timeout, COMPILE_S), gate,
+                    what=f"Compiling {sc.name} took that long (launch's timeout bounds the kernel's runs; compiling "
+                         f"gets {max(timeout, COMPILE_S):g} s). ")
     plans = prepared["plans"]
     if any(a.instances != b.instances or a.grid != b.grid for a, b in zip(plans, gate.plans)):
         gate = prove(sc, cfg, plans, known, edits)  # registers changed the grid: prove what will run
@@ -239,8 +245,8 @@ def _refuse_unless_proven(gate: GateReport, force: bool, timeout: float) -> None
                       f"schedule, or pass force=True to launch it anyway (a hang is killed after {timeout:g} s)")
 
 
-def _ask(message: dict[str, Any], timeout: float, gate: GateReport) -> dict[str, Any]:
-    reply = _WORKER.request(message, timeout, on_timeout=f"The verifier said: {gate.summary()}.")
+def _ask(message: dict[str, Any], timeout: float, gate: GateReport, what: str = "") -> dict[str, Any]:
+    reply = _WORKER.request(message, timeout, on_timeout=f"{what}The verifier said: {gate.summary()}.")
     if not reply.get("ok"):
         text = reply.get("message", "unknown failure")
         if reply.get("reason") == "timeout":

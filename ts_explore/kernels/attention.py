@@ -108,7 +108,7 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
         ctx = kernel_context({"tma_q": tma_q, "g_q": g_q, "tma_k": tma_k, "g_k": g_k, "tma_v": tma_v, "g_v": g_v,
                               "g_o": g_o, "g_lse": g_lse},
                              {"seqlen_q": seqlen_q, "seqlen_kv": seqlen_kv, "scheduler_params": sched})
-        run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress))
+        run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress, every_lane=True))
 
     @cute.jit
     def host(q_ptr: cute.Pointer, k_ptr: cute.Pointer, v_ptr: cute.Pointer, o_ptr: cute.Pointer,

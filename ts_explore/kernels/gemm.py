@@ -136,7 +136,7 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
         ctx = kernel_context({"tma_a": tma_a, "g_a": g_a, "tma_b": tma_b, "g_b": g_b, "tma_c": tma_c, "g_c": g_c},
                              {"k_blocks": n_k, "scheduler_params": sched, "scale": scale})
         # With a 2x1 cluster the peer CTA's multicasts and releases land in this CTA's shared memory.
-        run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress),
+        run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress, every_lane=True),
                   cluster=geo.cluster_m > 1)
 
     @cute.jit

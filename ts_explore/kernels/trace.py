@@ -53,8 +53,9 @@ class Recorder:
 
     ENTERED, LEFT = ENTERED, LEFT  # progress marks (the trace hook writes them through the recorder)
 
-    def __init__(self, spec: Any, events: Any, progress: Any) -> None:
+    def __init__(self, spec: Any, events: Any, progress: Any, every_lane: bool = False) -> None:
         self.spec = spec
+        self.every_lane = every_lane
         self.events = _gmem(events) if spec.events else None
         self.progress = _gmem(progress) if spec.progress else None
         # Inside the recording branch of a split kernel every CTA records; otherwise check the CTA per step.
@@ -70,8 +71,9 @@ class Recorder:
         return self.progress is not None and stage in BLOCKING_STAGES
 
     def recording(self) -> Any:
-        """Whether this thread writes events: lane 0 of each warp, in the CTAs the spec traces (a DSL value)."""
-        return is_recording(self.cta_limit, self.start)
+        """Whether this thread writes events: lane 0 of each warp (or every lane, see :func:`is_recording`), in
+        the CTAs the spec traces (a DSL value)."""
+        return is_recording(self.cta_limit, self.start, self.every_lane)
 
     def begin(self, recording: Any, n: Any, uid: int, offset: Any, tile: Any) -> None:
         """Before a step: where ``recording``, the first half of event ``n`` (its step, start time, offset, tile)."""
@@ -95,9 +97,13 @@ def address(value: Any) -> Any:
     return cutlass.Int64(0) if value is None else value
 
 
-def recorder_for(spec: Any, events: Any, progress: Any) -> Any:
-    """The kernel's :class:`Recorder`, or None for an uninstrumented build (``spec`` None)."""
-    return None if spec is None else Recorder(spec, events, progress)
+def recorder_for(spec: Any, events: Any, progress: Any, every_lane: bool = False) -> Any:
+    """The kernel's :class:`Recorder`, or None for an uninstrumented build (``spec`` None).
+
+    ``every_lane``: the kernel's steps run alike in every lane of a warp, so every lane records (no
+    lane-divergent branch; :func:`is_recording`).
+    """
+    return None if spec is None else Recorder(spec, events, progress, every_lane)
 
 
 def cap_registers(count: int) -> None:
@@ -153,9 +159,23 @@ def split_by_cta(ctas: cutlass.Constexpr[int], start: cutlass.Constexpr[int], tr
 
 
 @cute.jit
-def is_recording(ctas: cutlass.Constexpr[int], start: cutlass.Constexpr[int]) -> cutlass.Boolean:
-    """Lane 0 of every warp, in CTAs ``start .. start + ctas - 1`` (all CTAs when ``ctas`` is 0)."""
-    recording = cute.arch.lane_idx() == 0
+def is_recording(ctas: cutlass.Constexpr[int], start: cutlass.Constexpr[int],
+                 every_lane: cutlass.Constexpr[bool] = False) -> cutlass.Boolean:
+    """Lane 0 of every warp (every lane with ``every_lane``), in CTAs ``start .. start + ctas - 1`` (all CTAs when
+    ``ctas`` is 0).
+
+    ``every_lane`` is for kernels whose steps every lane of a warp runs alike
+    (the warpgroup MMA kernels): all 32 lanes then store the same words to the
+    same address (one transaction) and the recording is never a lane-divergent
+    branch. There, a store behind ``lane == 0`` between steps whose warpgroup
+    MMAs are in flight made ptxas serialise every WGMMA of the kernel (C7520,
+    "compiler-inserted WG.AR in divergent path": the ping-pong GEMM's traced
+    build). Per-thread schedules, whose lanes may run different iterations,
+    keep lane 0.
+    """
+    recording = cutlass.Boolean(True)
+    if cutlass.const_expr(not every_lane):
+        recording = cute.arch.lane_idx() == 0
     if cutlass.const_expr(ctas > 0):
         recording = recording & in_window(start, ctas)
     return recording
