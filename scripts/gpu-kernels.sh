@@ -2,7 +2,8 @@
 # The GPU run of the GEMM variants and the attention kernel: tests, notebooks, tuning, benchmarks, traces, a hang.
 #
 # Run on the GPU machine from the project root, each step one 10-minute run, back to back on one warm machine
-# (the shared GPU notes: the first run copies part A of the DSL's wheels):
+# (the shared GPU notes: the first run copies part A of the DSL's wheels; when the project's own files leave too
+# little room for the two parts, scripts/gpu-stage-three.sh re-splits them into three carries):
 #   source .gpu/b/env.sh && bash scripts/gpu-kernels.sh tests       # GEMM + attention GPU tests, 4 processes side by
 #                                                                  # side; then notebook 09 executed
 #   source .gpu/c/env-sweep.sh && bash scripts/gpu-kernels.sh bench # (carrying .gpu/c alone) the tuning test, a tune
