@@ -45,4 +45,15 @@ def test_attention_consumers_issue_their_s_gemms_in_turns() -> None:
 
 def test_a_trace_without_two_consumers_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert phases["main"]([str(RESULTS / "pipelined_copy.h200.trace.json")]) == 2
-    assert "no two consumers" in capsys.readouterr().err
+    assert "neither a cooperative GEMM" in capsys.readouterr().err
+
+
+def test_the_cooperative_gemm_trace_says_how_long_no_mainloop_runs() -> None:
+    timeline = phases["load_trace"](RESULTS / "hopper_gemm.h200.trace.json")
+    lines = phases["cooperative_phases"](timeline)
+    kinds = [row[1] for row in _rows(lines[:-1])]
+    assert kinds == ["mainloop", "epilogue"] * (len(kinds) // 2) and len(kinds) >= 4
+    loops = [(float(r[2]), float(r[3])) for r in _rows(lines[:-1]) if r[1] == "mainloop"]
+    idle = sum(b[0] - a[1] for a, b in zip(loops, loops[1:]))
+    said = float(lines[-1].split()[3])
+    assert lines[-1].startswith("no mainloop running: ") and abs(said - idle) < 0.02  # from the rounded rows
