@@ -351,6 +351,27 @@ def checked(c: Any, ref: Any, k: int, action: Callable[[], Any], stream: Any, dt
     return bool(gemm.close(c, ref, k, dtype or DType.BF16).all())
 
 
+@dataclass(frozen=True)
+class Device:
+    """What both GEMM benchmarks time on: the GPU's name and SM count, and one dedicated stream (torch's and the
+    driver's handle of it)."""
+
+    name: str
+    sms: int
+    stream: Any
+    cu_stream: Any
+
+
+def device() -> Device:
+    """GPU 0 and a fresh stream for the timed work (call only after :func:`no_gpu` found a GPU)."""
+    import cuda.bindings.driver as cuda
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    stream = torch.cuda.Stream()
+    return Device(props.name, props.multi_processor_count, stream, cuda.CUstream(stream.cuda_stream))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", choices=sorted(SUITE), default="full", help="which shapes (default: full)")
@@ -378,7 +399,6 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"no GPU: {missing}; run this on a machine with an NVIDIA H100/H200 (sm_90a)", file=sys.stderr)
         return 2
-    import cuda.bindings.driver as cuda
     import torch
 
     from ts_explore.kernels import gemm
@@ -386,8 +406,8 @@ def main(argv: list[str] | None = None) -> int:
     from ts_explore.scenarios import get
 
     scenario = get("hopper_gemm")
-    props = torch.cuda.get_device_properties(0)
-    sms = props.multi_processor_count
+    gpu = device()
+    sms, stream, cu_stream = gpu.sms, gpu.stream, gpu.cu_stream
     chosen = list(args.configs) if args.configs else list(known)
     plan = {shape: [(label, scenario.config(**known[label])) for label in labels_for(shape, chosen, suite)]
             for shape in shapes}
@@ -399,8 +419,6 @@ def main(argv: list[str] | None = None) -> int:
                       f"--shapes {'x'.join(map(str, shape))}", file=sys.stderr)
             elif all(pick[1] != cfg for _, cfg in plan[shape]):
                 plan[shape].append(pick)
-    stream = torch.cuda.Stream()
-    cu_stream = cuda.CUstream(stream.cuda_stream)
     compiled: dict[Any, Any] = {}  # config -> compiled function (None: its compile failed)
 
     def function(label: str, cfg: Any) -> Any:
@@ -414,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
                 compiled[cfg] = None
         return compiled[cfg]
 
-    print(f"bf16 GEMM C = A·Bᵀ (fp32 accumulate) on {props.name} ({sms} SMs), random-normal inputs; "
+    print(f"bf16 GEMM C = A·Bᵀ (fp32 accumulate) on {gpu.name} ({sms} SMs), random-normal inputs; "
           f"dense bf16 peak {H200_DENSE_BF16_TFLOPS:.0f} TFLOP/s.")
     print(f"Timing: ours and torch.matmul(A, B.T) each captured as a CUDA graph of L back-to-back launches "
           f"(one replay ~{REPLAY_MS:g} ms), on one stream, same A and B; after {WARM_MS:g} ms of warm-up a run replays "

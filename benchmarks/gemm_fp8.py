@@ -82,7 +82,6 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"no GPU: {missing}", file=sys.stderr)
         return 2
-    import cuda.bindings.driver as cuda
     import torch
 
     from ts_explore.kernels import gemm
@@ -90,11 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     from ts_explore.scenarios import get
 
     scenario = get("hopper_gemm")
-    props = torch.cuda.get_device_properties(0)
-    sms = props.multi_processor_count
+    gpu = bench.device()
+    sms, stream, cu_stream = gpu.sms, gpu.stream, gpu.cu_stream
     chosen = configs()[:1] if args.quick else configs()
-    stream = torch.cuda.Stream()
-    cu_stream = cuda.CUstream(stream.cuda_stream)
     compiled: dict[str, Any] = {}
     for label, overrides in chosen:
         t0 = time.perf_counter()
@@ -104,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label}: compile failed: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr)
             continue
         print(f"compiled {label} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    print(f"fp8 e4m3 GEMM C = (scale_a·scale_b)·(A·Bᵀ) -> bf16 (per-tensor scales) on {props.name} ({sms} SMs), "
+    print(f"fp8 e4m3 GEMM C = (scale_a·scale_b)·(A·Bᵀ) -> bf16 (per-tensor scales) on {gpu.name} ({sms} SMs), "
           f"torch {torch.__version__}; random-normal inputs quantized with scale = amax/448; dense fp8 peak "
           f"{H200_DENSE_FP8_TFLOPS:.0f} TFLOP/s.")
     print(f"Timing: benchmarks/gemm.py's paired(): ours and torch._scaled_mm each a CUDA graph of L launches "
