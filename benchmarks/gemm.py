@@ -94,6 +94,9 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
         ("128x256 2wg 4st static swz16", dict(tile=TileShape.T128x256, stages=4, swizzle=16)),
         ("128x256 2wg 4st static 2x1 swz8", dict(tile=TileShape.T128x256, stages=4, cluster=Cluster.C2x1,
                                                  swizzle=8)),
+        # 1x2: N-neighbours share A by multicast (a 128x256 tile's A is a third of a stage: it saves less than 2x1)
+        ("128x256 2wg 4st static 1x2 swz8", dict(tile=TileShape.T128x256, stages=4, cluster=Cluster.C1x2,
+                                                 swizzle=8)),
         ("128x128 2wg 4st static", dict(tile=TileShape.T128x128, stages=4)),
         ("64x256 1wg 4st static", dict(tile=TileShape.T64x256, consumer_wgs=1, stages=4)),
         ("64x128 1wg 4st static", dict(tile=TileShape.T64x128, consumer_wgs=1, stages=4)),
@@ -102,6 +105,9 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
         ("128x128 2wg 4st no-queue", dict(tile=TileShape.T128x128, stages=4, persistence=QueueKind.NONE)),
         ("128x128 2wg 4st static 2x1", dict(tile=TileShape.T128x128, stages=4, cluster=Cluster.C2x1)),
         ("128x128 2wg 4st no-queue 2x1", dict(tile=TileShape.T128x128, stages=4, cluster=Cluster.C2x1,
+                                              persistence=QueueKind.NONE)),
+        ("128x128 2wg 4st static 1x2", dict(tile=TileShape.T128x128, stages=4, cluster=Cluster.C1x2)),
+        ("128x128 2wg 4st no-queue 1x2", dict(tile=TileShape.T128x128, stages=4, cluster=Cluster.C1x2,
                                               persistence=QueueKind.NONE)),
         ("128x128 2wg 4st static wait0", dict(tile=TileShape.T128x128, stages=4, release=Release.AFTER_WAIT)),
         ("128x128 1wg 4st static", dict(tile=TileShape.T128x128, consumer_wgs=1, stages=4)),
@@ -119,10 +125,11 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
 
 # The small tiles are there for the small shape; on the large ones they only cost device time.
 LARGE_ONLY = {"128x256 2wg 4st static swz4", "128x256 2wg 4st static swz8", "128x256 2wg 4st static swz16",
-              "128x256 2wg 4st static 2x1 swz8"}
+              "128x256 2wg 4st static 2x1 swz8", "128x256 2wg 4st static 1x2 swz8"}
 SMALL_ONLY = {"128x128 2wg 4st static", "64x256 1wg 4st static", "64x128 1wg 4st static", "64x128 1wg 6st no-queue",
               "128x128 2wg 4st no-queue", "128x128 2wg 4st static 2x1", "128x128 2wg 4st no-queue 2x1",
-              "128x128 2wg 4st static wait0", "128x128 1wg 4st static"}
+              "128x128 2wg 4st static wait0", "128x128 1wg 4st static", "128x128 2wg 4st static 1x2",
+              "128x128 2wg 4st no-queue 1x2"}
 
 
 def shape_name(shape: tuple[int, int, int]) -> str:

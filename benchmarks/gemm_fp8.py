@@ -68,6 +68,8 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
         ("128x256 2wg 4st static 2x1", dict(fp8, tile=TileShape.T128x256, stages=4, cluster=Cluster.C2x1)),
         ("128x256 2wg 4st static 2x1 swz8", dict(fp8, tile=TileShape.T128x256, stages=4, cluster=Cluster.C2x1,
                                                  swizzle=8)),
+        ("128x256 2wg 4st static 1x2 swz8", dict(fp8, tile=TileShape.T128x256, stages=4, cluster=Cluster.C1x2,
+                                                 swizzle=8)),
     ]
 
 

@@ -86,6 +86,13 @@ CONTROLS: list[dict[str, Any]] = [
     dict(cluster=Cluster.C2x1),
     dict(cluster=Cluster.C2x1, tile=TileShape.T256x128),
     dict(cluster=Cluster.C2x1, persistence=QueueKind.NONE, raster=Raster.ALONG_N),
+    dict(cluster=Cluster.C1x2),
+    dict(cluster=Cluster.C1x2, tile=TileShape.T256x128),
+    dict(cluster=Cluster.C1x2, tile=TileShape.T128x128),
+    dict(cluster=Cluster.C1x2, tile=TileShape.T128x128, consumer_wgs=1, stages=6),
+    dict(cluster=Cluster.C1x2, tile=TileShape.T64x128, consumer_wgs=1),  # 8-row slices of A per load warp
+    dict(cluster=Cluster.C1x2, persistence=QueueKind.NONE),
+    dict(cluster=Cluster.C1x2, persistence=QueueKind.NONE, raster=Raster.ALONG_N),
     dict(tile=TileShape.T64x128, consumer_wgs=1),
     dict(tile=TileShape.T64x256, consumer_wgs=1),
     dict(tile=TileShape.T64x128, consumer_wgs=1, stages=8, persistence=QueueKind.NONE),
@@ -93,6 +100,8 @@ CONTROLS: list[dict[str, Any]] = [
     dict(swizzle=8),
     dict(swizzle=3),  # pads the tile columns of SMALL (5) to 6
     dict(swizzle=4, raster=Raster.ALONG_N, cluster=Cluster.C2x1),
+    dict(swizzle=8, cluster=Cluster.C1x2),
+    dict(swizzle=4, raster=Raster.ALONG_N, cluster=Cluster.C1x2),
 ]
 
 
@@ -101,6 +110,17 @@ CONTROLS: list[dict[str, Any]] = [
 def test_each_control_value_launches_and_matches_torch(overrides: dict[str, Any]) -> None:
     check(SMALL, seed=1, **overrides)
     check((1000, 1000, 1000), seed=2, **overrides)
+
+
+CLUSTER_1X2_SHAPES = BENCH_SHAPES[:2] + TAIL_SHAPES + [(1000, 1032, 520), (1024, 1280, 256)]  # odd N tile counts
+
+
+@pytest.mark.parametrize("shape", CLUSTER_1X2_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("persistence", [QueueKind.STATIC, QueueKind.NONE], ids=lambda q: f"persistence={q.name}")
+def test_cluster_1x2_matches_torch_at_every_shape(shape: tuple[int, int, int], persistence: QueueKind) -> None:
+    """A shared by N-neighbour CTAs (TMA multicast): M, N, K tails and odd N tile counts, whose last CTA lies
+    outside C and only loads its half of A for its partner."""
+    check(shape, seed=4, cluster=Cluster.C1x2, persistence=persistence)
 
 
 def test_control_values_that_cannot_launch_are_refused_with_a_reason() -> None:
@@ -189,6 +209,8 @@ FP8_CONTROLS: list[dict[str, Any]] = [
     dict(tile=TileShape.T128x128),
     dict(tile=TileShape.T256x128),
     dict(cluster=Cluster.C2x1),
+    dict(cluster=Cluster.C1x2),
+    dict(cluster=Cluster.C1x2, tile=TileShape.T128x128, persistence=QueueKind.NONE),
     dict(release=Release.AFTER_WAIT),
     dict(swizzle=8),
     dict(tile=TileShape.BY_SHAPE),
@@ -269,11 +291,15 @@ PINGPONG_CONTROLS: list[dict[str, Any]] = [
     dict(PINGPONG, cluster=Cluster.C2x1),
     dict(PINGPONG, swizzle=8),
     dict(PINGPONG, cluster=Cluster.C2x1, swizzle=4),
+    dict(PINGPONG, cluster=Cluster.C1x2),
+    dict(PINGPONG, cluster=Cluster.C1x2, swizzle=4),
+    dict(PINGPONG, cluster=Cluster.C1x2, persistence=QueueKind.NONE),
     dict(PINGPONG, persistence=QueueKind.NONE),
     dict(PINGPONG, release=Release.AFTER_WAIT),
     dict(PINGPONG, stages=2),
     dict(PINGPONG, tile=TileShape.T64x256, stages=5),
     dict(PINGPONG, tile=TileShape.T64x256, stages=5, cluster=Cluster.C2x1, swizzle=8),
+    dict(PINGPONG, tile=TileShape.T64x256, stages=5, cluster=Cluster.C1x2, swizzle=8),
 ]
 PINGPONG_SHAPES = [(4096, 4096, 4096), (8192, 8192, 1024), (1000, 1032, 520), (130, 264, 72), (1, 8, 8)]
 

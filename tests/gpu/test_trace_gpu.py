@@ -89,6 +89,7 @@ TRACED = [
     ("guards_demo", dict(), SMALL),
     ("hopper_gemm", dict(), GEMM_SMALL),
     ("hopper_gemm", dict(cluster=Cluster.C2x1), GEMM_SMALL),
+    pytest.param("hopper_gemm", dict(cluster=Cluster.C1x2), GEMM_SMALL, id="hopper_gemm-cluster=C1x2"),
 ]
 
 

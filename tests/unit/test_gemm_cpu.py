@@ -33,9 +33,9 @@ CONTROL_VALUES: list[dict[str, Any]] = [
     *(dict(persistence=q) for q in QueueKind),
     *(dict(cluster=c) for c in Cluster),
     *(dict(raster=r) for r in Raster),
-    *(dict(raster=Raster.ALONG_N, persistence=QueueKind.NONE, cluster=Cluster.C2x1),),
+    *(dict(raster=Raster.ALONG_N, persistence=QueueKind.NONE, cluster=c) for c in (Cluster.C2x1, Cluster.C1x2)),
     *(dict(release=r) for r in Release),
-    dict(swizzle=4), dict(swizzle=3, raster=Raster.ALONG_N, cluster=Cluster.C2x1),
+    dict(swizzle=4), *(dict(swizzle=3, raster=Raster.ALONG_N, cluster=c) for c in (Cluster.C2x1, Cluster.C1x2)),
 ]
 
 
@@ -157,6 +157,11 @@ def test_grid_bytes_and_flops() -> None:
     assert gemm.grid(SC.config(persistence=QueueKind.NONE, raster=Raster.ALONG_N), (1000, 1000, 64), 132) == (4, 8, 1)
     assert gemm.grid(SC.config(cluster=Cluster.C2x1), (8192, 8192, 8192), 132) == (2, 1, 66)
     assert gemm.grid(SC.config(cluster=Cluster.C2x1, persistence=QueueKind.NONE), (300, 256, 64), 132) == (4, 1, 1)
+    # 1x2: N-neighbours pair up; an odd N tile count gets one more CTA (outside C) to complete the last pair.
+    assert gemm.grid(SC.config(cluster=Cluster.C1x2), (8192, 8192, 8192), 132) == (1, 2, 66)
+    assert gemm.grid(SC.config(cluster=Cluster.C1x2, persistence=QueueKind.NONE), (256, 300, 64), 132) == (2, 2, 1)
+    assert gemm.grid(SC.config(cluster=Cluster.C1x2, persistence=QueueKind.NONE, raster=Raster.ALONG_N),
+                     (256, 1032, 64), 132) == (6, 2, 1)
     assert gemm.flops((2, 3, 4)) == 48 and gemm.bytes_moved((2, 3, 4)) == 2 * (8 + 12 + 6)
 
 
@@ -199,7 +204,37 @@ def test_geometry_doctests() -> None:
     assert geo.smem_bytes <= gemm_geometry.SMEM_LIMIT < Geometry(128, 256, 5, 2).smem_bytes
 
 
+def test_a_cluster_splits_only_the_operand_it_shares_over_its_ctas() -> None:
+    """Rows each of the 4 load warps brings per stage: 2x1 halves B's share, 1x2 halves A's (down to one
+    8-row swizzle atom for a 64-row tile); launched as (1, 2, 1) clusters, N-neighbours in one cluster."""
+    from ts_explore.kernels.gemm_resources import load_slices
+
+    assert load_slices(SC.config().geometry()) == (32, 64)
+    assert load_slices(SC.config(cluster=Cluster.C2x1).geometry()) == (32, 32)
+    assert load_slices(SC.config(cluster=Cluster.C1x2).geometry()) == (16, 64)
+    assert load_slices(SC.config(cluster=Cluster.C1x2, tile=TileShape.T64x128, consumer_wgs=1).geometry()) == (8, 32)
+    geo = SC.config(cluster=Cluster.C1x2).geometry()
+    assert (geo.cluster_m, geo.cluster_n, geo.cluster_size) == (1, 2, 2)
+    assert gemm_geometry.cluster_dims(geo, persistent=False, along_m=True) == (1, 2, 1)
+    assert gemm_geometry.cluster_dims(geo, persistent=False, along_m=False) == (2, 1, 1)
+    with pytest.raises(ValueError, match="use cluster_m=2 .* or cluster_n=2"):
+        Geometry(128, 256, 4, 2, cluster_m=2, cluster_n=2)
+
+
+def test_a_1x2_cluster_expects_releases_from_both_ctas_and_says_so() -> None:
+    """Each stage's barrier counts both CTAs' consumer warps (the peer's WGMMA read the multicast half too)."""
+    from ts_explore.scenarios.gemm import _pipeline
+
+    for cluster, layout in ((Cluster.C2x1, (1, 2, 1, 1)), (Cluster.C1x2, (1, 1, 2, 1))):
+        cfg = SC.config(cluster=cluster)
+        pipe = _pipeline(cfg, cfg.geometry())
+        assert pipe.cta_layout_vmnk == layout and pipe.consumer_group.size == 2 * 4 * 2
+    notes = " ".join(SC.build(SC.config(cluster=Cluster.C1x2)).notes)
+    assert "1x2 cluster" in notes and "half of it and multicasts it to both" in notes
+
+
 TRACE_CASES = [dict(), dict(persistence=QueueKind.NONE, cluster=Cluster.C2x1, raster=Raster.ALONG_N),
+               dict(cluster=Cluster.C1x2, tile=TileShape.T256x128),
                dict(tile=TileShape.T128x128, consumer_wgs=1, release=Release.AFTER_WAIT)]
 
 

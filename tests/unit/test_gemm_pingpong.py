@@ -29,6 +29,7 @@ PROVEN: list[dict[str, Any]] = [
     PP,
     dict(PP, tile=TileShape.T64x256, stages=5),
     dict(PP, cluster=Cluster.C2x1, swizzle=4),
+    dict(PP, cluster=Cluster.C1x2, swizzle=4),
     dict(PP, persistence=QueueKind.NONE),
     dict(PP, release=Release.AFTER_WAIT),
 ]
@@ -138,7 +139,9 @@ def test_the_ping_pong_kernel_compiles_for_sm90a_and_builds_the_recorded_tasks()
 
 @pytest.mark.slow
 @pytest.mark.parametrize("overrides", [dict(PP, tile=TileShape.T64x256, stages=5, cluster=Cluster.C2x1, swizzle=8),
-                                       dict(PP, cluster=Cluster.C2x1), dict(PP, swizzle=8),
+                                       dict(PP, cluster=Cluster.C2x1), dict(PP, cluster=Cluster.C1x2),
+                                       dict(PP, tile=TileShape.T64x256, stages=5, cluster=Cluster.C1x2),
+                                       dict(PP, swizzle=8),
                                        dict(PP, persistence=QueueKind.NONE)], ids=ident)
 def test_the_other_ping_pong_kernels_compile_traced(overrides: dict[str, Any]) -> None:
     from ts_explore.model.timeline import TraceSpec

@@ -22,20 +22,22 @@ H200 = DeviceLimits.h200()
 
 @settings(max_examples=150, deadline=None)
 @given(tm=st.integers(1, 40), tn=st.integers(1, 40), swizzle=st.integers(1, 9), along_m=st.booleans(),
-       cluster=st.sampled_from([1, 2]))
+       cluster=st.sampled_from([(1, 1), (2, 1), (1, 2)]))
 def test_the_order_numbers_every_tile_once_within_the_padded_work(tm: int, tn: int, swizzle: int, along_m: bool,
-                                                                 cluster: int) -> None:
-    geo = Geometry(128, 256, 4, 2, cluster_m=cluster)
+                                                                 cluster: tuple[int, int]) -> None:
+    cm, cn = cluster
+    geo = Geometry(128, 256, 4, 2, cluster_m=cm, cluster_n=cn)
     shape = (128 * tm, 256 * tn, 64)
     order = tile_order(shape, geo, swizzle, along_m)
-    numbers = [n for row in order[::cluster] for n in row]
+    numbers = [n for row in order[::cm] for n in row[::cn]]
     assert len(set(numbers)) == len(numbers), "each cluster tile once"
     assert max(numbers) < work_units(shape, geo, swizzle, along_m)
-    assert all(order[r] == order[r - r % cluster] for r in range(tm)), "a cluster's M-neighbours share a number"
-    if swizzle > 1 and along_m:  # consecutive numbers stay within one group of `swizzle` columns
-        cols = {n: c for row in order[::cluster] for c, n in enumerate(row)}
+    assert all(order[r] == order[r - r % cm] for r in range(tm)), "a 2x1 cluster's M-neighbours share a number"
+    assert all(row[c] == row[c - c % cn] for row in order for c in range(tn)), "a 1x2 cluster's N-neighbours too"
+    if swizzle > 1 and along_m:  # consecutive numbers stay within one group of `swizzle` cluster columns
+        cols = {n: c // cn for row in order[::cm] for c, n in enumerate(row)}
         for n in cols:
-            if n + 1 in cols and (n + 1) % (swizzle * -(-tm // cluster)):
+            if n + 1 in cols and (n + 1) % (swizzle * -(-tm // cm)):
                 assert cols[n] // swizzle == cols[n + 1] // swizzle
 
 

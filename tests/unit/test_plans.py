@@ -94,7 +94,7 @@ def test_a_plan_that_cannot_take_a_size_names_the_fix() -> None:
 
 
 @pytest.mark.parametrize("shape", [(8192, 8192, 8192), (4096, 4096, 4096), (300, 520, 200), (16384, 1024, 4096)])
-@pytest.mark.parametrize("cluster", ["1x1", "2x1"])
+@pytest.mark.parametrize("cluster", ["1x1", "2x1", "1x2"])
 def test_gemm_plans_cover_every_tile_and_record_the_k_blocks(shape, cluster) -> None:
     from ts_explore.kernels import gemm
     from ts_explore.kernels.gemm_geometry import k_blocks, tile_counts
@@ -104,9 +104,9 @@ def test_gemm_plans_cover_every_tile_and_record_the_k_blocks(shape, cluster) -> 
     plan = gemm.plan(cfg, shape, H200)
     assert covered(plan.instances) == list(range(plan.ctas))
     tiles_m, tiles_n = tile_counts(shape, cfg.geometry())
-    c = cfg.geometry().cluster_m
-    handed_out = sum(i.iterations * i.count for i in plan.instances) // c
-    assert handed_out == -(-tiles_m // c) * tiles_n, "every (cluster) tile handed out once"
+    geo = cfg.geometry()
+    handed_out = sum(i.iterations * i.count for i in plan.instances) // geo.cluster_size
+    assert handed_out == -(-tiles_m // geo.cluster_m) * -(-tiles_n // geo.cluster_n), "every (cluster) tile once"
     for instance in plan.instances:
         built = sc.build(cfg, BuildContext.for_instance(instance.view))
         loads = capture_task_set(built.tasks, built.resource_dependency_graph).tasks[0].schedule.domain_loop()

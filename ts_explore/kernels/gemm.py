@@ -135,9 +135,9 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
             cpasync.prefetch_descriptor(tma_c)
         ctx = kernel_context({"tma_a": tma_a, "g_a": g_a, "tma_b": tma_b, "g_b": g_b, "tma_c": tma_c, "g_c": g_c},
                              {"k_blocks": n_k, "scheduler_params": sched, "scale": scale})
-        # With a 2x1 cluster the peer CTA's multicasts and releases land in this CTA's shared memory.
+        # With a 2x1 or 1x2 cluster the peer CTA's multicasts and releases land in this CTA's shared memory.
         run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress, every_lane=True),
-                  cluster=geo.cluster_m > 1)
+                  cluster=geo.cluster_size > 1)
 
     @cute.jit
     def launch_kernel(a_ptr: cute.Pointer, b_ptr: cute.Pointer, c_ptr: cute.Pointer, scale: cutlass.Float32,
@@ -154,8 +154,10 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
         slice_geo = Geometry(tile_m=rows_a, tile_n=rows_b, stages=1, consumer_wgs=1, dtype=geo.dtype)
         a_slice, b_slice, _ = smem_layouts(slice_geo)
         _, _, c_layout = smem_layouts(geo)
-        tma_a, g_a = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a,
-                                                 cute.slice_(a_slice, (None, None, 0)), (rows_a, geo.tile_k))
+        # The operand the cluster shares goes by multicast: A along a 1x2 cluster, B along a 2x1 one.
+        a_op = cpasync.CopyBulkTensorTileG2SOp() if geo.cluster_n == 1 else \
+            cpasync.CopyBulkTensorTileG2SMulticastOp()
+        tma_a, g_a = cpasync.make_tiled_tma_atom(a_op, a, cute.slice_(a_slice, (None, None, 0)), (rows_a, geo.tile_k))
         b_op = cpasync.CopyBulkTensorTileG2SOp() if geo.cluster_m == 1 else \
             cpasync.CopyBulkTensorTileG2SMulticastOp()
         tma_b, g_b = cpasync.make_tiled_tma_atom(b_op, b, cute.slice_(b_slice, (None, None, 0)),
@@ -164,7 +166,8 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
                                                  cute.slice_(c_layout, (None, None, 0)), (geo.tile_m, EPILOGUE_N))
         tiles_m = (m + geo.work_tile_m - 1) // geo.work_tile_m  # ping-pong: units of two tiles along M
         tiles_n = (n + geo.tile_n - 1) // geo.tile_n
-        sched = utils.PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (geo.cluster_m, 1, 1), cfg.swizzle, along_m)
+        sched = utils.PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (geo.cluster_m, geo.cluster_n, 1),
+                                                    cfg.swizzle, along_m)
         n_k = (k + geo.tile_k - 1) // geo.tile_k
         kernel(tma_a, g_a, tma_b, g_b, tma_c, g_c, n_k, sched, scale, address(events), address(progress)).launch(
             grid=(grid_x, grid_y, grid_z), block=(geo.threads, 1, 1), cluster=cluster, stream=stream,
@@ -227,7 +230,7 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: int | None = None
     each = f"{n_k} k-block{'s' if n_k != 1 else ''} each"
     extra = {"k_blocks": n_k, **({"shape": shape, "sms": limits.sms} if by_shape else {})}  # by shape: same pick
     if cfg.persistence is QueueKind.STATIC:
-        c = geo.cluster_m
+        c = geo.cluster_size
         units = work_units(shape, geo, cfg.swizzle, cfg.raster is Raster.ALONG_M)  # padded to whole swizzle groups
         per_cluster = strided_instances(units, ctas // c, "tile pair" if geo.pingpong else "tile",
                                         view=lambda b: {"block": b * c, "grid": ctas, "extra": extra})
@@ -251,7 +254,7 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: int | None = None
                         + ("; the lower tiles of the last row of units lie outside C and do no work"
                            if units_m * 2 > tiles_m else ""),)
     if cfg.swizzle > 1 and cfg.persistence is QueueKind.STATIC:
-        pad = work_units(shape, geo, cfg.swizzle, cfg.raster is Raster.ALONG_M) - -(-tiles_m // geo.cluster_m) * tiles_n
+        pad = work_units(shape, geo, cfg.swizzle, cfg.raster is Raster.ALONG_M) - work_units(shape, geo)
         assumptions += (f"tiles handed out in groups of {cfg.swizzle} (L2 swizzle)"
                         + (f"; {pad} padded tile{'s' if pad != 1 else ''} outside C do no work" if pad else ""),)
     return LaunchPlan(kernel=__name__, size=shape, grid=(gx, gy, gz), threads=geo.threads,

@@ -104,14 +104,22 @@ class TileShape(str, Enum):
 
 
 class Cluster(str, Enum):
-    """CTAs per cluster: with 2x1, two M-neighbours share one B tile through TMA multicast."""
+    """CTAs per cluster (M x N): with 2x1, two M-neighbours share one B tile through TMA multicast; with 1x2,
+    two N-neighbours share one A tile."""
 
     C1x1 = "1x1"
     C2x1 = "2x1 (B multicast)"
+    C1x2 = "1x2 (A multicast)"
 
     @property
     def m(self) -> int:
-        return 1 if self is Cluster.C1x1 else 2
+        """CTAs along M (they share B)."""
+        return 2 if self is Cluster.C2x1 else 1
+
+    @property
+    def n(self) -> int:
+        """CTAs along N (they share A)."""
+        return 2 if self is Cluster.C1x2 else 1
 
 
 class Raster(str, Enum):
@@ -157,6 +165,17 @@ class Geometry:
     cluster_m: int = 1  # CTAs along M sharing one B tile (TMA multicast)
     dtype: DType = DType.BF16  # A and B elements: a stage holds one 128-byte swizzle row of K per tile row
     pingpong: bool = False  # each consumer owns whole tiles; both read every stage of the one ring
+    cluster_n: int = 1  # CTAs along N sharing one A tile (TMA multicast)
+
+    def __post_init__(self) -> None:
+        if self.cluster_m > 1 and self.cluster_n > 1:
+            raise ValueError(f"a {self.cluster_m}x{self.cluster_n} cluster would multicast both A and B, which this "
+                             "kernel does not do; use cluster_m=2 (2x1, B shared) or cluster_n=2 (1x2, A shared)")
+
+    @property
+    def cluster_size(self) -> int:
+        """CTAs per cluster: each stage's barrier takes releases from all of them (both load halves land in each)."""
+        return self.cluster_m * self.cluster_n
 
     @property
     def work_tile_m(self) -> int:
@@ -171,7 +190,8 @@ class Geometry:
     def consumer_view(self) -> Geometry:
         """What one ping-pong consumer's WGMMA and buffers see: a one-warpgroup tile (else the geometry itself)."""
         return Geometry(tile_m=self.tile_m, tile_n=self.tile_n, stages=self.stages, consumer_wgs=1,
-                        cluster_m=self.cluster_m, dtype=self.dtype, pingpong=True) if self.pingpong else self
+                        cluster_m=self.cluster_m, cluster_n=self.cluster_n, dtype=self.dtype,
+                        pingpong=True) if self.pingpong else self
 
     @property
     def tile_k(self) -> int:
@@ -356,20 +376,23 @@ def work_units(shape: tuple[int, int, int], geo: Geometry, swizzle: int = 1, alo
 
     With ``swizzle`` S > 1 the tile columns (along M; rows along N) are
     grouped S at a time and padded to a multiple of S; a padded tile lies
-    outside C, so its loads read zeros and its stores are dropped.
+    outside C, so its loads read zeros and its stores are dropped. A cluster
+    takes one work tile for its CTAs (2x1: two M-neighbours, 1x2: two N-neighbours).
 
     >>> g = Geometry(tile_m=128, tile_n=256, stages=4, consumer_wgs=2)
     >>> work_units((1000, 1048, 64), g), work_units((1000, 1048, 64), g, swizzle=3)
     (40, 48)
+    >>> work_units((1000, 1048, 64), Geometry(128, 256, 4, 2, cluster_n=2))  # 8 x 3 pairs of N-neighbours
+    24
     """
     tm, tn = work_tile_counts(shape, geo)
-    mc = -(-tm // geo.cluster_m)
+    mc, nc = -(-tm // geo.cluster_m), -(-tn // geo.cluster_n)
     if swizzle > 1:
         if along_m:
-            tn = -(-tn // swizzle) * swizzle
+            nc = -(-nc // swizzle) * swizzle
         else:
             mc = -(-mc // swizzle) * swizzle
-    return mc * tn
+    return mc * nc
 
 
 def tile_order(shape: tuple[int, int, int], geo: Geometry, swizzle: int = 1, along_m: bool = True) -> list[list[int]]:
@@ -380,25 +403,29 @@ def tile_order(shape: tuple[int, int, int], geo: Geometry, swizzle: int = 1, alo
     row by row down M, then the next S columns (along N: S rows at a time),
     so the CTAs busy at once share fewer B (A) tiles, which stay in L2.
     Persistent CTA (cluster) ``c`` of ``C`` takes the tiles numbered
-    ``c, c + C, ...``. A 2x1 cluster's two M-neighbours share one number.
+    ``c, c + C, ...``. A 2x1 cluster's two M-neighbours share one number, a
+    1x2 cluster's two N-neighbours too.
 
     >>> tile_order((512, 1024, 64), Geometry(128, 256, 4, 2), swizzle=2)
     [[0, 1, 8, 9], [2, 3, 10, 11], [4, 5, 12, 13], [6, 7, 14, 15]]
     >>> tile_order((512, 1024, 64), Geometry(128, 256, 4, 2))
     [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]]
+    >>> tile_order((512, 1024, 64), Geometry(128, 256, 4, 2, cluster_n=2))
+    [[0, 0, 4, 4], [1, 1, 5, 5], [2, 2, 6, 6], [3, 3, 7, 7]]
     """
     tm, tn = tile_counts(shape, geo)
-    c = geo.cluster_m * (2 if geo.pingpong else 1)  # tiles along M that share one hand-out number
-    mc = -(-tm // c)
+    cm = geo.cluster_m * (2 if geo.pingpong else 1)  # tiles along M that share one hand-out number
+    cn = geo.cluster_n  # tiles along N that share one
+    mc, nc = -(-tm // cm), -(-tn // cn)
 
     def index(m: int, n: int) -> int:
         if swizzle == 1:
-            return m + n * mc if along_m else n + m * tn
+            return m + n * mc if along_m else n + m * nc
         if along_m:
             return m * swizzle + n % swizzle + (n // swizzle) * swizzle * mc
-        return m % swizzle + (m // swizzle) * swizzle * tn + n * swizzle
+        return m % swizzle + (m // swizzle) * swizzle * nc + n * swizzle
 
-    return [[index(row // c, col) for col in range(tn)] for row in range(tm)]
+    return [[index(row // cm, col // cn) for col in range(tn)] for row in range(tm)]
 
 
 def launch_grid(shape: tuple[int, int, int], geo: Geometry, *, persistent: bool, along_m: bool,
@@ -406,22 +433,33 @@ def launch_grid(shape: tuple[int, int, int], geo: Geometry, *, persistent: bool,
     """The CUDA grid: one CTA per tile, or one persistent CTA per SM (clusters kept whole).
 
     Without a queue the grid's x walks the raster direction; a cluster spans
-    ``cluster_m`` consecutive M tiles, so the M count is rounded up to it.
+    ``cluster_m`` consecutive M tiles (or ``cluster_n`` N tiles), so that
+    count is rounded up to it: the extra CTA of an odd count lies outside C
+    and only loads its half of the shared tile for its partner. A persistent
+    grid is ``(cluster_m, cluster_n, clusters)``, the static scheduler's shape.
+
+    >>> pair_n = Geometry(128, 256, 4, 2, cluster_n=2)
+    >>> launch_grid((1000, 1000, 64), pair_n, persistent=False, along_m=True, sms=132)
+    (8, 4, 1)
+    >>> launch_grid((8192, 8192, 64), pair_n, persistent=True, along_m=True, sms=132)
+    (1, 2, 66)
     """
     tm, tn = work_tile_counts(shape, geo)
-    c = geo.cluster_m
-    tm = -(-tm // c) * c
+    cm, cn = geo.cluster_m, geo.cluster_n
+    tm, tn = -(-tm // cm) * cm, -(-tn // cn) * cn
     if not persistent:
         return (tm, tn, 1) if along_m else (tn, tm, 1)
+    c = geo.cluster_size
     clusters = min(tm * tn // c, max(1, sms // c))
-    return (c, 1, clusters)
+    return (cm, cn, clusters)
 
 
 def cluster_dims(geo: Geometry, *, persistent: bool, along_m: bool) -> tuple[int, int, int]:
-    """Launch cluster shape matching :func:`launch_grid`."""
-    if geo.cluster_m == 1:
+    """Launch cluster shape matching :func:`launch_grid` (a grid without a queue walking N has x and y swapped)."""
+    if geo.cluster_size == 1:
         return (1, 1, 1)
-    return (geo.cluster_m, 1, 1) if (persistent or along_m) else (1, geo.cluster_m, 1)
+    cm, cn = geo.cluster_m, geo.cluster_n
+    return (cm, cn, 1) if (persistent or along_m) else (cn, cm, 1)
 
 
 __all__ = [

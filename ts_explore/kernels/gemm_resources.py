@@ -65,8 +65,9 @@ def smem_layouts(geo: Geometry) -> tuple[Any, Any, Any]:
 
 
 def load_slices(geo: Geometry, warps: int = LOAD_WARPS) -> tuple[int, int]:
-    """Rows of A and of B each of ``warps`` load warps brings per stage (B is split over the cluster too)."""
-    return geo.tile_m // warps, geo.tile_n // (warps * geo.cluster_m)
+    """Rows of A and of B each of ``warps`` load warps brings per stage (the shared operand is split over the
+    cluster too: B over a 2x1 cluster's CTAs, A over a 1x2 cluster's)."""
+    return geo.tile_m // (warps * geo.cluster_n), geo.tile_n // (warps * geo.cluster_m)
 
 
 def swizzled(base: Any, offset: int, layout: Any, dtype: Any = IN_DTYPE) -> Any:
@@ -157,7 +158,13 @@ class SmemOperands(MemoryResource):
     @cute.jit
     def load(self, stage_info: StageInfo, m_block: cutlass.Int32, n_block: cutlass.Int32,
              k_block: cutlass.Int32) -> None:
-        """Each load warp brings its slice of A's and B's rows into the acquired stage."""
+        """Each load warp brings its slice of A's and B's rows into the acquired stage.
+
+        The operand a cluster's CTAs share (B in 2x1, A in 1x2) is cut into
+        ``cluster size x load warps`` slices: each CTA brings its own half
+        and multicasts it to both, so each CTA's stage receives the whole
+        tile (the stage's barrier counts its bytes either way).
+        """
         s_a, s_b = self._stages(stage_info)
         rows_a, rows_b = load_slices(self.geo, self.load_warps)
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx()) % self.load_warps
@@ -165,27 +172,34 @@ class SmemOperands(MemoryResource):
                             assumed_align=8)
         stage = stage_info.stage_idx
         tile_k = self.geo.tile_k
-        # A: this warp's rows of the tile.
-        dst_a = cute.flat_divide(s_a[(None, None, stage)], (rows_a, tile_k))[(None, None, warp, 0)]
-        src_a = cute.local_tile(self.g_a, (rows_a, tile_k), (m_block * self.load_warps + warp, k_block))
+        piece_a, piece_b = warp, warp  # this warp's slice of A and of B
+        if cutlass.const_expr(self.geo.cluster_size > 1):
+            rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+            if cutlass.const_expr(self.geo.cluster_n > 1):
+                piece_a = rank * self.load_warps + warp
+            else:
+                piece_b = rank * self.load_warps + warp
+        both = cutlass.Int16((1 << self.geo.cluster_size) - 1)  # multicast to every CTA of the cluster
+        # A: with a 1x2 cluster both CTAs need the same A tile; each brings half and multicasts it.
+        dst_a = cute.flat_divide(s_a[(None, None, stage)], (rows_a, tile_k))[(None, None, piece_a, 0)]
+        src_a = cute.local_tile(self.g_a, (rows_a, tile_k),
+                                (m_block * self.load_warps * self.geo.cluster_n + piece_a, k_block))
         t_sa, t_ga = cpasync.tma_partition(self.tma_a, 0, cute.make_layout(1), cute.group_modes(dst_a, 0, 2),
                                            cute.group_modes(src_a, 0, 2))
-        cute.copy(self.tma_a, t_ga, t_sa, tma_bar_ptr=bar)
-        # B: with a 2x1 cluster both CTAs need the same B tile; each brings half and multicasts it.
-        if cutlass.const_expr(self.geo.cluster_m == 1):
-            piece = warp
+        if cutlass.const_expr(self.geo.cluster_n == 1):
+            cute.copy(self.tma_a, t_ga, t_sa, tma_bar_ptr=bar)
         else:
-            rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
-            piece = rank * self.load_warps + warp
-        dst_b = cute.flat_divide(s_b[(None, None, stage)], (rows_b, tile_k))[(None, None, piece, 0)]
+            cute.copy(self.tma_a, t_ga, t_sa, tma_bar_ptr=bar, mcast_mask=both)
+        # B: with a 2x1 cluster both CTAs need the same B tile; each brings half and multicasts it.
+        dst_b = cute.flat_divide(s_b[(None, None, stage)], (rows_b, tile_k))[(None, None, piece_b, 0)]
         src_b = cute.local_tile(self.g_b, (rows_b, tile_k),
-                                (n_block * self.load_warps * self.geo.cluster_m + piece, k_block))
+                                (n_block * self.load_warps * self.geo.cluster_m + piece_b, k_block))
         t_sb, t_gb = cpasync.tma_partition(self.tma_b, 0, cute.make_layout(1), cute.group_modes(dst_b, 0, 2),
                                            cute.group_modes(src_b, 0, 2))
         if cutlass.const_expr(self.geo.cluster_m == 1):
             cute.copy(self.tma_b, t_gb, t_sb, tma_bar_ptr=bar)
         else:
-            cute.copy(self.tma_b, t_gb, t_sb, tma_bar_ptr=bar, mcast_mask=cutlass.Int16((1 << self.geo.cluster_m) - 1))
+            cute.copy(self.tma_b, t_gb, t_sb, tma_bar_ptr=bar, mcast_mask=both)
 
     @consumer_work(returns=acc, work_attrs=WorkAttr.AUXILIARY)
     @cute.jit

@@ -82,7 +82,8 @@ class HopperGemm:
 
         The pick also sets the consumer warpgroups (a 64-row tile is one
         warpgroup's WGMMA) and the cluster (2x1 B multicast for a small grid of
-        128-row tiles), and keeps the stages within shared memory.
+        128-row tiles; otherwise this config's own cluster, 1x2 included), and
+        keeps the stages within shared memory.
         Default shape and SMs: the CPU view's (M, N, K) and its CTAs (an H200's SMs).
         """
         if self.tile is not TileShape.BY_SHAPE:
@@ -98,7 +99,8 @@ class HopperGemm:
         cfg = self.resolved()
         tm, tn = cfg.tile.mn
         return Geometry(tile_m=tm, tile_n=tn, stages=cfg.stages, consumer_wgs=cfg.consumer_wgs,
-                        cluster_m=cfg.cluster.m, dtype=cfg.dtype, pingpong=cfg.mode is GemmMode.PINGPONG)
+                        cluster_m=cfg.cluster.m, cluster_n=cfg.cluster.n, dtype=cfg.dtype,
+                        pingpong=cfg.mode is GemmMode.PINGPONG)
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -177,13 +179,14 @@ def async_reads(cfg: HopperGemm) -> AsyncReads:
 
 def _pipeline(cfg: HopperGemm, geo: Geometry) -> PipelineConfig:
     """TmaAsync: the four load warps each bring a quarter of a stage; every consumer warp releases it
-    (to both CTAs of a 2x1 cluster, whose TMA multicasts write into it). Ping-pong too: both consumer
-    warpgroups release every stage, whichever tile it belongs to."""
+    (to both CTAs of a 2x1 or 1x2 cluster, whose TMA multicasts write into it, so each stage's barrier
+    expects the releases of both CTAs' consumers). Ping-pong too: both consumer warpgroups release every
+    stage, whichever tile it belongs to."""
     return PipelineConfig.create_tma_async_pipeline_cfg(
         num_stages=cfg.stages, num_bytes=geo.stage_bytes,
         producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.consumer_wgs * 4 * geo.cluster_m),
-        cta_layout_vmnk=(1, geo.cluster_m, 1, 1),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.consumer_wgs * 4 * geo.cluster_size),
+        cta_layout_vmnk=(1, geo.cluster_m, geo.cluster_n, 1),
         producer_signaling_threads=SignalingThreads.TaskWarpLeader,
         advance_on_wait=cfg.release is Release.LAGGED,
         num_bytes_per_warp_per_cta=geo.stage_bytes // geo.load_warps)
@@ -199,8 +202,8 @@ def _queue(cfg: HopperGemm, ctx: BuildContext, threads: int) -> WorkQueue | None
             params, response_ptr=runtime(ctx, "clc_response", None))
         fetch = PipelineConfig.create_clc_fetch_async_pipeline_cfg(
             num_stages=2, num_bytes=16, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, threads * cfg.cluster.m),
-            cta_layout_vmnk=(1, cfg.cluster.m, 1, 1))
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, threads * cfg.cluster.m * cfg.cluster.n),
+            cta_layout_vmnk=(1, cfg.cluster.m, cfg.cluster.n, 1))
         return WorkQueue(name="tiles", tile_scheduler_config=sched, pipeline_config=fetch)
     return None
 
@@ -342,6 +345,9 @@ def _notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False) -
                      "this variant records and verifies but launches on no GPU")
     if cfg.cluster is Cluster.C2x1:
         notes.append("2x1 cluster: each CTA loads half of the shared B tile and multicasts it to both")
+    elif cfg.cluster is Cluster.C1x2:
+        notes.append("1x2 cluster: two N-neighbour CTAs share one A tile; each loads half of it and multicasts it "
+                     "to both (B is each CTA's own)")
     return tuple(notes)
 
 
