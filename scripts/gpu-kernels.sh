@@ -12,6 +12,7 @@
 #                                                                  # notebook 13 executed
 #   source .gpu/b/env.sh && bash scripts/gpu-kernels.sh retrace     # after a change to the recorder: trace tests,
 #                                                                  # the evidence, the small shape with every config
+#   source .gpu/b/env.sh && bash scripts/gpu-kernels.sh align       # the awkward shape beside aligned neighbours
 # Everything lands in $OUT (a few files a step). The tests share the GPU (they check results, they do not time);
 # the benchmarks run alone.
 set -uo pipefail
@@ -90,8 +91,17 @@ case "${1:-}" in
     timeout 90 python3 benchmarks/gemm.py --shapes 1000x1032x520 --no-diagnosis >> "$OUT/gemm_small.h200.txt" 2>/dev/null
     tail -14 "$OUT/gemm_small.h200.txt"
     ;;
+  align)  # the awkward shape beside neighbours that remove one cause each: K rows 128-byte aligned (4160: the
+          # same 65 k-blocks), no N tail (3072), no M tail (5120)
+    shapes="5000x3080x4136 5000x3080x4160 5000x3072x4136 5000x3072x4160 5120x3072x4096"
+    header "python3 benchmarks/gemm.py --shapes $shapes --no-diagnosis --configs 'by shape' '256x128 2wg 4st static'" \
+      > "$OUT/gemm_alignment.h200.txt"
+    timeout 200 python3 benchmarks/gemm.py --shapes $shapes --no-diagnosis --configs "by shape" "256x128 2wg 4st static" \
+      >> "$OUT/gemm_alignment.h200.txt" 2> "$OUT/gemm_alignment.log"
+    tail -16 "$OUT/gemm_alignment.h200.txt"
+    ;;
   *)
-    echo "usage: bash scripts/gpu-kernels.sh tests|bench|evidence|retrace" >&2
+    echo "usage: bash scripts/gpu-kernels.sh tests|bench|evidence|retrace|align" >&2
     exit 2
     ;;
 esac
