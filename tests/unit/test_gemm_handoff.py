@@ -5,6 +5,8 @@ cannot work are refused, and the kernels compile for sm_90a without spills or se
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from ts_explore.scenarios import get
 from ts_explore.scenarios.gemm import GemmFault
 from ts_explore.scenarios.gemm_handoff import STORE_SCOPE_NOTE, store_reads
 from ts_explore.verification.verify import verify
+from test_trace_keeps_wgmma_async import PTXAS
 
 SC = get("hopper_gemm")
 HO = dict(epilogue=Epilogue.HANDOFF)
@@ -128,3 +131,22 @@ def test_every_handoff_variant_compiles_for_sm90a(overrides: dict[str, Any]) -> 
     fn = gemm.compile(SC, SC.config(**overrides), arch="sm_90a")
     used = resources(fn)
     assert used is not None and used.frame_bytes == 0, used
+
+
+@pytest.mark.soak  # a kernel compile and a ptxas run: beyond the default tier's budget
+def test_ptxas_keeps_the_handoff_kernels_wgmmas_asynchronous_and_spills_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The consumers' WGMMAs stay asynchronous (no C7520 'serialized' warning) and nothing spills, the 128
+    accumulators beside the hand-off's pipeline state included."""
+    if PTXAS is None:
+        pytest.skip("no ptxas here: it comes with the CUDA toolkit")
+    monkeypatch.setattr(gemm, "compile_options",
+                        lambda arch=None: f"--gpu-arch sm_90a --keep-ptx --dump-dir {tmp_path}")
+    gemm.compile(SC, SC.config(**HO), arch="sm_90a")
+    ptx = sorted(tmp_path.rglob("*.ptx"))
+    assert ptx, "the DSL kept no PTX"
+    done = subprocess.run([PTXAS, "-arch=sm_90a", "-v", str(ptx[0]), "-o", str(tmp_path / "kernel.cubin")],
+                          capture_output=True, text=True, check=True)
+    said = done.stdout + done.stderr
+    assert "Used" in said and "serialized" not in said and "C7520" not in said, said[-3000:]
+    assert "0 bytes spill stores, 0 bytes spill loads" in said, said[-3000:]

@@ -28,8 +28,8 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
 from ..verification.rules import AsyncReadRule
 from ..kernels.gemm_geometry import (
-    EPILOGUE_N, LOAD_WARPS, MAX_ACCUMULATORS, Cluster, DType, Epilogue, GemmMode, Geometry, Raster, Release, TileShape, k_blocks,
-    launch_grid, pick_tile,
+    EPILOGUE_N, LOAD_WARPS, MAX_ACCUMULATORS, Cluster, DType, Epilogue, GemmMode, Geometry, Raster, Release,
+    TileShape, k_blocks, launch_grid, pick_tile,
 )
 from ..kernels.gemm_resources import GlobalOperands, OutputTile, SmemOperands
 from ..model import QueueKind
