@@ -10,6 +10,8 @@ accumulators, release stages, and write C through shared memory with TMA
 stores. The same ``build`` records the CPU view and runs inside the kernel.
 ``mode=PINGPONG`` builds the ping-pong task set of :mod:`.gemm_pingpong`
 instead: two consumers on alternate tiles, both reading every stage of one ring.
+``epilogue=HANDOFF`` keeps the cooperative consumers but hands C to a store
+task through a pipeline of the epilogue buffers (:mod:`.gemm_handoff`).
 """
 
 from __future__ import annotations
@@ -445,7 +447,8 @@ SCENARIO = register(Scenario(
     check_fn=check,
     description="C = A·Bᵀ: a TMA load warpgroup fills A/B stages; WGMMA consumer warpgroups accumulate in "
                 "registers, release each stage one k-block late and store C through shared memory with TMA; "
-                "cooperative (the warpgroups split a tile) or ping-pong (each owns alternate tiles, one's "
-                "epilogue under the other's mainloop).",
+                "cooperative (the warpgroups split a tile; optionally handing C to a store task so that their "
+                "next mainloop starts at once) or ping-pong (each owns alternate tiles, one's epilogue under the "
+                "other's mainloop).",
     kernel="ts_explore.kernels.gemm",
 ))
