@@ -18,6 +18,7 @@ from ts_explore.kernels.gemm_geometry import Cluster, DType, Epilogue, GemmMode,
 from ts_explore.kernels.gemm_resources import load_slices
 from ts_explore.model import QueueKind
 from ts_explore.scenarios import get
+from ts_explore.scenarios.choices import adjust
 from ts_explore.scenarios.gemm import GemmFault
 from ts_explore.scenarios.gemm_handoff import STORE_SCOPE_NOTE, store_reads
 from ts_explore.verification.verify import verify
@@ -98,6 +99,15 @@ def test_combinations_the_handoff_cannot_run_are_refused_with_cause_and_fix(over
     with pytest.raises(ValueError) as err:
         SC.build(SC.config(**overrides))
     assert fix in str(err.value) and ";" in str(err.value)
+
+
+def test_picking_a_handoff_fault_or_ping_pong_moves_the_epilogue_to_one_that_runs() -> None:
+    """In the explorer: a hand-off fault brings the hand-off with it; ping-pong takes the inline epilogue back."""
+    cfg, notes = adjust(SC, SC.config(fault=GemmFault.HANDOFF_EXTRA_PART), keep="fault")
+    assert cfg.epilogue is Epilogue.HANDOFF and notes and "epilogue" in notes[0]
+    cfg, notes = adjust(SC, SC.config(**HO, mode=GemmMode.PINGPONG, tile=TileShape.T128x128, stages=6), keep="mode")
+    assert cfg.epilogue is Epilogue.INLINE and "already hides" in notes[0]
+    SC.check(cfg)
 
 
 def test_the_handoff_kernel_compiles_for_sm90a_and_builds_the_recorded_tasks() -> None:

@@ -143,7 +143,7 @@ def check(cfg: HopperGemm) -> None:
     planted_in = {"mode=ping-pong": cfg.mode is GemmMode.PINGPONG, "epilogue=handoff": cfg.epilogue is Epilogue.HANDOFF}
     require(cfg.fault is GemmFault.NONE or planted_in[cfg.fault.needs],
             f"fault {cfg.fault.value!r} is planted in the schedule of {cfg.fault.needs}, which this config does "
-            "not use", f"use {cfg.fault.needs}, or fault=none", "fault")
+            "not use", f"use {cfg.fault.needs}, or fault=none", cfg.fault.needs.split("=")[0] or None)
     cfg = cfg.resolved()
     geo = cfg.geometry()
     require(geo.tile_m >= 64 * cfg.consumer_wgs or geo.pingpong,
