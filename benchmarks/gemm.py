@@ -78,7 +78,7 @@ AGREE, RUNS_AGREEING, MAX_RUNS = 0.02, 5, 20
 
 
 def configs() -> list[tuple[str, dict[str, Any]]]:
-    from ts_explore.kernels.gemm_geometry import Cluster, GemmMode, Release, TileShape
+    from ts_explore.kernels.gemm_geometry import Cluster, Epilogue, GemmMode, Release, TileShape
     from ts_explore.model import QueueKind
 
     return [
@@ -97,6 +97,11 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
         # 1x2: N-neighbours share A by multicast (a 128x256 tile's A is a third of a stage: it saves less than 2x1)
         ("128x256 2wg 4st static 1x2 swz8", dict(tile=TileShape.T128x256, stages=4, cluster=Cluster.C1x2,
                                                  swizzle=8)),
+        # hand-off: the consumers hand each part of C to a store task (warps 2-3) and go on to the next tile
+        ("128x256 2wg 4st static swz8 handoff", dict(tile=TileShape.T128x256, stages=4, swizzle=8,
+                                                     epilogue=Epilogue.HANDOFF)),
+        ("128x256 2wg 4st static 2x1 swz8 handoff", dict(tile=TileShape.T128x256, stages=4, cluster=Cluster.C2x1,
+                                                         swizzle=8, epilogue=Epilogue.HANDOFF)),
         ("128x128 2wg 4st static", dict(tile=TileShape.T128x128, stages=4)),
         ("64x256 1wg 4st static", dict(tile=TileShape.T64x256, consumer_wgs=1, stages=4)),
         ("64x128 1wg 4st static", dict(tile=TileShape.T64x128, consumer_wgs=1, stages=4)),
@@ -125,7 +130,8 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
 
 # The small tiles are there for the small shape; on the large ones they only cost device time.
 LARGE_ONLY = {"128x256 2wg 4st static swz4", "128x256 2wg 4st static swz8", "128x256 2wg 4st static swz16",
-              "128x256 2wg 4st static 2x1 swz8", "128x256 2wg 4st static 1x2 swz8"}
+              "128x256 2wg 4st static 2x1 swz8", "128x256 2wg 4st static 1x2 swz8",
+              "128x256 2wg 4st static swz8 handoff", "128x256 2wg 4st static 2x1 swz8 handoff"}
 SMALL_ONLY = {"128x128 2wg 4st static", "64x256 1wg 4st static", "64x128 1wg 4st static", "64x128 1wg 6st no-queue",
               "128x128 2wg 4st no-queue", "128x128 2wg 4st static 2x1", "128x128 2wg 4st no-queue 2x1",
               "128x128 2wg 4st static wait0", "128x128 1wg 4st static", "128x128 2wg 4st static 1x2",

@@ -56,7 +56,7 @@ def timing() -> Any:
 
 
 def configs() -> list[tuple[str, dict[str, Any]]]:
-    from ts_explore.kernels.gemm_geometry import Cluster, DType, TileShape
+    from ts_explore.kernels.gemm_geometry import Cluster, DType, Epilogue, TileShape
 
     fp8 = dict(dtype=DType.FP8)
     return [
@@ -70,6 +70,10 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
                                                  swizzle=8)),
         ("128x256 2wg 4st static 1x2 swz8", dict(fp8, tile=TileShape.T128x256, stages=4, cluster=Cluster.C1x2,
                                                  swizzle=8)),
+        ("128x256 2wg 4st static swz8 handoff", dict(fp8, tile=TileShape.T128x256, stages=4, swizzle=8,
+                                                     epilogue=Epilogue.HANDOFF)),
+        ("128x256 2wg 4st static 2x1 swz8 handoff", dict(fp8, tile=TileShape.T128x256, stages=4,
+                                                         cluster=Cluster.C2x1, swizzle=8, epilogue=Epilogue.HANDOFF)),
     ]
 
 

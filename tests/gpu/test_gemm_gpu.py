@@ -16,7 +16,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from ts_explore.kernels import gemm  # noqa: E402
-from ts_explore.kernels.gemm_geometry import Cluster, GemmMode, Raster, Release, TileShape  # noqa: E402
+from ts_explore.kernels.gemm_geometry import Cluster, Epilogue, GemmMode, Raster, Release, TileShape  # noqa: E402
 from ts_explore.model import QueueKind  # noqa: E402
 from ts_explore.scenarios import get  # noqa: E402
 
@@ -371,3 +371,96 @@ def test_pingpong_trace_shows_the_mainloops_alternating_and_each_epilogue_under_
     assert under1, f"no epilogue of mma0 overlapped mma1's mainloop: {epilogue0} vs {main1}"
     under0 = [u for u, nxt in zip(units, units[1:]) if u in epilogue1 and overlap(epilogue1[u], main0[nxt])]
     assert under0, f"no epilogue of mma1 overlapped mma0's next mainloop: {epilogue1} vs {main0}"
+
+
+# ---- the hand-off epilogue: the consumers hand C to a store task -------------------------------------------------
+
+HANDOFF = dict(epilogue=Epilogue.HANDOFF)
+HANDOFF_CONTROLS: list[dict[str, Any]] = [
+    dict(HANDOFF, swizzle=8),
+    dict(HANDOFF, cluster=Cluster.C2x1),
+    dict(HANDOFF, cluster=Cluster.C2x1, swizzle=8),
+    dict(HANDOFF, cluster=Cluster.C1x2),
+    dict(HANDOFF, cluster=Cluster.C1x2, swizzle=8),
+    dict(HANDOFF, tile=TileShape.T256x128),  # two buffers: each store is released one part late
+    dict(HANDOFF, tile=TileShape.T256x128, cluster=Cluster.C2x1),
+    dict(HANDOFF, tile=TileShape.T128x128),
+    dict(HANDOFF, tile=TileShape.T128x128, consumer_wgs=1, stages=6),
+    dict(HANDOFF, tile=TileShape.T64x256, consumer_wgs=1),
+    dict(HANDOFF, persistence=QueueKind.NONE),
+    dict(HANDOFF, persistence=QueueKind.NONE, raster=Raster.ALONG_N, cluster=Cluster.C2x1),
+    dict(HANDOFF, release=Release.AFTER_WAIT),
+    dict(HANDOFF, stages=2),
+    dict(HANDOFF, tile=TileShape.BY_SHAPE),
+]
+HANDOFF_FP8_CONTROLS: list[dict[str, Any]] = [HANDOFF, dict(HANDOFF, cluster=Cluster.C2x1),
+                                              dict(HANDOFF, cluster=Cluster.C1x2),
+                                              dict(HANDOFF, tile=TileShape.T256x128)]
+
+
+def _handoff_id(overrides: dict[str, Any]) -> str:
+    return "handoff" + "".join(f",{k}={getattr(v, 'name', v)}" for k, v in overrides.items() if k != "epilogue")
+
+
+@pytest.mark.parametrize("shape", BENCH_SHAPES[:1] + BENCH_SHAPES[2:] + TAIL_SHAPES + [SMALL],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_handoff_matches_torch_at_every_shape(shape: tuple[int, int, int]) -> None:
+    check(shape, seed=5, **HANDOFF)
+
+
+@pytest.mark.parametrize("overrides", HANDOFF_CONTROLS, ids=_handoff_id)
+def test_handoff_control_values_launch_and_match_torch(overrides: dict[str, Any]) -> None:
+    check(SMALL, seed=1, **overrides)
+    check((1000, 1000, 1000), seed=2, **overrides)
+    check((130, 264, 72), seed=3, **overrides)
+
+
+@pytest.mark.parametrize("overrides", HANDOFF_FP8_CONTROLS, ids=_handoff_id)
+def test_handoff_fp8_matches_the_dequantized_product_and_torch_scaled_mm(overrides: dict[str, Any]) -> None:
+    for shape in FP8_SHAPES + [(520, 1056, 592)]:
+        check_fp8(shape, seed=1, **overrides)
+
+
+def test_handoff_faults_are_refused_before_they_can_hang() -> None:
+    from ts_explore.scenarios.gemm import GemmFault
+
+    for fault in (GemmFault.HANDOFF_EARLY_RELEASE, GemmFault.HANDOFF_EXTRA_PART):
+        with pytest.raises(ValueError, match="fault=none"):
+            gemm.compile(SCENARIO, SCENARIO.config(**HANDOFF, fault=fault))
+
+
+def test_handoff_launch_at_8192_cubed_is_proven_and_correct() -> None:
+    from ts_explore.gpu import launch
+
+    result = launch("hopper_gemm", sizes=[(8192, 8192, 8192)], reps=5, warmup=2, **HANDOFF)
+    assert result.ok, result.summary()
+    run = result.runs[0]
+    assert result.gate is not None and result.gate.ok and run.ratio("torch.matmul") > 0.5, result.summary()
+
+
+def test_handoff_trace_shows_the_store_task_sending_c_under_the_next_mainloop() -> None:
+    """Traced work steps of the first traced CTA: the store task's TMA stores of a tile overlap the consumers'
+    WGMMAs of the CTA's next tile (the consumers no longer wait for the stores)."""
+    from ts_explore.gpu import launch
+    from ts_explore.model.timeline import TraceSpec
+
+    result = launch("hopper_gemm", sizes=[(4096, 4096, 1024)], reps=2, warmup=1, trace=TraceSpec(stages="work"),
+                    **HANDOFF)
+    assert result.ok, result.summary()
+    alignment = result.compare()
+    assert alignment.ok, alignment.summary()
+    cta = result.timeline.spec.first_cta
+
+    def spans(task: str, suffix: str) -> dict[Any, tuple[int, int]]:
+        out: dict[Any, tuple[int, int]] = {}
+        for e in result.timeline.events:
+            if e.cta == cta and e.task == task and e.label.endswith(suffix):
+                lo, hi = out.get(e.tile, (e.start_ns, e.end_ns))
+                out[e.tile] = (min(lo, e.start_ns), max(hi, e.end_ns))
+        return out
+
+    main, stores = spans("mma", ".mma"), spans("store", ".store")
+    tiles = sorted(main, key=lambda t: main[t][0])
+    assert len(tiles) >= 2 and set(tiles) <= set(stores), (main, stores)
+    under = [t for t, nxt in zip(tiles, tiles[1:]) if stores[t][0] < main[nxt][1] and main[nxt][0] < stores[t][1]]
+    assert under, f"no tile's stores overlapped the next tile's mainloop: {stores} vs {main}"

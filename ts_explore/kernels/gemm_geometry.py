@@ -35,6 +35,8 @@ SWIZZLE_BYTES = 128  # a stage's rows are one 128-byte swizzle row of K, whateve
 EPILOGUE_N = 32  # output columns per epilogue part (registers -> shared memory -> global)
 WARPGROUP_THREADS = 128
 LOAD_WARPS = 4  # the load task holds a whole warpgroup, so setmaxnreg can lower its registers
+HANDOFF_LOAD_WARPS = 2  # with the hand-off epilogue the load task keeps warps 0-1 ...
+STORE_WARPS = 2  # ... and the store task takes warps 2-3 of the same warpgroup (same register count)
 SMEM_LIMIT = 227 * 1024  # Hopper's opt-in shared memory per CTA
 MAX_ACCUMULATORS = 128  # fp32 accumulators per thread that still leave room in 232 registers
 TILE_SHAPES = ((128, 128), (128, 256), (256, 128), (64, 128), (64, 256))
@@ -142,6 +144,20 @@ class GemmMode(str, Enum):
     PINGPONG = "ping-pong"
 
 
+class Epilogue(str, Enum):
+    """Who writes C out of a cooperative tile's accumulators.
+
+    INLINE: the consumer warpgroups stage each part of C in shared memory and
+    issue its TMA store themselves (the tensor cores idle meanwhile). HANDOFF:
+    the consumers stage each part into a buffer of a pipeline and hand it to a
+    store task (warps 2-3), which sends it with TMA and frees the buffer once
+    the store has read it; the consumers go straight on to the next tile.
+    """
+
+    INLINE = "consumers store"
+    HANDOFF = "a store task sends C"
+
+
 class Release(str, Enum):
     """When the consumer frees an A/B stage, and how many WGMMA groups ``mma`` leaves in flight."""
 
@@ -166,6 +182,7 @@ class Geometry:
     dtype: DType = DType.BF16  # A and B elements: a stage holds one 128-byte swizzle row of K per tile row
     pingpong: bool = False  # each consumer owns whole tiles; both read every stage of the one ring
     cluster_n: int = 1  # CTAs along N sharing one A tile (TMA multicast)
+    handoff: bool = False  # a store task on warps 2-3 sends C; the load task keeps warps 0-1
 
     def __post_init__(self) -> None:
         if self.cluster_m > 1 and self.cluster_n > 1:
@@ -184,8 +201,18 @@ class Geometry:
 
     @property
     def load_warps(self) -> int:
-        """Warps that fill the ring: the whole load warpgroup (ping-pong too: one ring feeds both consumers)."""
-        return LOAD_WARPS
+        """Warps that fill the ring: the whole load warpgroup (ping-pong too: one ring feeds both consumers), or
+        its first two when the hand-off epilogue's store task holds the other two.
+
+        >>> Geometry(128, 256, 4, 2).load_warps, Geometry(128, 256, 4, 2, handoff=True).load_warps
+        (4, 2)
+        """
+        return HANDOFF_LOAD_WARPS if self.handoff else LOAD_WARPS
+
+    @property
+    def store_warp0(self) -> int:
+        """First warp of the hand-off epilogue's store task (right after the load task's warps)."""
+        return HANDOFF_LOAD_WARPS
 
     def consumer_view(self) -> Geometry:
         """What one ping-pong consumer's WGMMA and buffers see: a one-warpgroup tile (else the geometry itself)."""
@@ -465,6 +492,9 @@ def cluster_dims(geo: Geometry, *, persistent: bool, along_m: bool) -> tuple[int
 __all__ = [
     "Cluster",
     "DType",
+    "Epilogue",
+    "HANDOFF_LOAD_WARPS",
+    "STORE_WARPS",
     "EPILOGUE_N",
     "Raster",
     "Release",

@@ -10,6 +10,8 @@ accumulators, release stages, and write C through shared memory with TMA
 stores. The same ``build`` records the CPU view and runs inside the kernel.
 ``mode=PINGPONG`` builds the ping-pong task set of :mod:`.gemm_pingpong`
 instead: two consumers on alternate tiles, both reading every stage of one ring.
+``epilogue=HANDOFF`` keeps the cooperative consumers but hands C to a store
+task through a pipeline of the epilogue buffers (:mod:`.gemm_handoff`).
 """
 
 from __future__ import annotations
@@ -28,14 +30,15 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
 from ..verification.rules import AsyncReadRule
 from ..kernels.gemm_geometry import (
-    LOAD_WARPS, MAX_ACCUMULATORS, Cluster, DType, GemmMode, Geometry, Raster, Release, TileShape, k_blocks,
-    launch_grid, pick_tile,
+    EPILOGUE_N, LOAD_WARPS, MAX_ACCUMULATORS, Cluster, DType, Epilogue, GemmMode, Geometry, Raster, Release,
+    TileShape, k_blocks, launch_grid, pick_tile,
 )
 from ..kernels.gemm_resources import GlobalOperands, OutputTile, SmemOperands
 from ..model import QueueKind
 from .base import BuildContext, Built, Scenario, knob, register
 from ..model.plan import DeviceLimits
 from .common import clc_scheduler_task, instance_value, require, runtime, tensor, viewpoint
+from . import gemm_handoff as handoff
 from . import gemm_pingpong as pingpong
 
 LOAD_REGISTERS, MMA_REGISTERS = 40, 232  # setmaxnreg per warpgroup: 40 x 128 + 232 x 256 <= 64 K
@@ -43,11 +46,22 @@ CLC_MMA_REGISTERS = 168  # a 13th (scheduler) warp drops the default to 128 per 
 
 
 class GemmFault(str, Enum):
-    """A mistake to plant when learning to debug the ping-pong order."""
+    """A mistake to plant when learning to debug the ping-pong order or the hand-off epilogue."""
 
     NONE = "none"
     PINGPONG_BROKEN = ("mma0's k-loop runs one stage past its work unit: after the last unit it waits for a "
                        "stage the loader never fills (deadlock)")
+    HANDOFF_EARLY_RELEASE = ("the store task releases each C buffer right after issuing its TMA store, while the "
+                             "store may still read it (a race TS cannot see; the async-read rule reports it)")
+    HANDOFF_EXTRA_PART = ("the store task waits for one part of C more per tile than the consumers hand over: after "
+                          "the last tile it waits for a buffer no one fills (deadlock)")
+
+    @property
+    def needs(self) -> str:
+        """The setting this fault is planted in: 'mode=ping-pong', 'epilogue=handoff' (NONE: '')."""
+        if self is GemmFault.PINGPONG_BROKEN:
+            return "mode=ping-pong"
+        return "" if self is GemmFault.NONE else "epilogue=handoff"
 
 
 @dataclass(frozen=True)
@@ -68,6 +82,10 @@ class HopperGemm:
     mode: GemmMode = knob(GemmMode.COOPERATIVE, label="consumer mode",
                           help="cooperative: the warpgroups split each tile; ping-pong: each owns alternate whole "
                                "tiles, one's mainloop runs under the other's epilogue")
+    epilogue: Epilogue = knob(Epilogue.INLINE, label="epilogue (cooperative)",
+                              help="consumers store: the consumer warpgroups send C themselves while the tensor "
+                                   "cores idle; a store task sends C: they hand each part of C in a shared-memory "
+                                   "buffer to a store task (warps 2-3) and go on to the next tile")
     fault: GemmFault = knob(GemmFault.NONE, label="fault (for debugging)",
                             help="a deliberate mistake: the verifier reports it with a counterexample")
     m: int = knob(512, min=1, max=65536, label="M (CPU view)")
@@ -100,7 +118,7 @@ class HopperGemm:
         tm, tn = cfg.tile.mn
         return Geometry(tile_m=tm, tile_n=tn, stages=cfg.stages, consumer_wgs=cfg.consumer_wgs,
                         cluster_m=cfg.cluster.m, cluster_n=cfg.cluster.n, dtype=cfg.dtype,
-                        pingpong=cfg.mode is GemmMode.PINGPONG)
+                        pingpong=cfg.mode is GemmMode.PINGPONG, handoff=cfg.epilogue is Epilogue.HANDOFF)
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -120,9 +138,12 @@ def check(cfg: HopperGemm) -> None:
     """Refuse combinations the kernel cannot run, naming the fix (``tile='by shape'``: the CPU view's pick)."""
     if cfg.mode is GemmMode.PINGPONG:
         _check_pingpong(cfg)
-    require(cfg.fault is GemmFault.NONE or cfg.mode is GemmMode.PINGPONG,
-            f"fault {cfg.fault.value!r} breaks the ping-pong order, which the cooperative mode does not have",
-            "use mode=ping-pong, or fault=none", "mode")
+    if cfg.epilogue is Epilogue.HANDOFF:
+        _check_handoff(cfg)
+    planted_in = {"mode=ping-pong": cfg.mode is GemmMode.PINGPONG, "epilogue=handoff": cfg.epilogue is Epilogue.HANDOFF}
+    require(cfg.fault is GemmFault.NONE or planted_in[cfg.fault.needs],
+            f"fault {cfg.fault.value!r} is planted in the schedule of {cfg.fault.needs}, which this config does "
+            "not use", f"use {cfg.fault.needs}, or fault=none", cfg.fault.needs.split("=")[0] or None)
     cfg = cfg.resolved()
     geo = cfg.geometry()
     require(geo.tile_m >= 64 * cfg.consumer_wgs or geo.pingpong,
@@ -171,6 +192,18 @@ def _check_pingpong(cfg: HopperGemm) -> None:
             "use persistence=static or none with ping-pong", "persistence")
 
 
+def _check_handoff(cfg: HopperGemm) -> None:
+    """What the hand-off epilogue needs: the cooperative mode, and a queue without a scheduler warp."""
+    require(cfg.mode is GemmMode.COOPERATIVE,
+            "epilogue=handoff overlaps a cooperative tile's epilogue with the next mainloop; ping-pong already "
+            "hides each consumer's epilogue under the other's mainloop", "use epilogue=inline with mode=ping-pong, "
+            "or mode=cooperative with the hand-off", "epilogue")
+    require(cfg.persistence is not QueueKind.CLC,
+            "epilogue=handoff with CLC would add the store task to the CLC queue's consumers beside the 13th "
+            "(scheduler) warp, and CLC launches on no GPU with WGMMA: the hand-off would only be drawn, never "
+            "measured", "use persistence=static or none with epilogue=handoff", "persistence")
+
+
 def async_reads(cfg: HopperGemm) -> AsyncReads:
     """What the kernel's WGMMA does that TS cannot see, for the async-read rule (ping-pong: both consumers'
     ``mma`` steps read the one ring, and the rule replays each)."""
@@ -190,6 +223,16 @@ def _pipeline(cfg: HopperGemm, geo: Geometry) -> PipelineConfig:
         producer_signaling_threads=SignalingThreads.TaskWarpLeader,
         advance_on_wait=cfg.release is Release.LAGGED,
         num_bytes_per_warp_per_cta=geo.stage_bytes // geo.load_warps)
+
+
+def _rules(cfg: HopperGemm, geo: Geometry) -> tuple[AsyncReadRule, ...]:
+    """The async-read rule for WGMMA on the A/B ring, and with the hand-off for the TMA stores on ``c``."""
+    wgmma = AsyncReadRule(async_reads(cfg))
+    return (wgmma, AsyncReadRule(handoff.store_reads())) if geo.handoff else (wgmma,)
+
+
+def _not_modelled(geo: Geometry) -> tuple[str, ...]:
+    return (SCOPE_NOTE, handoff.STORE_SCOPE_NOTE) if geo.handoff else (SCOPE_NOTE,)
 
 
 def _queue(cfg: HopperGemm, ctx: BuildContext, threads: int) -> WorkQueue | None:
@@ -222,9 +265,13 @@ def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
     src = GlobalOperands(name="global_ab", swap_mn=swap)
     smem = SmemOperands(name="smem_ab", pipeline_config=_pipeline(cfg, geo), geo=geo, in_flight=cfg.release.in_flight,
                         tma_a=tensor(ctx, "tma_a"), tma_b=tensor(ctx, "tma_b"), g_a=tensor(ctx, "g_a"),
-                        g_b=tensor(ctx, "g_b"), consumer_thread0=consumer0)
-    out = OutputTile(name="c", geo=geo, swap_mn=swap, tma_c=tensor(ctx, "tma_c"), g_c=tensor(ctx, "g_c"),
-                     consumer_thread0=consumer0, scale=runtime(ctx, "scale", None))
+                        g_b=tensor(ctx, "g_b"), consumer_thread0=consumer0, load_warps=geo.load_warps)
+    if geo.handoff:
+        out = handoff.handoff_buffers(geo, swap, tensor(ctx, "tma_c"), tensor(ctx, "g_c"), consumer0,
+                                      runtime(ctx, "scale", None))
+    else:
+        out = OutputTile(name="c", geo=geo, swap_mn=swap, tma_c=tensor(ctx, "tma_c"), g_c=tensor(ctx, "g_c"),
+                         consumer_thread0=consumer0, scale=runtime(ctx, "scale", None))
     allocator = SmemAllocator()
     allocator.add_resource(smem)
     allocator.add_resource(out)
@@ -260,7 +307,8 @@ def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
             one_tile(smem, out)
             out.flush()
 
-        load_sched, mma_sched, extra = load(src, smem), mma(smem, out), []
+        load_sched, extra = load(src, smem), []
+        mma_sched = None if geo.handoff else mma(smem, out)  # the hand-off builds its own mma
     else:
         @schedule
         def load(src: GlobalOperands, smem: SmemOperands, wq: WorkQueue) -> None:
@@ -275,10 +323,22 @@ def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
                 next_tile(wq)
             out.flush()
 
-        load_sched, mma_sched, extra = load(src, smem, wq), mma(smem, out, wq), [wq]
+        load_sched, extra = load(src, smem, wq), [wq]
+        mma_sched = None if geo.handoff else mma(smem, out, wq)
 
     load_task = Task(name="load", src_resources=[src, *extra], dst_resources=[smem], warp_idx=0,
-                     num_warps=LOAD_WARPS, schedule=load_sched, num_registers=LOAD_REGISTERS)
+                     num_warps=geo.load_warps, schedule=load_sched, num_registers=LOAD_REGISTERS)
+    if geo.handoff:
+        store_task, mma_task = handoff.tasks(
+            smem, out, wq, n_k, release=release, parts=parts, consumer_wgs=cfg.consumer_wgs,
+            load_warps=geo.load_warps, registers=(LOAD_REGISTERS, MMA_REGISTERS),
+            extra_part=cfg.fault is GemmFault.HANDOFF_EXTRA_PART,
+            early_release=cfg.fault is GemmFault.HANDOFF_EARLY_RELEASE)
+        return Built(tasks=[load_task, store_task, mma_task], resource_dependency_graph={smem: [src, *extra],
+                                                                                         out: [smem, *extra]},
+                     task_manager_kwargs={"smem_allocator": allocator},
+                     notes=() if ctx.on_gpu else _notes(cfg, geo, where, by_shape), not_modelled=_not_modelled(geo),
+                     rules=_rules(cfg, geo))
     mma_task = Task(name="mma", src_resources=[smem, *extra], dst_resources=[out], warp_idx=LOAD_WARPS,
                     num_warps=4 * cfg.consumer_wgs, schedule=mma_sched,
                     num_registers=CLC_MMA_REGISTERS if clc else MMA_REGISTERS)
@@ -327,6 +387,7 @@ def _notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False) -
         f"{geo.accumulators_per_thread} fp32 accumulators per consumer thread",
         f"release: {cfg.release.value}",
         *_pingpong_notes(cfg, geo),
+        *_handoff_notes(cfg, geo),
         "TS does not model WGMMA's asynchronous shared-memory reads; the async-read rule checks the releases",
     ]
     if cfg.dtype is DType.FP8:
@@ -351,6 +412,20 @@ def _notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False) -
     return tuple(notes)
 
 
+def _handoff_notes(cfg: HopperGemm, geo: Geometry) -> list[str]:
+    if not geo.handoff:
+        return []
+    last = 3 + 4 * cfg.consumer_wgs
+    notes = [f"hand-off epilogue: mma (warps 4-{last}) stages each of the {geo.epilogue_parts} {EPILOGUE_N}-column "
+             f"parts of C into one of {geo.epilogue_buffers} buffers of pipeline c and commits it (every consumer "
+             "thread arrives; no named barrier), then starts the next tile's mainloop; the store task (warps 2-3, "
+             "warp 2 issues) waits for each buffer, TMA-stores it and releases it one part later, once its store has "
+             "read it; the load task keeps warps 0-1 (each brings half of a stage)"]
+    if cfg.fault is not GemmFault.NONE:
+        notes.append(f"planted fault: {cfg.fault.value}")
+    return notes
+
+
 def _pingpong_notes(cfg: HopperGemm, geo: Geometry) -> list[str]:
     if not geo.pingpong:
         return []
@@ -372,7 +447,8 @@ SCENARIO = register(Scenario(
     check_fn=check,
     description="C = A·Bᵀ: a TMA load warpgroup fills A/B stages; WGMMA consumer warpgroups accumulate in "
                 "registers, release each stage one k-block late and store C through shared memory with TMA; "
-                "cooperative (the warpgroups split a tile) or ping-pong (each owns alternate tiles, one's "
-                "epilogue under the other's mainloop).",
+                "cooperative (the warpgroups split a tile; optionally handing C to a store task so that their "
+                "next mainloop starts at once) or ping-pong (each owns alternate tiles, one's epilogue under the "
+                "other's mainloop).",
     kernel="ts_explore.kernels.gemm",
 ))

@@ -100,8 +100,16 @@ def load_schedule(src: Any, ring: Any, wq: Any, n_k: Any) -> Any:
 
 def accumulate_and_store(smem: Any, out: Any, trips: Any, *, release: Release, epilogue_parts: int,
                          **mma: Any) -> None:
-    """One output tile of a consumer: ``trips`` k-loop iterations of wait, WGMMA (``mma``: its keywords, e.g.
-    the ping-pong consumer's ``tile``), release as ``release`` says, then the epilogue, part by part.
+    """One output tile of a consumer: :func:`accumulate`, then the epilogue, part by part."""
+    acc = accumulate(smem, trips, release=release, **mma)
+    for part in range(epilogue_parts):
+        out.stage(acc=acc, part=part)
+        out.store(part=part)
+
+
+def accumulate(smem: Any, trips: Any, *, release: Release, **mma: Any) -> Any:
+    """A tile's mainloop: ``trips`` k-loop iterations of wait, WGMMA (``mma``: its keywords, e.g. the ping-pong
+    consumer's ``tile``), release as ``release`` says; returns the accumulator.
 
     With the lagged release each iteration frees the previous stage (its WGMMA group has completed once
     ``mma`` returns) and the last iteration drains the last group before freeing its own stage.
@@ -121,9 +129,7 @@ def accumulate_and_store(smem: Any, out: Any, trips: Any, *, release: Release, e
             smem.release()
     if release is Release.PREMATURE:
         smem.drain()
-    for part in range(epilogue_parts):
-        out.stage(acc=acc, part=part)
-        out.store(part=part)
+    return acc
 
 
 def consumer_schedule(c: int, ring: Any, out: Any, wq: Any, n_k: Any, *, release: Release, epilogue_parts: int,
@@ -172,4 +178,4 @@ def tasks(src: Any, ring: Any, outs: list[OutputTile], wq: Any, n_k: Any, *, rel
     return [load, *consumers]
 
 
-__all__ = ["CONSUMERS", "accumulate_and_store", "consumer_schedule", "consumer_warp", "load_schedule", "output_tiles", "tasks"]
+__all__ = ["CONSUMERS", "accumulate", "accumulate_and_store", "consumer_schedule", "consumer_warp", "load_schedule", "output_tiles", "tasks"]

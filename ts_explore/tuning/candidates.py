@@ -20,15 +20,16 @@ from pathlib import Path
 from typing import Any
 
 # Per scenario, named candidate lists. hopper_gemm's default: the scenario's defaults, the launch plan's
-# 'by shape' pick, L2-swizzled tile order, the other tile shapes, B multicast in a 2x1 cluster and A multicast
-# in a 1x2 cluster.
+# 'by shape' pick, L2-swizzled tile order, the other tile shapes, B multicast in a 2x1 cluster, A multicast
+# in a 1x2 cluster, and the hand-off epilogue (a store task sends C) on the swizzled 128x256 tile, alone and in 2x1.
 PRESETS: dict[str, dict[str, list[dict[str, Any]]]] = {
     "hopper_gemm": {
         "quick": [{}, {"tile": "by_shape"}, {"swizzle": 8}],
         "default": [{}, {"tile": "by_shape"}, {"swizzle": 8}, {"swizzle": 16}, {"tile": "t256x128"},
                     {"tile": "t256x128", "swizzle": 8}, {"tile": "t128x128", "stages": 6},
                     {"cluster": "c2x1", "swizzle": 8}, {"tile": "t128x128", "cluster": "c2x1"},
-                    {"cluster": "c1x2", "swizzle": 8}],
+                    {"cluster": "c1x2", "swizzle": 8}, {"swizzle": 8, "epilogue": "handoff"},
+                    {"cluster": "c2x1", "swizzle": 8, "epilogue": "handoff"}],
     },
 }
 
