@@ -12,7 +12,8 @@ with ``--tuned``, the config this GPU's tuning table picked for the shape
 (``ts-explore tune hopper_gemm --shapes ...`` writes it). ``--suite quick``
 runs 8192^3 and five suite shapes with two configs each; ``--shapes`` runs the
 shapes given; ``--configs`` keeps only the configs named (by label) wherever
-a shape would run them.
+a shape would run them, and with ``--shapes`` times every named config at
+every shape given.
 
 How it times (the same for our kernel and torch.matmul):
 
@@ -166,12 +167,17 @@ def parse_shapes(texts: list[str]) -> list[tuple[int, int, int]]:
     return out
 
 
-def labels_for(shape: tuple[int, int, int], labels: list[str], suite: str) -> list[str]:
-    """The configs (by label) timed at ``shape``: every one at 8192^3, a few elsewhere (see the module docstring).
+def labels_for(shape: tuple[int, int, int], labels: list[str], suite: str, every: bool = False) -> list[str]:
+    """The configs (by label) timed at ``shape``: every one at 8192^3, a few elsewhere (see the module docstring);
+    all of ``labels`` when ``every`` (the user named both the shapes and the configs).
 
     >>> labels_for((4096, 6144, 4096), ["by shape", "x", "128x256 2wg 4st static swz8"], "full")
     ['by shape', '128x256 2wg 4st static swz8']
+    >>> labels_for((4096, 6144, 4096), ["x", "128x256 2wg 4st static swz8"], "full", every=True)
+    ['x', '128x256 2wg 4st static swz8']
     """
+    if every:
+        return list(labels)
     if shape == TARGET and suite != "quick":
         return [label for label in labels if label not in SMALL_ONLY]
     few = [label for label in SUITE_CONFIGS if label in labels]  # in SUITE_CONFIGS order: quick takes the first two
@@ -384,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", nargs="+", metavar="MxNxK", help="these shapes instead of a suite")
     parser.add_argument("--tuned", action="store_true", help="also time each shape's pick from the tuning table")
     parser.add_argument("--configs", nargs="+", metavar="LABEL",
-                        help="time only these configs (labels of configs(), e.g. 'by shape'), at every shape")
+                        help="time only these configs (labels of configs(), e.g. 'by shape'); with --shapes, "
+                             "each of them at every shape given")
     parser.add_argument("--quick", action="store_true", help="the same as --suite quick")
     parser.add_argument("--no-diagnosis", action="store_true", help="skip the per-launch timing comparison")
     parser.add_argument("--small", action="store_true", help=f"only {'x'.join(map(str, SMALL))}")
@@ -415,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
     gpu = device()
     sms, stream, cu_stream = gpu.sms, gpu.stream, gpu.cu_stream
     chosen = list(args.configs) if args.configs else list(known)
-    plan = {shape: [(label, scenario.config(**known[label])) for label in labels_for(shape, chosen, suite)]
+    every = bool(args.shapes and args.configs)  # shapes and configs both named: time every pair, nothing else
+    plan = {shape: [(label, scenario.config(**known[label])) for label in labels_for(shape, chosen, suite, every)]
             for shape in shapes}
     if args.tuned:
         for shape in shapes:

@@ -43,6 +43,13 @@ def test_each_shape_runs_a_few_configs_and_8192_cubed_all() -> None:
     assert set(bench.SUITE_CONFIGS) < set(small) and "128x128 2wg 4st no-queue 2x1" in small
 
 
+def test_named_shapes_and_configs_time_every_pair() -> None:
+    """--shapes with --configs: a large-tile config named for a suite shape is timed there, not dropped."""
+    named = ["128x256 2wg 4st static swz8 handoff", "128x128 2wg 4st static 1x2"]
+    assert bench.labels_for((8192, 8192, 1024), named, "full") == []
+    assert bench.labels_for((8192, 8192, 1024), named, "full", every=True) == named
+
+
 def test_the_last_line_and_the_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
     best = {"8192x8192x8192": ("swz8", 712.34, 1.071), "4096x6144x4096": ("by shape", 600.0, 1.02),
             "1000x1032x520": ("by shape", 160.0, 0.93)}
