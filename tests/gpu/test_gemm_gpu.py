@@ -165,7 +165,9 @@ def test_launch_runs_the_gemm_through_the_gate_and_reports_tflops() -> None:
     assert err.value.reason == "unverified" and "early release" in str(err.value), "the async-read rule refuses it"
 
 
-BY_SHAPE_SHAPES = [(1000, 1032, 520), (1, 8, 8), (130, 264, 72), (777, 1496, 3000), (64, 4096, 8), (4096, 4096, 1024)]
+# (5000, 3080, 4136): a large grid whose rows of A and B (8272 B) straddle 128-byte lines: 128x256 in 2x1 clusters
+BY_SHAPE_SHAPES = [(1000, 1032, 520), (1, 8, 8), (130, 264, 72), (777, 1496, 3000), (64, 4096, 8), (4096, 4096, 1024),
+                   (5000, 3080, 4136)]
 
 
 def test_by_shape_compiles_the_planned_tile_for_each_shape_and_matches_torch() -> None:
@@ -175,7 +177,9 @@ def test_by_shape_compiles_the_planned_tile_for_each_shape_and_matches_torch() -
     fn = compiled(tile=TileShape.BY_SHAPE)
     for shape in BY_SHAPE_SHAPES:
         check(shape, seed=3, tile=TileShape.BY_SHAPE)
-        assert fn.config_for(shape).tile is pick_tile(shape, sms()).tile
+        pick = pick_tile(shape, sms())
+        assert fn.config_for(shape).tile is pick.tile and fn.config_for(shape).cluster.m == pick.cluster_m
+    assert fn.config_for((5000, 3080, 4136)).cluster.m == 2
     tiles = {cfg.tile for cfg in fn.compiled}
     assert TileShape.T128x256 in tiles and len(tiles) >= 2, tiles
 

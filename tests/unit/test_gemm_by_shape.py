@@ -102,3 +102,27 @@ def test_the_dispatcher_compiles_once_per_picked_tile_and_passes_the_call_throug
     assert [t for t, _ in calls] == [TileShape.T128x128, TileShape.T128x256, TileShape.T128x128,
                                      TileShape.T128x256]
     assert calls[0][1] == ("a", "b", "c", 1000, 1032, 520, 1, 2, 3, "stream")
+
+
+def test_rows_that_straddle_lines_run_the_large_tile_in_2x1_clusters_and_every_plan_says_why() -> None:
+    shape = (5000, 3080, 4136)  # rows of 8272 B: each k-block's 128-byte row read touches two L2 lines
+    plan = launch_plan("hopper_gemm", shape, device=H200, tile=TileShape.BY_SHAPE)
+    text = plan.summary()
+    assert ("128x256x64 with 2 consumer warpgroups in 2x1 clusters (B multicast): 520 tiles on 132 SMs (rows of "
+            "8272 B straddle 128-byte lines)") in text, text
+    assert "K=4160 would not straddle" in text
+    assert BY_SHAPE.resolved(shape, H200.sms).cluster.m == 2
+    assert prove(SC, BY_SHAPE, (plan,)).ok
+    fixed = launch_plan("hopper_gemm", shape, device=H200)
+    assert "K=4160 would not straddle" in fixed.summary(), "any config's plan warns, not only the pick's"
+    aligned = (5000, 3080, 4160)
+    assert BY_SHAPE.resolved(aligned, H200.sms).cluster.m == 1
+    assert "straddle" not in launch_plan("hopper_gemm", aligned, device=H200, tile=TileShape.BY_SHAPE).summary()
+
+
+@settings(max_examples=100, deadline=None)
+@given(k=st.integers(1, 4096).map(lambda v: 8 * v), fp8=st.booleans())
+def test_the_large_tile_pairs_ctas_exactly_when_rows_straddle_lines(k: int, fp8: bool) -> None:
+    pick = pick_tile((8192, 8192, k), 132, 1 if fp8 else 2)
+    assert pick.tile is TileShape.T128x256
+    assert pick.cluster_m == (2 if k * (1 if fp8 else 2) % 128 else 1)

@@ -217,7 +217,7 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: int | None = None
     """Persistent CTAs (clusters kept whole) walk output tiles; every tile runs K/64 (fp8: K/128) k-blocks."""
     from ..model import QueueKind
 
-    from .gemm_geometry import TileShape, pick_tile
+    from .gemm_geometry import TileShape, pick_tile, straddle_note
 
     shape = problem_shape(size, cfg.dtype)
     by_shape = cfg.tile is TileShape.BY_SHAPE
@@ -246,7 +246,10 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: int | None = None
     if geo.dtype is DType.FP8:
         assumptions += (f"fp8 e4m3 A and B with per-tensor scales, {geo.tile_k} elements of K per k-block",)
     if by_shape:
-        assumptions += (f"tile by shape: {pick_tile(shape, limits.sms).text}",)
+        assumptions += (f"tile by shape: {pick_tile(shape, limits.sms, geo.dtype.bytes).text}",)
+    straddle = straddle_note(shape, geo.dtype.bytes)
+    if straddle is not None:
+        assumptions += (straddle,)
     if geo.pingpong:
         units_m = -(-m // geo.work_tile_m)
         assumptions += (f"ping-pong: {units_m} x {tiles_n} work units of two {geo.tile_m}-row tiles stacked along M; "

@@ -100,14 +100,15 @@ class HopperGemm:
 
         The pick also sets the consumer warpgroups (a 64-row tile is one
         warpgroup's WGMMA) and the cluster (2x1 B multicast for a small grid of
-        128-row tiles; otherwise this config's own cluster, 1x2 included), and
+        128-row tiles or rows of A and B that straddle 128-byte lines; otherwise
+        this config's own cluster, 1x2 included), and
         keeps the stages within shared memory.
         Default shape and SMs: the CPU view's (M, N, K) and its CTAs (an H200's SMs).
         """
         if self.tile is not TileShape.BY_SHAPE:
             return self
         pick = pick_tile(tuple(shape) if shape is not None else self.shape,
-                         sms or self.ctas or DeviceLimits.h200().sms)
+                         sms or self.ctas or DeviceLimits.h200().sms, self.dtype.bytes)
         tm, tn = pick.tile.mn
         most = Geometry(tile_m=tm, tile_n=tn, stages=2, consumer_wgs=pick.consumer_wgs, dtype=self.dtype).max_stages()
         return replace(self, tile=pick.tile, consumer_wgs=pick.consumer_wgs, stages=min(self.stages, most),
@@ -394,7 +395,8 @@ def _notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False) -
         notes.append("fp8 e4m3 A and B (one 128-byte swizzle row = 128 elements of K per stage); the epilogue "
                      "multiplies the fp32 accumulators by scale_a·scale_b before the bf16 conversion")
     if by_shape:
-        notes.append(f"tile by shape: {pick_tile(cfg.shape, cfg.ctas or DeviceLimits.h200().sms).text}")
+        sms = cfg.ctas or DeviceLimits.h200().sms
+        notes.append(f"tile by shape: {pick_tile(cfg.shape, sms, cfg.dtype.bytes).text}")
     unit = "work units of two tiles" if geo.pingpong else "tiles"
     if cfg.persistence is QueueKind.STATIC:
         order = f"in groups of {cfg.swizzle} tile {'columns' if cfg.raster is Raster.ALONG_M else 'rows'}, " \
