@@ -574,9 +574,13 @@ ping-pong 128x128 per warpgroup at 490-510 is 7.7-7.9 - so the tile's bytes per 
 set the rate: ping-pong (one warpgroup per tile, its epilogue under the other's mainloop) needs
 128-register accumulators per warpgroup, which caps its tile at 128x128 or 64x256, 1.33-1.7x the bytes per
 FLOP of the cooperative 128x256 tile, and runs at 0.70x where the cooperative kernel runs at 1.02x. B
-multicast in 2x1 clusters halves the L2 reads but not the shared-memory writes and does not move the rate.
-A larger cooperative tile (256x256) would need 256 accumulators per thread. The 'swz' rows hand tiles out
-in groups (L2 swizzle); small grids are bound by each SM's reads."""
+multicast in 2x1 clusters (A in 1x2) halves the L2 reads but not the shared-memory writes and moves the rate
+by 0-1 %, except where the rows of A and B straddle 128-byte lines (K·2 not a multiple of 128): there 1x1
+loses about 20 % and 2x1 wins most of it back, so tile 'by shape' then runs 2x1
+(gemm_alignment*.h200.txt). The 'handoff' rows hand C to a store task: +1.5 % with 16 k-blocks per tile,
+within the noise at 8192^3, where the epilogue is about 2 % of a tile's time. A larger cooperative tile
+(256x256) would need 256 accumulators per thread. The 'swz' rows hand tiles out in groups (L2 swizzle);
+small grids are bound by each SM's reads."""
 
 
 if __name__ == "__main__":
