@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from scenario_support import captured, ident
+from scenario_support import captured, compiled_as_recorded, ident
 from ts_explore.analysis.async_reads import check_async_reads
 from ts_explore.kernels import gemm
 from ts_explore.kernels.gemm_geometry import Cluster, DType, Epilogue, GemmMode, Geometry, Raster, Release, TileShape
@@ -111,19 +111,8 @@ def test_picking_a_handoff_fault_or_ping_pong_moves_the_epilogue_to_one_that_run
 
 
 def test_the_handoff_kernel_compiles_for_sm90a_and_builds_the_recorded_tasks() -> None:
-    from test_kernel_trace import same_shape
-
-    from ts_explore.kernels.build import resources
-    from ts_explore.reader import capture_task_set
-
-    cfg = SC.config(**HO)
-    seen: list[Any] = []
-    fn = gemm.compile(SC, cfg, arch="sm_90a",
-                      on_built=lambda b: seen.append(capture_task_set(b.tasks, b.resource_dependency_graph)))
-    assert fn is not None and len(seen) == 1
-    same_shape(captured(SC, cfg), seen[0])
-    used = resources(fn)
-    assert used is not None and used.frame_bytes == 0, used  # no spills
+    used = compiled_as_recorded(SC, SC.config(**HO))
+    assert used.frame_bytes == 0, used  # no spills
 
 
 COMPILED = [dict(HO, dtype=DType.FP8), dict(HO, cluster=Cluster.C2x1, swizzle=8), dict(HO, cluster=Cluster.C1x2),

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from scenario_support import captured, ident
+from scenario_support import captured, compiled_as_recorded, ident
 from ts_explore.analysis.async_reads import check_async_reads
 from ts_explore.app.drawings import dependency_graph, schedule_graph
 from ts_explore.kernels import gemm
@@ -122,19 +122,8 @@ def test_the_launch_plan_walks_units_of_two_tiles() -> None:
 
 
 def test_the_ping_pong_kernel_compiles_for_sm90a_and_builds_the_recorded_tasks() -> None:
-    from test_kernel_trace import same_shape
-
-    from ts_explore.kernels.build import resources
-    from ts_explore.reader import capture_task_set
-
-    cfg = SC.config(**PP)
-    seen: list[Any] = []
-    fn = gemm.compile(SC, cfg, arch="sm_90a",
-                      on_built=lambda b: seen.append(capture_task_set(b.tasks, b.resource_dependency_graph)))
-    assert fn is not None and len(seen) == 1
-    same_shape(captured(SC, cfg), seen[0])
-    used = resources(fn)
-    assert used is not None and used.frame_bytes == 0 and used.registers <= 168, used  # 128 accumulators, no spills
+    used = compiled_as_recorded(SC, SC.config(**PP))
+    assert used.frame_bytes == 0 and used.registers <= 168, used  # 128 accumulators, no spills
 
 
 @pytest.mark.slow
