@@ -23,6 +23,9 @@ OUT=${OUT:?set OUT to the folder that collects the results}
 mkdir -p "$OUT"
 python3 -c "import cutlass, ts_explore" || { echo "source .gpu/b/env.sh (or .gpu/c/env-sweep.sh) first" >&2; exit 3; }
 notebook() {  # executed alone (its timings are real), kept as <name>.h200.ipynb
+  # without Graphviz's dot the diagrams would be kept as DOT text: stage graphviz-pure (.gpu/g) first
+  command -v dot > /dev/null || { echo "NOT executed $1: no dot on PATH (carry .gpu/g, then source .gpu/b/env.sh)"; \
+    return 1; }
   timeout 200 python3 -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=190 --output-dir "$OUT" \
     --output "$(basename "$1" .ipynb).h200.ipynb" "$1" > "/tmp/$(basename "$1").log" 2>&1 \
     && echo "executed $1" || { echo "FAILED $1"; tail -20 "/tmp/$(basename "$1").log"; }
