@@ -27,12 +27,7 @@ from typing import Any
 
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 
-
-def _next_tile(wq: Any) -> None:
-    wq.try_wait()
-    wq.wait()
-    wq.get_and_advance_work_tile()
-    wq.release()
+from .common import next_work_tile
 
 
 def load_schedule(src: Any, qs: list[Any], k: Any, v: Any, wq: Any, n_kv: Any) -> Any:
@@ -48,7 +43,7 @@ def load_schedule(src: Any, qs: list[Any], k: Any, v: Any, wq: Any, n_kv: Any) -
             return
         with work_tile_loop(wq):
             tile(src, qs, k, v)
-            _next_tile(wq)
+            next_work_tile(wq)
 
     def tile(src: Any, qs: Any, k: Any, v: Any) -> None:
         q_block = src.tile()
@@ -88,7 +83,7 @@ def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq
             return
         with work_tile_loop(wq):
             tile(r)
-            _next_tile(wq)
+            next_work_tile(wq)
 
     def tile(r: _Roles) -> None:
         r.q.try_wait()

@@ -54,6 +54,17 @@ def tensor(ctx: BuildContext, key: str) -> Any:
     return ctx.tensors.get(key) if ctx.on_gpu else None
 
 
+def next_work_tile(wq: Any) -> None:
+    """A task's turn on its work queue at the end of a work tile: wait for the next tile, take it, release.
+
+    Called inside a ``work_tile_loop``; every persistent task of every scenario ends its tile with it.
+    """
+    wq.try_wait()
+    wq.wait()
+    wq.get_and_advance_work_tile()
+    wq.release()
+
+
 def clc_scheduler_task(wq: Any, warp: int) -> Any:
     """CLC dynamic persistence: a one-warp task that fetches the next work tile for every task (sm_100+).
 
@@ -72,10 +83,7 @@ def clc_scheduler_task(wq: Any, warp: int) -> Any:
             wq.acquire()
             wq.fetch_work_tile()
             wq.commit()
-            wq.try_wait()
-            wq.wait()
-            wq.get_and_advance_work_tile()
-            wq.release()
+            next_work_tile(wq)
 
     return Task(name="scheduler", src_resources=[wq], dst_resources=[wq], warp_idx=warp, num_warps=1,
                 schedule=scheduler(wq))

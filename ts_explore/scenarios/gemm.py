@@ -37,7 +37,7 @@ from ..kernels.gemm_resources import GlobalOperands, OutputTile, SmemOperands
 from ..model import QueueKind
 from .base import BuildContext, Built, Scenario, knob, register
 from ..model.plan import DeviceLimits
-from .common import clc_scheduler_task, instance_value, require, runtime, tensor, viewpoint
+from .common import clc_scheduler_task, instance_value, next_work_tile, require, runtime, tensor, viewpoint
 from . import gemm_handoff as handoff
 from . import gemm_pingpong as pingpong
 
@@ -292,12 +292,6 @@ def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
     def one_tile(smem: Any, out: Any) -> None:
         pingpong.accumulate_and_store(smem, out, n_k, release=release, epilogue_parts=parts)
 
-    def next_tile(wq: Any) -> None:
-        wq.try_wait()
-        wq.wait()
-        wq.get_and_advance_work_tile()
-        wq.release()
-
     if wq is None:
         @schedule
         def load(src: GlobalOperands, smem: SmemOperands) -> None:
@@ -315,13 +309,13 @@ def build(cfg: HopperGemm, ctx: BuildContext) -> Built:
         def load(src: GlobalOperands, smem: SmemOperands, wq: WorkQueue) -> None:
             with work_tile_loop(wq):
                 load_k_blocks(src, smem)
-                next_tile(wq)
+                next_work_tile(wq)
 
         @schedule
         def mma(smem: SmemOperands, out: OutputTile, wq: WorkQueue) -> None:
             with work_tile_loop(wq):
                 one_tile(smem, out)
-                next_tile(wq)
+                next_work_tile(wq)
             out.flush()
 
         load_sched, extra = load(src, smem, wq), [wq]

@@ -40,6 +40,7 @@ from ..analysis.async_reads import AsyncReads
 from ..kernels.gemm_geometry import STORE_WARPS, Geometry, Release
 from ..kernels.gemm_resources import HandoffBuffers
 from . import gemm_pingpong as pingpong
+from .common import next_work_tile
 
 STORES_IN_FLIGHT = 1  # TMA stores still reading shared memory when ``store`` returns: release one part late
 STORE_SCOPE_NOTE = (
@@ -109,13 +110,6 @@ def send_tile(c: Any, parts: int, *, early_release: bool = False) -> None:
                 c.release()
 
 
-def _next_tile(wq: Any) -> None:
-    wq.try_wait()
-    wq.wait()
-    wq.get_and_advance_work_tile()
-    wq.release()
-
-
 def tasks(smem: Any, c: HandoffBuffers, wq: Any, n_k: Any, *, release: Release, parts: int, consumer_wgs: int,
           load_warps: int, registers: tuple[int, int], extra_part: bool = False, early_release: bool = False
           ) -> tuple[Task, Task]:
@@ -148,13 +142,13 @@ def tasks(smem: Any, c: HandoffBuffers, wq: Any, n_k: Any, *, release: Release, 
         def mma(smem: Any, c: Any, wq: Any) -> None:  # type: ignore[no-redef]
             with work_tile_loop(wq):
                 one_tile(smem, c)
-                _next_tile(wq)
+                next_work_tile(wq)
 
         @schedule
         def store(c: Any, wq: Any) -> None:  # type: ignore[no-redef]
             with work_tile_loop(wq):
                 send_tile(c, sent, early_release=early_release)
-                _next_tile(wq)
+                next_work_tile(wq)
             c.flush()
 
         mma_sched, store_sched = mma(smem, c, wq), store(c, wq)

@@ -47,6 +47,7 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ..kernels.gemm_geometry import LOAD_WARPS, WARPGROUP_THREADS, Geometry, Release
 from ..kernels.gemm_resources import EPILOGUE_BARRIER_ID, OutputTile
+from .common import next_work_tile
 
 CONSUMERS = 2  # mma0 owns the upper tile of a work unit, mma1 the lower one
 
@@ -54,13 +55,6 @@ CONSUMERS = 2  # mma0 owns the upper tile of a work unit, mma1 the lower one
 def consumer_warp(c: int) -> int:
     """First warp of consumer ``mma<c>``: warps 4-7 and 8-11."""
     return LOAD_WARPS * (1 + c)
-
-
-def _next_unit(wq: Any) -> None:
-    wq.try_wait()
-    wq.wait()
-    wq.get_and_advance_work_tile()
-    wq.release()
 
 
 def output_tiles(geo: Geometry, swap: bool, tma_c: Any, g_c: Any, scale: Any = None) -> list[OutputTile]:
@@ -93,7 +87,7 @@ def load_schedule(src: Any, ring: Any, wq: Any, n_k: Any) -> Any:
     def load(src: Any, ring: Any, wq: Any) -> None:  # type: ignore[no-redef]
         with work_tile_loop(wq):
             k_loop(src, ring)
-            _next_unit(wq)
+            next_work_tile(wq)
 
     return load(src, ring, wq)
 
@@ -156,7 +150,7 @@ def consumer_schedule(c: int, ring: Any, out: Any, wq: Any, n_k: Any, *, release
     def mma(ring: Any, out: Any, wq: Any) -> None:  # type: ignore[no-redef]
         with work_tile_loop(wq):
             unit(ring, out)
-            _next_unit(wq)
+            next_work_tile(wq)
         out.flush()
 
     mma.__name__ = f"mma{c}"

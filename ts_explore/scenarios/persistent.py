@@ -22,7 +22,7 @@ from ..kernels.persistent import SkippingQueue, TileRows
 from ..model.plan import DeviceLimits
 from ..model import QueueKind
 from .base import BuildContext, Built, Scenario, knob, register
-from .common import clc_scheduler_task, SkipRule, compact, ordinal, is_power_of_two, require, runtime, skip_tile, tensor, viewpoint
+from .common import clc_scheduler_task, next_work_tile, SkipRule, compact, ordinal, is_power_of_two, require, runtime, skip_tile, tensor, viewpoint
 from .knobs import LAMBDA_EXAMPLE, callable_text
 
 
@@ -190,12 +190,6 @@ def build(cfg: PersistentCopy, ctx: BuildContext) -> Built:
     pdl = fault is PersistentFault.PDL_LAUNCH_BEFORE_WAIT
     pdl_wait, pdl_launch = PdlWaitBarrier(name="pdl_wait"), PdlLaunchBarrier(name="pdl_launch")
 
-    def advance(wq: SkippingQueue) -> None:
-        wq.try_wait()
-        wq.wait()
-        wq.get_and_advance_work_tile()
-        wq.release()
-
     @schedule
     def persistent_copy(src: TileRows, dst: TileRows, wq: SkippingQueue, pdl_wait: Any, pdl_launch: Any) -> None:
         if pdl:  # the fault: dependent grids may start before this one waited for its own prerequisites
@@ -207,12 +201,12 @@ def build(cfg: PersistentCopy, ctx: BuildContext) -> Built:
                     with domain_loop(0, cfg.rows, 1, unroll=cfg.unroll):
                         dst.store(item=src.load())
                     if fault is PersistentFault.QUEUE_IN_SKIPPABLE:  # a skipped tile would never advance
-                        advance(wq)
+                        next_work_tile(wq)
             else:
                 with domain_loop(0, cfg.rows, 1, unroll=cfg.unroll):
                     dst.store(item=src.load())
             if fault is not PersistentFault.QUEUE_IN_SKIPPABLE:
-                advance(wq)
+                next_work_tile(wq)
 
     copy = Task(name="copy", src_resources=[src, wq, *([pdl_wait] if pdl else [])],
                 dst_resources=[dst, *([pdl_launch] if pdl else [])], warp_idx=0, num_warps=cfg.warps,

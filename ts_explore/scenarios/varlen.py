@@ -12,7 +12,7 @@ from ..kernels.varlen import PackedSource, PaddedSink, VarlenTask
 from ..model.plan import DeviceLimits
 from ..model import QueueKind
 from .base import BuildContext, Built, Scenario, knob, register
-from .common import instance_value, require, runtime, tensor, viewpoint
+from .common import instance_value, next_work_tile, require, runtime, tensor, viewpoint
 
 
 @dataclass(frozen=True)
@@ -89,10 +89,7 @@ def build(cfg: VarlenCopy, ctx: BuildContext) -> Built:
         def varlen_copy(src: PackedSource, dst: PaddedSink, wq: WorkQueue) -> None:
             with work_tile_loop(wq):
                 body(src, dst)
-                wq.try_wait()
-                wq.wait()
-                wq.get_and_advance_work_tile()
-                wq.release()
+                next_work_tile(wq)
 
         tree = varlen_copy(src, dst, wq)
         resources.append(wq)
