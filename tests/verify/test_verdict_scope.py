@@ -121,22 +121,15 @@ def test_a_failure_to_read_ts_results_is_inconclusive_not_unsafe(monkeypatch):
 # -- persistent schedules: the tile counts --------------------------------------------
 
 
-def test_persistent_pair_is_searched_over_the_tiles_its_lead_bound_needs():
-    v = verify(**B.persistent_pair(stages=2, rows=1))  # the producer can run 3 tiles ahead
+@pytest.mark.parametrize("stages, rows", [(2, 1), (2, 4), (8, 1)])
+def test_persistent_pair_is_proven_for_every_tile_count_by_the_tile_loop_search(stages, rows):
+    v = verify(**B.persistent_pair(stages=stages, rows=rows))  # the producer may run up to stages + 1 tiles ahead
     assert v.ok, v.summary()
-    assert sorted(r.num_tiles for r in v.runs) == [1, 2, 3, 4]
-    (two_tile,) = v.scope.abstractions
-    assert two_tile.sufficient and "no task leads another by more than 3 tiles" in two_tile.sentence
-    short = verify(**B.persistent_pair(stages=2, rows=4))  # 4 acquires per tile, 2 slots: 1 tile ahead at most
-    assert short.ok and sorted(r.num_tiles for r in short.runs) == [1, 2]
-
-
-def test_a_lead_too_long_to_search_is_inconclusive_unless_the_tiles_are_given():
-    v = verify(**B.persistent_pair(stages=8, rows=1))
-    assert v.status is Status.INCONCLUSIVE
-    (reason,) = v.reasons
-    assert "drift 9 tiles apart" in reason and "10 tiles" in reason
-    exact = verify(**B.persistent_pair(stages=8, rows=1), tiles=3)
+    assert sorted(r.num_tiles for r in v.runs) == [2]  # TS's own two tiles, for the Stepper and the swimlanes
+    (loop,) = v.scope.abstractions
+    assert loop.name == "tile-loop" and loop.sufficient and "searched as a cycle" in loop.sentence
+    assert v.scope.tiles_covered == "every number of work tiles (tile-loop search)"
+    exact = verify(**B.persistent_pair(stages=stages, rows=rows), tiles=3)
     assert exact.ok and 3 in {r.num_tiles for r in exact.runs} and exact.scope.tiles_per_cta == 3
 
 
@@ -150,7 +143,7 @@ def test_skipped_tiles_that_only_touch_the_queue_may_mix_with_normal_ones():
 def test_skipped_tiles_that_move_credits_leave_mixed_sequences_unproven():
     v = verify(**B.persistent_pair(skip=True, signal_outside=True))
     assert v.status is Status.INCONCLUSIVE
-    assert v.reasons == ("the skipped-tile run covers tiles that all skip; sequences that mix skipped and normal "
+    assert v.reasons == ("the skipped-tile runs cover tiles that all skip; sequences that mix skipped and normal "
                          "tiles are not searched",)
     one_tile = verify(**B.persistent_pair(skip=True, signal_outside=True), tiles=1)  # skipped or not: both searched
     assert one_tile.ok, one_tile.summary()
@@ -212,7 +205,7 @@ def test_a_needed_run_that_did_not_run_is_named(monkeypatch):
 
 
 def test_given_tiles_with_skipping_search_every_shorter_count_of_normal_tiles():
-    v = verify(**B.persistent_pair(stages=8, skip=True), tiles=3)  # the lead bound alone would need 10 tiles
+    v = verify(**B.persistent_pair(stages=8, skip=True), tiles=3)
     assert v.ok, v.summary()
     assert {r.num_tiles for r in v.runs} == {1, 2, 3}
     too_many = verify(**B.persistent_pair(stages=8, skip=True), tiles=8)

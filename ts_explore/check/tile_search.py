@@ -40,7 +40,7 @@ from .tables import _alias_groups, footprint
 from .tile_loop import TileLoop
 
 STALE = -2  # a completion generation no future wait can clear (never equal to a wait's generation)
-DEFAULT_MAX_LEAD = 8
+DEFAULT_MAX_LEAD = 16
 _CHECK_EVERY = 4096
 
 
