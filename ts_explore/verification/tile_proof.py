@@ -19,6 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dataclasses import replace
+
+from ..analysis.shared_pools import shared_pool
+from ..check.projection import project
+from ..check.tile_loop import TileLoop
 from ..check.tile_search import search_tile_loop
 from ..model import Family
 from ..reader.instance import Instance
@@ -52,6 +57,31 @@ def skipped_tiles_inert(instance: Instance) -> bool:
                for _normal, skipped in instance.one_tile_lanes for lane in skipped for step in lane.steps)
 
 
+def _projections(loop: TileLoop, instance: Instance) -> tuple[list[TileLoop], str]:
+    """A pipeline several consumer tasks read in full: the loop of its producer with each consumer alone.
+
+    TS counts such consumers together, so one may run any number of tiles ahead of the other on the other's
+    credits; :mod:`ts_explore.analysis.shared_pools` says why a finding of the whole set is one of such a pair.
+    """
+    if instance.credit_model is None or not instance.one_tile_lanes:
+        return [], ""
+    pool, _why = shared_pool(instance.one_tile_lanes[0][0], instance.credit_model)
+    if pool is None:
+        return [], ""
+    out = []
+    for keep in pool.consumers:
+        drop = tuple(c for c in pool.consumers if c != keep)
+        try:
+            tables = [project(replace(loop.problem, lanes=tuple(t[j] for t in loop.tiles)), pool.resource, keep, drop)
+                      for j in range(loop.prefix + loop.period)]
+        except ValueError:
+            return [], ""
+        first = tables[0]
+        out.append(TileLoop(first, tuple(tuple(p.lanes[t] for p in tables) for t in range(len(first.tasks))),
+                            loop.prefix, loop.period, loop.gen_advance, loop.gen_source))
+    return out, " and ".join(f"{pool.producer} + {c}" for c in pool.consumers)
+
+
 def prove_tiles(tasks: list[Any], instance: Instance, tm_kwargs: dict[str, Any], *, own: bool,
                 options: dict[str, Any]) -> TileProof:
     """Search the tile loop of every variant and key assignment of a persistent instance.
@@ -66,6 +96,7 @@ def prove_tiles(tasks: list[Any], instance: Instance, tm_kwargs: dict[str, Any],
     variants = (False, True) if instance.skip else (False,)
     failing: set[int] = set()
     states, seconds, lead = 0, 0.0, 0
+    shared = ""
     why = ""
     found: list[str] = []
     for assignment in instance.assignments:
@@ -78,10 +109,16 @@ def prove_tiles(tasks: list[Any], instance: Instance, tm_kwargs: dict[str, Any],
             if loop is None:
                 why = why or unread
                 continue
-            result = search_tile_loop(loop, **{k: v for k, v in options.items() if v is not None})
-            states += result.states
-            seconds += result.elapsed_s
-            lead = max(lead, result.lead)
+            parts, pairs = _projections(loop, instance)
+            if pairs:
+                shared = pairs
+            for part in parts or [loop]:
+                result = search_tile_loop(part, **{k: v for k, v in options.items() if v is not None})
+                states += result.states
+                seconds += result.elapsed_s
+                lead = max(lead, result.lead)
+                if result.findings or result.limit or result.cancelled:
+                    break
             if result.findings:
                 first = min(result.findings, key=lambda f: f.tiles)
                 failing.add(max(1, first.tiles))
@@ -104,6 +141,9 @@ def prove_tiles(tasks: list[Any], instance: Instance, tm_kwargs: dict[str, Any],
         return TileProof(False, f"not proven for every number of work tiles: {why}", (), mixed, mixed_ok, states,
                          seconds)
     kinds = "normal and skipped-tile loops" if instance.skip else "work-tile loop"
+    if shared:
+        kinds += (f" of {shared} on their own (a pipeline they share has several consumer tasks, each reading "
+                  "every stage; projection argument, ts_explore.analysis.shared_pools)")
     return TileProof(True, f"every number of work tiles (0, 1, 2, ...): the {kinds} searched as a cycle, "
                            f"{states} states, closed (no new tile-boundary state; tasks at most {lead} tile"
                            f"{'' if lead == 1 else 's'} apart; tile-loop search, ts_explore.check.tile_search)",
