@@ -13,7 +13,8 @@ code  meaning
 3     ``launch``: this machine cannot run it (no GPU, too old a GPU, the gate
       refused an unproven config)
 4     ``verify``: INCONCLUSIVE (nothing found, but not a proof; the reasons are
-      printed)
+      printed, or one line when it ran out of memory)
+130   interrupted (Ctrl-C): one line on stderr; nothing was proven
 ====  ==========================================================================
 """
 
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_REFUSED, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130  # what shells report for a command ended by SIGINT
 VERIFY_EXIT = {"safe": EXIT_OK, "unsafe": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}
 
 
@@ -226,6 +228,8 @@ class _Progress:
     def __exit__(self, exc_type: object, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        if exc_type is KeyboardInterrupt:  # main() says it in its one line
+            return
         ended = "done in" if exc_type is None else "stopped after"  # a refusal is not a finished launch
         print(f"{self.what}: {ended} {time.perf_counter() - self.start:.2f} s", file=sys.stderr, flush=True)
 
@@ -245,6 +249,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from .reader.lanes import LoopTooLong
     from .verification.verify import verify
 
     kwargs = _verify_kwargs(args.target, args.set)
@@ -264,8 +269,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             done["error"] = exc
 
-    def interrupted(_signum: int, _frame: Any) -> None:  # Ctrl-C stops our search; the verdict says what is left
-        cancel.set()
+    def interrupted(_signum: int, _frame: Any) -> None:
+        cancel.set()  # our search stops at once; TS's reading may not, so the main thread stops waiting for it
+        raise KeyboardInterrupt
 
     with _Progress(f"verifying {len(kwargs.get('tasks') or [])} task(s)"):
         previous = signal.signal(signal.SIGINT, interrupted)
@@ -276,10 +282,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 worker.join(0.2)
         finally:
             signal.signal(signal.SIGINT, previous)
-    if cancel.is_set():
-        print("interrupted: the search stopped; what it did not reach is not proven", file=sys.stderr)
-    if isinstance(done.get("error"), TypeError):
+    if isinstance(done.get("error"), (TypeError, LoopTooLong)):
         raise UsageError(str(done["error"]))
+    if isinstance(done.get("error"), MemoryError):
+        print("ts-explore verify: INCONCLUSIVE: ran out of memory while verifying, so nothing was proven; verify "
+              "a smaller instance (fewer tiles or loop iterations) or cap the search with --max-states",
+              file=sys.stderr)
+        return EXIT_INCONCLUSIVE
     if "error" in done:
         raise done["error"]
     verdict = done["verdict"]
@@ -390,6 +399,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"ts-explore {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        proven = "; nothing was proven" if args.command == "verify" else ""
+        print(f"ts-explore {args.command}: interrupted (Ctrl-C){proven}", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":
