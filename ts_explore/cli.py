@@ -13,7 +13,8 @@ code  meaning
 3     ``launch``: this machine cannot run it (no GPU, too old a GPU, the gate
       refused an unproven config)
 4     ``verify``: INCONCLUSIVE (nothing found, but not a proof; the reasons are
-      printed)
+      printed, or one line when it ran out of memory)
+130   interrupted (Ctrl-C): one line on stderr; nothing was proven
 ====  ==========================================================================
 """
 
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_REFUSED, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130  # what shells report for a command ended by SIGINT
 VERIFY_EXIT = {"safe": EXIT_OK, "unsafe": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}
 
 
@@ -226,6 +228,8 @@ class _Progress:
     def __exit__(self, exc_type: object, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        if exc_type is KeyboardInterrupt:  # main() says it in its one line
+            return
         ended = "done in" if exc_type is None else "stopped after"  # a refusal is not a finished launch
         print(f"{self.what}: {ended} {time.perf_counter() - self.start:.2f} s", file=sys.stderr, flush=True)
 
@@ -245,6 +249,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from .reader.lanes import LoopTooLong
     from .verification.verify import verify
 
     kwargs = _verify_kwargs(args.target, args.set)
@@ -264,8 +269,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             done["error"] = exc
 
-    def interrupted(_signum: int, _frame: Any) -> None:  # Ctrl-C stops our search; the verdict says what is left
-        cancel.set()
+    def interrupted(_signum: int, _frame: Any) -> None:
+        cancel.set()  # our search stops at once; TS's reading may not, so the main thread stops waiting for it
+        raise KeyboardInterrupt
 
     with _Progress(f"verifying {len(kwargs.get('tasks') or [])} task(s)"):
         previous = signal.signal(signal.SIGINT, interrupted)
@@ -276,10 +282,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 worker.join(0.2)
         finally:
             signal.signal(signal.SIGINT, previous)
-    if cancel.is_set():
-        print("interrupted: the search stopped; what it did not reach is not proven", file=sys.stderr)
-    if isinstance(done.get("error"), TypeError):
+    if isinstance(done.get("error"), (TypeError, LoopTooLong)):
         raise UsageError(str(done["error"]))
+    if isinstance(done.get("error"), MemoryError):
+        print("ts-explore verify: INCONCLUSIVE: ran out of memory while verifying, so nothing was proven; verify "
+              "a smaller instance (fewer tiles or loop iterations) or cap the search with --max-states",
+              file=sys.stderr)
+        return EXIT_INCONCLUSIVE
     if "error" in done:
         raise done["error"]
     verdict = done["verdict"]
@@ -318,6 +327,45 @@ _REFUSALS = frozenset({"no_kernel", "bad_config", "unverified", "no_cuda_python"
                        "bad_size", "unpicklable"})
 
 
+# how a launch size is typed, by the number of values the scenario's sizes hold (None: one int)
+_SIZE_SYNTAX = {None: ("int32 elements, a positive whole number", "16777216"),
+                3: ("a GEMM shape MxNxK", "4096x4096x4096"),
+                5: ("an attention shape BxHxSQxSKVxD (batch, heads, seqlen_q, seqlen_kv, head_dim)",
+                    "4x16x2048x2048x128")}
+
+
+def launch_sizes(scenario: Any, texts: Sequence[str] | None) -> tuple[Any, ...] | None:
+    """``--size`` values as the scenario's sizes (ints, or shapes ``MxNxK``...); UsageError naming the syntax.
+
+    Without ``--size``: None for a scenario whose kernel has its own default
+    sizes (a GEMM shape, say), else 16M int32 elements.
+    """
+    from .gpu import LaunchError
+    from .gpu.plan import kernel_module
+
+    try:
+        defaults = getattr(kernel_module(scenario), "DEFAULT_SIZES", None)
+    except LaunchError:
+        defaults = None  # no kernel: launch says so in its own words
+    arity = len(defaults[0]) if defaults and isinstance(defaults[0], tuple) else None
+    if not texts:
+        return None if arity is not None else (1 << 24,)
+    what, example = _SIZE_SYNTAX.get(arity, (f"{arity} positive whole numbers joined by 'x'",
+                                             "x".join(["64"] * (arity or 1))))
+    out: list[Any] = []
+    for text in texts:
+        parts = text.strip().lower().split("x")
+        try:
+            values = tuple(int(p) for p in parts)
+        except ValueError:
+            values = ()
+        if len(values) != (arity or 1) or min(values) < 1:
+            raise UsageError(f"--size {text!r} is not a size of {scenario.name}: it takes {what}, e.g. "
+                             f"--size {example} (repeat --size for more sizes)")
+        out.append(values if arity is not None else values[0])
+    return tuple(out)
+
+
 def cmd_launch(args: argparse.Namespace) -> int:
     from . import scenarios
 
@@ -328,12 +376,17 @@ def cmd_launch(args: argparse.Namespace) -> int:
     if not isinstance(scenario, scenarios.Scenario):
         raise UsageError(f"launch takes a scenario; {args.scenario} is a {type(scenario).__name__}")
     config = parse_settings(scenario, args.set)
+    sizes = launch_sizes(scenario, args.size)
+    if args.reps < 1:
+        raise UsageError(f"--reps takes a positive number of timed repetitions, got {args.reps}")
     from .gpu import LaunchError, launch
 
     try:
         with _Progress(f"compiling and launching {scenario.name}"):
-            result = launch(scenario, config, sizes=args.size or (1 << 24,), reps=args.reps, force=args.force)
+            result = launch(scenario, config, sizes=sizes, reps=args.reps, force=args.force)
     except LaunchError as exc:
+        if exc.reason == "bad_size":  # a size this kernel cannot take is a usage error, like a bad --size
+            raise UsageError(exc.args[0]) from None
         refused = exc.reason in _REFUSALS
         print(f"{'cannot launch' if refused else 'launch failed'}: {exc}", file=sys.stderr)
         return EXIT_REFUSED if refused else EXIT_FAIL
@@ -370,8 +423,9 @@ def build_parser() -> argparse.ArgumentParser:
     la.add_argument("scenario", nargs="?", help="catalog name (see `ts-explore launch --list`) or MODULE:ATTR")
     la.add_argument("--list", action="store_true", help="list the catalog and exit")
     la.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="scenario setting")
-    la.add_argument("--size", type=int, action="append", metavar="ELEMENTS",
-                    help="int32 elements per launch (repeatable; default 16M)")
+    la.add_argument("--size", action="append", metavar="SIZE",
+                    help="one launch size (repeatable): int32 elements for the copies (default 16M), MxNxK for "
+                         "hopper_gemm (default 4096x4096x4096), BxHxSQxSKVxD for hopper_attention")
     la.add_argument("--reps", type=int, default=20)
     la.add_argument("--force", action="store_true", help="launch even if the verifier says unsafe")
     la.set_defaults(func=cmd_launch)
@@ -390,6 +444,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"ts-explore {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        proven = "; nothing was proven" if args.command == "verify" else ""
+        print(f"ts-explore {args.command}: interrupted (Ctrl-C){proven}", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -124,11 +124,12 @@ def test_render_accepts_every_target_verify_accepts(targets, target, capsys):
 
 def test_callables_can_be_set_from_the_shell(capsys):
     argv = ["verify", "ts_explore.scenarios.persistent:SCENARIO", "--set", "skip=custom",
-            "--set", "skip_fn=lambda t: t % 3 == 0", "--json"]
+            "--set", "skip_fn=even tiles", "--json"]
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["ok"] is True
-    assert main(argv[:-3] + ["--set", "skip_fn=lambda t: t %", "--json"]) == 2
-    assert "is not valid Python" in capsys.readouterr().err
+    assert main(argv[:-3] + ["--set", "skip_fn=lambda t: t % 3 == 0", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "is not one of its named choices" in err and "never run as code" in err and len(err.splitlines()) == 1
 
 
 def test_emit_survives_a_closed_reader(monkeypatch, tmp_path):
@@ -164,3 +165,54 @@ def test_a_refused_launch_does_not_say_done(capsys):
     assert main(["launch", "hopper_attention"]) == EXIT_REFUSED
     err = capsys.readouterr().err
     assert "cannot launch" in err and "stopped after" in err and "done in" not in err
+
+
+@pytest.mark.parametrize("argv, syntax", [
+    (["grid_stride_copy", "--size", "-1"], "it takes int32 elements, a positive whole number, e.g. --size 16777216"),
+    (["grid_stride_copy", "--size", "1e6"], "it takes int32 elements"),
+    (["hopper_gemm", "--size", "4096"], "it takes a GEMM shape MxNxK, e.g. --size 4096x4096x4096"),
+    (["hopper_gemm", "--size", "4096x4096"], "it takes a GEMM shape MxNxK"),
+    (["hopper_gemm", "--size", "4096x0x4096"], "it takes a GEMM shape MxNxK"),
+    (["hopper_attention", "--size", "4x16x2048x2048"], "it takes an attention shape BxHxSQxSKVxD"),
+    (["hopper_gemm", "--size", "4096x4096x4100"], "K=4100 is not a multiple of 8"),  # the kernel's own refusal
+    (["grid_stride_copy", "--reps", "0"], "--reps takes a positive number"),
+])
+def test_a_bad_launch_size_is_a_usage_error_naming_the_syntax(argv, syntax, capsys):
+    assert main(["launch", *argv]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("compiling and launching")]
+    assert len(err) == 1 and err[0].startswith("ts-explore launch: error: ") and syntax in err[0], err
+    assert "sizes=[" not in err[0], "the shell's syntax, not Python's"
+
+
+@pytest.mark.parametrize("argv, sizes", [
+    (["hopper_gemm", "--size", "4096x4096x4096", "--size", "1024X2048x512"], ((4096, 4096, 4096), (1024, 2048, 512))),
+    (["hopper_attention", "--size", "4x16x2048x2048x128"], ((4, 16, 2048, 2048, 128),)),
+    (["grid_stride_copy", "--size", "1024", "--size", "4096"], (1024, 4096)),
+    (["hopper_gemm"], None),  # the kernel's own default shape
+    (["grid_stride_copy"], (1 << 24,)),
+])
+def test_launch_sizes_take_the_scenarios_own_form(argv, sizes, monkeypatch, capsys):
+    import ts_explore.gpu as gpu
+
+    seen = {}
+
+    def fake_launch(scenario, config, *, sizes, reps, force):
+        seen["sizes"] = sizes
+        raise gpu.LaunchError("no_device", "no CUDA device visible; launches need an NVIDIA GPU")
+
+    monkeypatch.setattr(gpu, "launch", fake_launch)
+    assert main(["launch", *argv]) == 3
+    assert seen["sizes"] == sizes
+    assert "cannot launch: [no_device]" in capsys.readouterr().err
+
+
+def test_a_launch_without_a_gpu_says_it_needs_one(monkeypatch, capsys):
+    import importlib
+    from types import SimpleNamespace
+
+    probe_module = importlib.import_module("ts_explore.gpu.probe")
+    monkeypatch.setattr(probe_module, "probe", lambda: SimpleNamespace(
+        ok=False, reason="no_device", message="no CUDA device visible", limits=None))
+    assert main(["launch", "hopper_gemm", "--size", "4096x4096x4096"]) == 3
+    err = capsys.readouterr().err
+    assert "cannot launch" in err and "GPU" in err

@@ -149,39 +149,36 @@ def test_probe_on_this_machine_gives_a_device_or_a_reason() -> None:
     assert found.ok == (found.limits is not None) and (found.ok or found.message)
 
 
-def test_user_callable_opens_its_text_box_with_a_working_lambda() -> None:
-    from ts_explore.app.controls import parse_callable
+def test_user_callable_opens_its_box_with_a_named_function_and_never_runs_typed_text() -> None:
     from ts_explore.app.explorer import Explorer
     from ts_explore.gpu.worker import portable_config
     from ts_explore.scenarios import SkipRule
-    from ts_explore.scenarios.knobs import LAMBDA_EXAMPLE
+    from ts_explore.scenarios.persistent import SKIP_FUNCTIONS
 
     ex = Explorer("persistent_copy", debounce_s=0)
     box = ex.controls["skip_fn"]
-    assert box.disabled and "only skip rule 'user callable' uses it" in box.tooltip and "lambda" in box.placeholder
+    assert box.disabled and "only skip rule 'user callable' uses it" in box.tooltip
+    assert "'even tiles'" in box.placeholder and list(box.options) == list(SKIP_FUNCTIONS)
     ex.controls["skip"].value = SkipRule.CUSTOM  # as a user picks it
-    assert not box.disabled and box.value == LAMBDA_EXAMPLE
+    assert not box.disabled and box.value == "every 4th tile"
     assert ex.error is None and ex.verdict.ok and ex.adjusted == (
-        "skip rule: user callable set to a starting lambda: skip rule 'user callable' has no function",)
-    box.value = "lambda tile: tile % 2 == 0"
+        "skip rule: user callable set to every 4th tile: skip rule 'user callable' has no function",)
+    box.value = "even tiles"
     assert ex.error is None and ex.verdict.ok
-    assert ex.config.skip_fn(4) and not ex.config.skip_fn(3)
-    assert ex.config.skip_fn is parse_callable("skip fn", "lambda tile: tile % 2 == 0"), "same text, same function"
+    assert ex.config.skip_fn is SKIP_FUNCTIONS["even tiles"] and ex.config.skip_fn(4) and not ex.config.skip_fn(3)
     portable_config(ex.config)  # the launch worker can receive it
-    box.value = "lambda tile: tile %"
-    assert "is not valid Python" in ex.error
-    box.value = "3"
-    assert "is not a function" in ex.error
-    box.value = "lambda tile: tile == 1"
+    box.value = "__import__('os').system('touch pwned') or (lambda tile: True)"
+    assert "is not one of its named choices" in ex.error and "never run as code" in ex.error
+    box.value = "odd tiles"
     assert ex.error is None and ex.verdict.ok, "the app responds again after bad input"
     ex.set(skip_fn=None)  # from code the value given is kept, so nothing resolves it: the check explains
-    assert "has no function" in ex.error and "type a lambda into 'skip rule: user callable'" in ex.error
+    assert "has no function" in ex.error and "pass one from Python" in ex.error
 
 
-def test_a_python_error_in_a_typed_lambda_shows_its_line() -> None:
+def test_a_python_error_in_a_function_set_from_code_shows_its_line() -> None:
     from ts_explore.app.explorer import Explorer
 
-    ex = Explorer("persistent_copy", debounce_s=0, skip="user callable", skip_fn="lambda tile: tile // 0 == 1")
+    ex = Explorer("persistent_copy", debounce_s=0, skip="user callable", skip_fn=lambda tile: tile // 0 == 1)
     assert ex.problem is not None and ex.problem.rule == "python-error"
-    assert "fix this line: lambda tile: tile // 0 == 1" in ex.problem.hint
+    assert "tile // 0 == 1" in ex.problem.hint
     assert ex.message.value.count("How to fix") == 1

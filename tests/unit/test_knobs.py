@@ -38,13 +38,67 @@ def test_the_scenario_check_runs_unless_asked_not_to() -> None:
     assert configure(sc, {"queue": "none"}, check=False).queue is QueueKind.NONE
 
 
-def test_callables_are_parsed_from_text_and_stay_the_same_object() -> None:
+PLANTED = "__import__('pathlib').Path({marker!r}).touch() or (lambda t: t % 3 == 0)"
+
+
+def test_callable_text_picks_a_named_function_and_is_never_run(tmp_path) -> None:
+    from ts_explore.scenarios.persistent import SKIP_FUNCTIONS
+
     sc = get("persistent_copy")
-    a = configure(sc, {"skip": "user callable", "skip_fn": "lambda t: t % 3 == 0"})
-    b = configure(sc, {"skip": "user callable", "skip_fn": "lambda t: t % 3 == 0"})
-    assert a.skip_fn is b.skip_fn and a.skip_fn(3) and not a.skip_fn(4)
-    with pytest.raises(ConfigError, match="is not valid Python"):
-        configure(sc, {"skip_fn": "lambda t: t %"})
+    a = configure(sc, {"skip": "user callable", "skip_fn": "Even Tiles"})
+    assert a.skip_fn is SKIP_FUNCTIONS["even tiles"] and a.skip_fn(2) and not a.skip_fn(3)
+    marker = tmp_path / "ran"
+    with pytest.raises(ConfigError, match="is not one of its named choices .*'even tiles'.*never run as code") as err:
+        configure(sc, {"skip": "user callable", "skip_fn": PLANTED.format(marker=str(marker))})
+    assert err.value.knob == "skip_fn" and "pass a function from Python" in str(err.value)
+    assert not marker.exists(), "text from a file or a control must never run"
+
+
+def test_a_function_from_python_is_kept_and_a_named_one_round_trips_a_sweep_table(tmp_path) -> None:
+    from ts_explore.sweeps import config_of
+    from ts_explore.sweeps.grid import cell_value
+
+    sc = get("persistent_copy")
+    mine = configure(sc, {"skip": "user callable", "skip_fn": lambda t: t % 5 == 0})
+    assert mine.skip_fn(10) and not mine.skip_fn(11)
+    named = configure(sc, {"skip": "user callable", "skip_fn": "odd tiles"})
+    table = {k.name: k for k in knobs(type(named))}
+    row = {"skip": cell_value(table["skip"], named.skip), "skip_fn": cell_value(table["skip_fn"], named.skip_fn)}
+    assert row["skip_fn"] == "odd tiles" and config_of(sc, row) == named
+    marker = tmp_path / "ran"
+    with pytest.raises(ConfigError, match="never run as code"):
+        config_of(sc, {**row, "skip_fn": PLANTED.format(marker=str(marker))})  # a shared CSV's cell
+    assert not marker.exists()
+
+
+def test_a_candidates_file_with_code_in_it_runs_nothing(tmp_path, monkeypatch, capsys) -> None:
+    import importlib
+    import json
+    from types import SimpleNamespace
+
+    from ts_explore.cli import main
+
+    probe_module = importlib.import_module("ts_explore.gpu.probe")
+    monkeypatch.setattr(probe_module, "probe", lambda: SimpleNamespace(ok=False, message="no GPU here"))
+    marker = tmp_path / "ran"
+    configs = tmp_path / "c.json"
+    configs.write_text(json.dumps([{"skip": "user callable", "skip_fn": PLANTED.format(marker=str(marker))}]))
+    code = main(["tune", "persistent_copy", "--shapes", "64x64x64", "--configs", str(configs),
+                 "--cache-dir", str(tmp_path)])
+    assert code in (2, 3) and not marker.exists()
+    assert "ts-explore tune: error:" in capsys.readouterr().err
+
+
+def test_the_package_evaluates_no_text() -> None:
+    import pathlib
+
+    import ts_explore
+
+    root = pathlib.Path(ts_explore.__file__).parent
+    found = [f"{p.relative_to(root)}:{n}" for p in root.rglob("*.py")
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"(?<![\w.])(eval|exec)\(", line)]
+    assert found == []
 
 
 def test_bools_take_the_spellings_a_shell_uses() -> None:

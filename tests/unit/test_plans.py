@@ -122,3 +122,13 @@ def test_gemm_sizes_are_shapes_and_tma_alignment_is_refused_with_a_reason() -> N
     with pytest.raises(LaunchError, match="K") as err:
         launch_plan("hopper_gemm", (256, 256, 100), device=H200)
     assert err.value.reason == "bad_size"
+
+
+@pytest.mark.parametrize("registers, error", [(-5, ValueError), (0, ValueError), (256, ValueError),
+                                              ("128", TypeError), (1.5, TypeError)])
+def test_a_plan_refuses_registers_no_thread_can_have(registers, error) -> None:
+    from ts_explore.gpu import launch_plan
+
+    with pytest.raises(error, match=f"registers={registers!r}"):
+        launch_plan("grid_stride_copy", 1 << 20, registers=registers)
+    assert launch_plan("grid_stride_copy", 1 << 20, registers=255).size == 1 << 20

@@ -84,7 +84,7 @@ BAD: list[tuple[str, dict, str, str | None]] = [
     ("pipelined_copy", dict(tile=256, store_warps=4), "does not split evenly", "tile"),
     ("persistent_copy", dict(queue=QueueKind.NONE), "set over-launched tiles to 0", "overlaunch"),
     ("persistent_copy", dict(queue=QueueKind.NONE, overlaunch=0, skip=SkipRule.MASK), "needs a work queue", "skip"),
-    ("persistent_copy", dict(skip=SkipRule.CUSTOM), "type a lambda into 'skip rule: user callable'", "skip_fn"),
+    ("persistent_copy", dict(skip=SkipRule.CUSTOM), "pick a named function in 'skip rule: user callable'", "skip_fn"),
     ("persistent_copy", dict(tile=512, warps=8), "whole rows", "tile"),
     ("persistent_copy", dict(block=9), "pick view as CTA below 4, or raise persistent CTAs", "block"),
     ("varlen_copy", dict(queue=QueueKind.CLC), "is not one of none, static", "queue"),

@@ -256,3 +256,12 @@ def test_a_failure_while_reading_ts_results_is_a_failed_check(monkeypatch):
     failed = {c.name: c for c in v.failed_checks}
     assert "unexpected checker entry" in failed["ts-explore analysis"].message
     assert "_exhaustive_aliasing_races" in failed  # TS's own verdict is still there
+
+
+@pytest.mark.parametrize("cap, error, words", [
+    (-1, ValueError, "at least 1 state"), (0, ValueError, "at least 1 state"),
+    (2.5, TypeError, "whole number of states"), (True, TypeError, "whole number of states"),
+])
+def test_a_bad_state_cap_is_refused_before_anything_runs(cap, error, words):
+    with pytest.raises(error, match=rf"verify\(max_states={cap!r}\): .*{words}"):
+        verify(**gallery.get("cross_wait").fixed(), max_states=cap)

@@ -4,7 +4,8 @@ One control per field: ``int`` -> ``IntSlider`` (bounds from the field's
 ``knob(min=, max=, step=)`` metadata), ``Enum`` -> ``Dropdown``, ``bool`` ->
 ``Checkbox``, ``tuple[int, ...]`` -> ``Text`` holding comma-separated ints,
 ``float`` -> ``FloatSlider``, ``str`` -> ``Text``, a ``Callable`` (such as a
-user skip predicate) -> ``Text`` holding a Python ``lambda``. Every control
+user skip predicate) -> ``Combobox`` offering the knob's named functions (text
+is never run as code; a function of one's own is set from Python). Every control
 reports on release (``continuous_update=False``) so a drag re-verifies once,
 not per pixel.
 """
@@ -19,7 +20,6 @@ import ipywidgets as widgets
 
 from ..scenarios.choices import Choice, option_values, slider_bounds
 from ..scenarios.knobs import (
-    LAMBDA_EXAMPLE,
     ConfigError,
     Knob,
     callable_text,
@@ -29,12 +29,18 @@ from ..scenarios.knobs import (
     format_ints,
     kind_of,
     knobs,
+    named_text,
     option_text,
     parse_callable,
     parse_ints,
 )
 
-LAMBDA_PLACEHOLDER = f"a Python lambda, e.g. {LAMBDA_EXAMPLE} (empty: none)"
+
+def callable_placeholder(named: tuple[tuple[str, Any], ...]) -> str:
+    """What an empty callable box says it takes: its named functions (a function of one's own comes from code)."""
+    if not named:
+        return "set a function from Python (text is not run as code)"
+    return f"one of {named_text(named)}, or a function set from Python (empty: none)"
 
 DESCRIPTION_STYLE = {"description_width": "initial"}
 CONTROL_WIDTH = "420px"
@@ -98,8 +104,9 @@ def make_control(field: dataclasses.Field, tp: Any, value: Any) -> widgets.Widge
     if kind == "str":
         return widgets.Text(value=str(value), continuous_update=False, **common)
     if kind == "callable":
-        return widgets.Text(value=callable_text(value), continuous_update=False, placeholder=LAMBDA_PLACEHOLDER,
-                            **common)
+        named = tuple(field.metadata.get("named") or ())
+        return widgets.Combobox(value=callable_text(value), options=[name for name, _ in named], ensure_option=False,
+                                continuous_update=False, placeholder=callable_placeholder(named), **common)
     return widgets.Text(value=repr(value), disabled=True, **common)
 
 
@@ -126,7 +133,7 @@ def read_config(config: Any, controls: typing.Mapping[str, widgets.Widget]) -> A
         elif kind == "callable":
             current = getattr(config, f.name)
             if control.value.strip() != callable_text(current):  # untouched text keeps a function set from code
-                values[f.name] = parse_callable(_label(f), control.value)
+                values[f.name] = control.value  # a name the knob declares; coerce_values looks it up
         elif kind == "fixed":
             continue
         else:

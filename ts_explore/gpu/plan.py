@@ -22,6 +22,9 @@ from .errors import LaunchError
 from .probe import probe
 
 
+MAX_REGISTERS_PER_THREAD = 255  # the ISA's limit on every architecture the kernels target (sm_90, sm_100)
+
+
 def kernel_module(scenario: Scenario) -> ModuleType:
     """The scenario's kernel module; LaunchError when it has none or it lacks the plan functions."""
     if scenario.kernel is None:
@@ -48,7 +51,17 @@ def device_limits(device: DeviceLimits | None = None) -> DeviceLimits:
 
 def plans_for(scenario: Scenario, cfg: Any, sizes: tuple[Any, ...], limits: DeviceLimits,
               registers: int | None = None) -> tuple[LaunchPlan, ...]:
-    """One plan per size; LaunchError ``bad_size`` naming the fix for a size the kernel cannot take."""
+    """One plan per size; LaunchError ``bad_size`` naming the fix for a size the kernel cannot take.
+
+    ``registers`` (per thread, as ptxas reports them) must be None or 1 to 255,
+    what an NVIDIA GPU can give a thread: a TypeError or ValueError otherwise.
+    """
+    if registers is not None and (isinstance(registers, bool) or not isinstance(registers, int)):
+        raise TypeError(f"registers={registers!r}: give the registers per thread as a whole number (what ptxas "
+                        "reports, e.g. registers=128), or None to leave them out of the occupancy")
+    if registers is not None and not 1 <= registers <= MAX_REGISTERS_PER_THREAD:
+        raise ValueError(f"registers={registers}: a thread has between 1 and {MAX_REGISTERS_PER_THREAD} registers; "
+                         "give what ptxas reports for the kernel (e.g. registers=128), or None")
     module = kernel_module(scenario)
     try:
         return tuple(module.plan(cfg, size, limits, registers) for size in sizes)

@@ -3,9 +3,14 @@
 One JSON file per scenario, GPU name and driver version, under the user's
 cache folder (:func:`ts_explore.gpu.user_cache.cache_root`: ``$TS_EXPLORE_CACHE_DIR``,
 else ``$XDG_CACHE_HOME/ts-explore``, else ``~/.cache/ts-explore``) in ``tuning/``.
-A row is written the moment it lands (the whole file is rewritten through a
-temporary file and renamed, so a crash leaves the previous table), so an
-interrupted tuning resumes where it stopped.
+A row is written the moment it lands, so an interrupted tuning resumes where
+it stopped. Every write holds an exclusive lock (``fcntl.flock`` on a
+``.<table>.lock`` file beside it), reads the file again, merges its row in and
+replaces the file atomically (a temporary file renamed over it): two tuners
+on one table keep every row either measured, and a crash leaves the previous
+table. A file this version cannot read (broken JSON, another format) is never
+overwritten: it is renamed aside with an ``.unreadable-<time>`` suffix and a
+warning names both paths.
 
 A row's ``outcome``: ``measured`` (proven, launched, correct: it has TFLOP/s),
 ``wrong`` (launched, output differs from the reference), ``unproven`` (the
@@ -21,17 +26,25 @@ or the launch gate refused it, with its reason). Rows of cells that failed
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import tempfile
 import time
-from collections.abc import Collection, Mapping
+import warnings
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 MEASURED, WRONG, UNPROVEN, REFUSED = "measured", "wrong", "unproven", "refused"
 OUTCOMES = (MEASURED, WRONG, UNPROVEN, REFUSED)
-FORMAT = 1  # the file layout's version; a file of another version is read as empty
+FORMAT = 1  # the file layout's version; a file of another version is kept aside, never overwritten
+
+
+class UnreadableTableWarning(UserWarning):
+    """A tuning table's file could not be read; it was renamed aside (the message names both paths)."""
 
 
 def shape_text(shape: tuple[int, ...]) -> str:
@@ -103,42 +116,104 @@ class TuningTable:
     def row_key(shape: str, values: Mapping[str, Any]) -> str:
         return f"{shape}|{config_key(values)}"
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the table's lock file exclusively (other processes and threads writing it wait)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_name(f".{self.path.name}.lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
     def _read(self) -> None:
+        """This table's rows from its file (none yet: empty); an unreadable file is set aside first."""
+        if not self.path.exists():
+            return
+        with self._locked():
+            self.rows = self._load()
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        """The file's rows (the lock held); a file that is not a table of this format is renamed aside."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
-            return  # no table yet, or a file that is not one: start empty (the next put replaces it)
-        if isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("rows"), list):
-            for row in data["rows"]:
-                if isinstance(row, dict) and row.get("outcome") in OUTCOMES and "shape" in row:
-                    self.rows[self.row_key(row["shape"], row.get("config") or {})] = row
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except UnicodeDecodeError:
+            return self._set_aside("it is not text")
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            return self._set_aside(f"it is not valid JSON ({exc})")
+        if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
+            return self._set_aside("it holds no tuning rows")
+        if data.get("format") != FORMAT:
+            return self._set_aside(f"its format is {data.get('format')!r}; this version reads format {FORMAT}")
+        rows = {}
+        for row in data["rows"]:
+            if isinstance(row, dict) and row.get("outcome") in OUTCOMES and "shape" in row:
+                rows[self.row_key(row["shape"], row.get("config") or {})] = row
+        return rows
+
+    def _set_aside(self, why: str) -> dict[str, dict[str, Any]]:
+        """Rename the unreadable file out of the way (never overwrite it) and say so; no rows."""
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        aside = self.path.with_name(f"{self.path.name}.unreadable-{stamp}")
+        n = 1
+        while aside.exists():
+            n += 1
+            aside = self.path.with_name(f"{self.path.name}.unreadable-{stamp}-{n}")
+        os.replace(self.path, aside)
+        warnings.warn(f"tuning table {self.path} could not be read ({why}); it was moved to {aside} and a new "
+                      "table is started; move it back once it is fixed, or delete it", UnreadableTableWarning,
+                      stacklevel=4)
+        return {}
 
     def has(self, shape: str, values: Mapping[str, Any]) -> bool:
         """Whether this (shape, config) has a row already (a re-run skips it)."""
         return self.row_key(shape, values) in self.rows
 
     def put(self, row: Mapping[str, Any]) -> None:
-        """Keep ``row`` (with ``shape``, ``config``, ``outcome``) and rewrite the file at once."""
+        """Keep ``row`` (with ``shape``, ``config``, ``outcome``) and write it to the file at once.
+
+        Under the table's lock the file is read again and the row merged in, so
+        rows another tuner wrote meanwhile are kept (and show up in ``rows``).
+        """
         if row.get("outcome") not in OUTCOMES:
             raise ValueError(f"a tuning row's outcome is one of {', '.join(OUTCOMES)}; got {row.get('outcome')!r}")
         kept = {**row, "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        self.rows[self.row_key(row["shape"], row.get("config") or {})] = kept
-        self.save()
+        key = self.row_key(row["shape"], row.get("config") or {})
+        with self._locked():
+            self.rows = {**self._load(), key: kept}
+            self._write()
 
     def clear(self) -> None:
         """Forget every row (``--fresh``); the file goes too."""
-        self.rows = {}
-        self.path.unlink(missing_ok=True)
+        with self._locked():
+            self.rows = {}
+            self.path.unlink(missing_ok=True)
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Write every row held here, merged with the rows the file has now (those held here win)."""
+        with self._locked():
+            self.rows = {**self._load(), **self.rows}
+            self._write()
+
+    def _write(self) -> None:
+        """Replace the file atomically with ``rows`` and their picks (the lock held)."""
         picks = {shape: {"config": p.config, "text": p.text, "tflops": p.tflops, "ratio": p.ratio}
                  for shape, p in self.picks().items()}
         data = {"format": FORMAT, "scenario": self.scenario, "gpu": self.gpu, "driver": self.driver,
                 "picks": picks, "rows": list(self.rows.values())}
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
-        os.replace(tmp, self.path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(json.dumps(data, indent=1, default=str) + "\n")
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
     def picks(self, matching: Mapping[str, Collection[str]] | None = None) -> dict[str, Pick]:
         """Per shape, the measured (proven and correct) config with the highest TFLOP/s.
@@ -208,5 +283,6 @@ def find(scenario: str, gpu: str, driver: str, cache_dir: str | Path | None = No
     return TuningTable(scenario, gpu, driver, cache_dir)
 
 
-__all__ = ["MEASURED", "OUTCOMES", "Pick", "REFUSED", "TuningTable", "UNPROVEN", "WRONG", "config_key",
+__all__ = ["MEASURED", "OUTCOMES", "Pick", "REFUSED", "TuningTable", "UNPROVEN", "UnreadableTableWarning", "WRONG",
+           "config_key",
            "config_text", "file_name", "find", "shape_text", "tuning_dir"]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import io
-import warnings
 from typing import Any, Callable, Iterator
 
 import cutlass
@@ -72,8 +70,9 @@ def apply_repair(built: Built) -> None:
 
 def quiet_task_manager(built: Built) -> TaskManager:
     """Construct TaskManager (it verifies) without its stdout tables or trace-time warnings."""
-    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    from ..reader.capture import quiet
+
+    with quiet():  # this thread's printout and warnings only: a launch may run beside a background proof
         return TaskManager(**built.task_manager_args(), verbose=False, skip_validation=_UNCHECKED.get())
 
 

@@ -10,9 +10,7 @@ warn-only mode lets through.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-import io
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +21,8 @@ from cutlass.experimental.task_scheduling.task import Task
 from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
 from ..model.verdict import ANALYSIS_CHECK, CheckOutcome, Note
+from .capture import captured_output, recorded_warnings
+from .lanes import bound_loops
 from .problems import problem_from_exception
 from .ts_text import parse_printed_notes
 
@@ -114,6 +114,8 @@ class ObservedTaskManager(TaskManager):
         name = check_name(check_fn)
         try:
             check_fn()
+        except MemoryError:
+            raise  # running out of memory says nothing about the schedule: never a failed check
         except Exception as exc:  # noqa: BLE001 - every failure is data, AssertionError included
             self._ts_explore_outcomes.append((name, exc))
         else:
@@ -164,7 +166,11 @@ class CheckRecord:
 
 
 def check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[Any]:
-    """``verify``'s tasks as a list; a TypeError naming the mistake when they are not TS Tasks and a graph."""
+    """``verify``'s tasks as a list; a TypeError naming the mistake when they are not TS Tasks and a graph.
+
+    A task whose domain_loop is too long to unroll raises
+    :class:`~ts_explore.reader.lanes.LoopTooLong` (a ValueError naming the limit).
+    """
     if not isinstance(tasks, (list, tuple)):
         raise TypeError(f"verify(tasks=...) takes a list of TS Task objects, got {type(tasks).__name__}")
     bad = [type(t).__name__ for t in tasks if not isinstance(t, Task)]
@@ -194,6 +200,7 @@ def check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[A
             f"verify() got unknown TaskManager argument(s) {', '.join(unknown)}; "
             f"TaskManager accepts: {', '.join(sorted(_TM_PARAMS))}"
         )
+    bound_loops(list(tasks))  # a LoopTooLong (ValueError) before anything unrolls a loop
     return list(tasks)
 
 
@@ -204,16 +211,15 @@ def run_checks(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dict[str, 
     inputs read once (:mod:`ts_explore.reader.instance`).
     """
     record = CheckRecord()
-    out = io.StringIO()
     kwargs = {"verbose": False, **tm_kwargs, SEARCH_SWITCH: False}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with recorded_warnings() as caught, captured_output() as out:  # this thread's only: others print as before
         try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                ObservedTaskManager(tasks, dict(graph), outcomes=record.outcomes, **kwargs)
+            ObservedTaskManager(tasks, dict(graph), outcomes=record.outcomes, **kwargs)
+        except MemoryError:
+            raise  # not a verdict on the schedule
         except Exception as exc:  # noqa: BLE001 - a crash outside the checks is a failed setup check
             record.outcomes.insert(0, (SETUP, exc))
-        record.caught = list(caught)
+    record.caught = list(caught)
     record.output = out.getvalue()
     record.notes = record.read_notes()
     record.reached_search = not any(name == SETUP for name, _ in record.outcomes)

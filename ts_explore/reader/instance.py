@@ -12,7 +12,6 @@ findings are told in. Everything after this point
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +24,7 @@ from ..model import TaskSet
 from ..model.scope import TaskTrips
 from ..model.verdict import CreditModel, ExhaustiveRun, Lane
 from . import lanes as ln
+from .capture import quiet_warnings
 from .search_input import search_problem
 from .schedule import NameOf
 from .simulation import SimulationInput, read_simulation_input
@@ -87,8 +87,7 @@ class Instance:
 
 
 def _assignments(tasks: list[Any]) -> list[dict]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # TS warns past 4 keys; TaskManager already said it
+    with quiet_warnings():  # TS warns past 4 keys; TaskManager already said it (this thread's only)
         return ts_tm._opaque_assignments(ts_tm._collect_opaque_keys(tasks))
 
 
@@ -149,8 +148,7 @@ def search_inputs(tasks: list[Any], task_set: TaskSet | None, instance: Instance
     """
     infos = {id(t): info for t, info in zip(tasks, task_set.tasks)} if task_set else {}
     out, unread = [], instance.unread
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # repeats of TaskManager's own warnings
+    with quiet_warnings():  # repeats of TaskManager's own warnings (this thread's only)
         for kwargs in runs:
             problem = lanes = None
             try:

@@ -29,6 +29,14 @@ from .search_input import participants
 
 LOCK = threading.RLock()  # guards TS's verbose reporter while the reference engine records paths
 
+# Every iteration of a domain_loop is unrolled into entries before any check (TS's or ours) looks at the
+# schedule: 100,000 iterations of a one-step loop take about 12 s and 0.5 GB, so a larger loop is refused up front.
+MAX_LOOP_ITERATIONS = 100_000
+
+
+class LoopTooLong(ValueError):
+    """A task's domain_loop has more iterations than verification unrolls (:data:`MAX_LOOP_ITERATIONS`)."""
+
 _SECTION_OF_TAG = {"H": Section.HEAD, "SH": Section.HEAD, "T": Section.TAIL, "ST": Section.TAIL}
 
 
@@ -81,6 +89,19 @@ def remembered_domains(tasks: list[Any]) -> Iterator[None]:
 def probe_domain(task: Any) -> int | None:
     """TS's host-side ``get_domain`` probe: an int loop end, or None when it is a runtime value."""
     return ts_tm._try_probe_domain(task)
+
+
+def bound_loops(tasks: list[Any]) -> None:
+    """Refuse, before anything unrolls them, the tasks whose domain_loop runs more than MAX_LOOP_ITERATIONS."""
+    for task in tasks:
+        n = loop_iterations(task)
+        if n > MAX_LOOP_ITERATIONS:
+            start, end, step = task.domain_start, probe_domain(task) if task.domain_getter else task.domain, task.step
+            raise LoopTooLong(
+                f"task {task_name(task)!r}: its domain_loop({start}, {end}, {step}) runs {n:,} iterations; "
+                f"verification unrolls every iteration before checking, so it takes at most "
+                f"{MAX_LOOP_ITERATIONS:,} per loop; verify a smaller instance of the same schedule, e.g. a loop "
+                f"end of {start + 64 * step} (64 iterations)")
 
 
 def loop_iterations(task: Any) -> int:
@@ -247,5 +268,5 @@ def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
     )
 
 
-__all__ = ["LOCK", "credit_model", "remembered_domains", "lanes_for", "loop_iterations", "probe_domain",
+__all__ = ["LoopTooLong", "MAX_LOOP_ITERATIONS", "bound_loops", "LOCK", "credit_model", "remembered_domains", "lanes_for", "loop_iterations", "probe_domain",
            "static_domain", "task_name", "task_trips"]

@@ -15,7 +15,6 @@ result gives the edited model in normal form (a round-trip test checks it).
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any, Callable
 
 from cutlass.experimental.task_scheduling import enums as ts_enums
@@ -26,6 +25,7 @@ from cutlass.experimental.task_scheduling.enums import ScheduleStage, ScheduleSt
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..model import Block, BlockKind, DomainLoop, Node, ScheduleTree, Section, Step, TaskInfo, TaskSet, WorkTileLoop
+from .capture import quiet_warnings
 from .schedule import resource_namer
 from .tasks import _all_resources, capture_task_set
 
@@ -262,8 +262,7 @@ def search_runs(tasks: list[Any], assume_pdl_wait_completed: bool = False) -> li
                                                                                    *t.dst_resources])
     base = {"num_tiles": 2 if persistent else 1, "assume_pdl_wait_completed": assume_pdl_wait_completed}
     skip = any(getattr(t, "skip_if", None) is not None for t in tasks)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_warnings():  # this thread's only
         assignments = ts_tm._opaque_assignments(ts_tm._collect_opaque_keys(tasks))
     out = []
     for assignment in assignments:

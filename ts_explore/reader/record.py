@@ -26,6 +26,7 @@ from typing import Any, Callable
 from cutlass.experimental.task_scheduling import schedule_builder as sb
 
 from ..model.recording import Recording
+from .capture import recorded_warnings
 from .constexpr import range_constexpr_on_cpu
 from .problems import located, not_a_schedule, problem_from_exception
 from .schedule import capture_schedule
@@ -69,8 +70,7 @@ def record(schedule_fn: Callable[..., Any], *resources: Any) -> Recording:
     opened = OpenedBlocks()
     caught: list[warnings.WarningMessage] = []
     try:
-        with warnings.catch_warnings(record=True) as caught_list, range_constexpr_on_cpu(), opened.watching():
-            warnings.simplefilter("always")
+        with recorded_warnings() as caught_list, range_constexpr_on_cpu(), opened.watching():
             schedule = fn(*resources)
             caught = list(caught_list)
     except Exception as exc:  # noqa: BLE001 - the failure is the data

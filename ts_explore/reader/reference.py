@@ -10,16 +10,14 @@ the findings become the same model types our engine's do.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import time
-import warnings
 from typing import Any, Callable
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 
 from ..model.scope import TS_ENGINE
 from . import ts_search as ck
+from .capture import quiet
 from .instance import Instance, SearchInput, Searched
 
 
@@ -31,8 +29,7 @@ def reference_search(tasks: list[Any], instance: Instance, *, stalled: bool = Fa
         kwargs = dict(inp.kwargs)
         paths: list[Any] | None = None
         start = time.perf_counter()
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-            warnings.simplefilter("ignore")  # TaskManager's own warnings are already kept
+        with quiet():  # TaskManager's own warnings are already kept; only this thread's are silenced
             if stalled:  # the search will fail too: take its paths in this same run
                 result, paths = ck.run_with_paths(tasks, kwargs, ec.check_all_interleavings)
             else:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import warnings
 from typing import Any, Callable, Iterator
 
 from cutlass.experimental.task_scheduling import enums as ts_enums
@@ -24,6 +23,7 @@ from cutlass.experimental.task_scheduling.resources import WorkQueue
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..model import Problem
+from .capture import quiet_warnings
 from .problems import is_user_code, located, problem_from_exception
 
 # Task-time problems: the Problem rule slugs a Task build raises for a schedule (not for the resources a caller picks)
@@ -111,8 +111,7 @@ def task_problem(schedule: Any, opened: OpenedBlocks, fn: Callable[..., Any] | N
     cls = _task_class(schedule)
     task = object.__new__(cls)  # the owner of get_domain, without its own __init__ arguments
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quiet_warnings():  # this thread's only
             Task.__init__(task, src_resources=queues, dst_resources=[], warp_idx=0, num_warps=1, schedule=schedule,
                           name=schedule.name)
     except Exception as exc:  # noqa: BLE001 - the failure is the data

@@ -18,7 +18,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from .knobs import LAMBDA_EXAMPLE, ConfigError, Knob, knobs, option_text, parse_callable
+from .knobs import ConfigError, Knob, callable_text, knobs, option_text
 
 MAX_REASONS = 3  # values named in a tooltip before "..."
 
@@ -188,8 +188,8 @@ def _candidates(scenario: Any, config: Any, k: Knob) -> Iterable[Any]:
             yield lo + _edge(lambda i: ok(lo + i * step), inside, outside) * step
         yield k.default
         return
-    if k.kind == "callable" and value is None:
-        yield parse_callable(k.label, LAMBDA_EXAMPLE)
+    if k.kind == "callable" and value is None and k.named:
+        yield k.named[0][1]
     yield k.default
 
 
@@ -217,7 +217,7 @@ def adjust(scenario: Any, config: Any, keep: str | Iterable[str] | None = None,
             again = refusal(scenario, trial)
             if again is None or again.knob != k.name:
                 config = trial
-                shown = "a starting lambda" if k.kind == "callable" else option_text(candidate)
+                shown = callable_text(candidate) if k.kind == "callable" else option_text(candidate)
                 notes.append(f"{k.label} set to {shown}: {err.cause}")
                 break
         else:

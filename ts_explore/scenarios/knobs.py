@@ -16,12 +16,10 @@ True
 
 from __future__ import annotations
 
-import builtins
 import collections.abc
 import dataclasses
 import enum
 import functools
-import linecache
 import types
 import typing
 from dataclasses import dataclass, field
@@ -49,14 +47,23 @@ class ConfigError(ValueError):
 
 
 def knob(default: Any, *, min: int | None = None, max: int | None = None, step: int | None = None,
-         options: tuple[Any, ...] | None = None, label: str | None = None, help: str = "") -> Any:
+         options: tuple[Any, ...] | None = None, label: str | None = None, help: str = "",
+         named: Mapping[str, Any] | None = None) -> Any:
     """A config field with widget hints: ``stages: int = knob(2, min=1, max=8, label="SMEM stages")``.
 
     ``options`` lists the only values the knob takes (a dropdown); ``min``/``max``
-    bound an int (a slider) or each entry of an int tuple.
+    bound an int (a slider) or each entry of an int tuple. ``named`` gives a
+    callable knob the functions text may pick by name (a control, ``--set``, a
+    candidates file, a sweep table's cell): text is never run as code, so a
+    function not in the list can only be passed from Python.
     """
+    for name, fn in (named or {}).items():
+        if not callable(fn):
+            raise TypeError(f"named choice {name!r} of a callable knob must be a function; got {fn!r}")
+        fn.__ts_explore_text__ = name  # how tables and controls write it, and the text that picks it back
     hints = {"min": min, "max": max, "step": step, "label": label, "help": help,
-             "options": tuple(options) if options is not None else None}
+             "options": tuple(options) if options is not None else None,
+             "named": tuple(named.items()) if named else None}
     meta = {k: v for k, v in hints.items() if v is not None and v != ""}  # keep min=0
     if isinstance(default, (list, dict, set)):
         raise TypeError("use a tuple for sequence defaults so configs stay frozen and hashable")
@@ -77,6 +84,7 @@ class Knob:
     step: Any = None
     options: tuple[Any, ...] | None = None
     help: str = ""
+    named: tuple[tuple[str, Any], ...] = ()  # a callable knob's functions that text picks by name
 
     def choices_text(self) -> str:
         """The values it takes, in words (for messages)."""
@@ -174,34 +182,41 @@ def knobs(config_type: type) -> tuple[Knob, ...]:
             kind = "choice"
         out.append(Knob(name=f.name, label=str(meta.get("label") or f.name.replace("_", " ")), kind=kind,
                         type=types_[f.name], default=default, min=meta.get("min"), max=meta.get("max"),
-                        step=meta.get("step"), options=meta.get("options"), help=str(meta.get("help", ""))))
+                        step=meta.get("step"), options=meta.get("options"), help=str(meta.get("help", "")),
+                        named=tuple(meta.get("named") or ())))
     return tuple(out)
 
 
-# text -> function, so the same lambda typed twice is the same object (configs compare equal)
-_LAMBDAS: dict[str, Any] = {}
+def named_text(named: tuple[tuple[str, Any], ...]) -> str:
+    """The names a callable knob's text may give, in words (for messages and placeholders)."""
+    return ", ".join(repr(name) for name, _ in named)
 
 
-def parse_callable(label: str, text: str) -> Any:
-    """``"lambda tile: tile % 4 == 0"`` -> that function; ``""`` -> None; ConfigError otherwise."""
+def parse_callable(label: str, text: str, named: tuple[tuple[str, Any], ...] = ()) -> Any:
+    """The function ``text`` names among ``named``; ``""``/``"None"`` -> None; ConfigError otherwise.
+
+    Text comes from controls, shells, candidates files and shared sweep tables,
+    so it is only ever matched against the names the knob declares, never run
+    as code: a function of one's own is passed from Python instead.
+
+    >>> parse_callable("skip fn", "")
+    >>> parse_callable("skip fn", "lambda t: t")
+    Traceback (most recent call last):
+    ...
+    ts_explore.scenarios.knobs.ConfigError: skip fn: 'lambda t: t' is text, and text is never run as code; ...
+    """
     text = text.strip()
     if not text or text == "None":
         return None
-    if text not in _LAMBDAS:
-        where = f"<{label}>"
-        linecache.cache[where] = (len(text), None, [text + "\n"], where)  # a traceback can show the line
-        try:
-            fn = eval(compile(text, where, "eval"), {"__builtins__": builtins})  # noqa: S307 - the user's own input
-        except SyntaxError as exc:
-            raise ConfigError(f"{label}: {text!r} is not valid Python ({exc.msg}); type a lambda, e.g. "
-                              f"{LAMBDA_EXAMPLE}") from None
-        except Exception as exc:  # noqa: BLE001 - e.g. a NameError in the expression
-            raise ConfigError(f"{label}: evaluating {text!r} failed: {type(exc).__name__}: {exc}") from None
-        if not callable(fn):
-            raise ConfigError(f"{label}: {text!r} is not a function; type a lambda, e.g. {LAMBDA_EXAMPLE}")
-        fn.__ts_explore_text__ = text
-        _LAMBDAS[text] = fn
-    return _LAMBDAS[text]
+    for name, fn in named:
+        if text.lower() == name.lower():
+            return fn
+    python = f"pass a function from Python instead, e.g. {LAMBDA_EXAMPLE}"
+    if named:
+        raise ConfigError(f"{label}: {text!r} is not one of its named choices ({named_text(named)}); text is "
+                          f"never run as code", hint=f"give one of those names, or {python}")
+    raise ConfigError(f"{label}: {text!r} is text, and text is never run as code; this setting has no named "
+                      "choices", hint=python)
 
 
 def callable_text(value: Any) -> str:
@@ -275,7 +290,10 @@ def convert(k: Knob, value: Any) -> Any:
             raise ConfigError(f"{k.label}: {value!r} is not a number", k.name) from None
     if k.kind == "callable":
         if isinstance(value, str):
-            return parse_callable(k.label, value)
+            try:
+                return parse_callable(k.label, value, k.named)
+            except ConfigError as exc:
+                raise ConfigError(exc.cause, k.name, hint=exc.hint) from None
         if value is None or callable(value):
             return value
         raise ConfigError(f"{k.label}: {value!r} is not a function; pass e.g. {LAMBDA_EXAMPLE}", k.name)
@@ -370,6 +388,7 @@ __all__ = [
     "kind_of",
     "knob",
     "knobs",
+    "named_text",
     "option_text",
     "parse_bool",
     "parse_callable",

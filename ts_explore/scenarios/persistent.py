@@ -29,6 +29,32 @@ from .knobs import LAMBDA_EXAMPLE, callable_text
 POW2_TILES = tuple(1 << i for i in range(9, 17))  # 512 ... 65536 int32
 
 
+def _even_tiles(tile: Any) -> Any:
+    """Skips tiles 0, 2, 4, ..."""
+    return tile % 2 == 0
+
+
+def _odd_tiles(tile: Any) -> Any:
+    """Skips tiles 1, 3, 5, ..."""
+    return tile % 2 == 1
+
+
+def _every_fourth_tile(tile: Any) -> Any:
+    """Skips tiles 0, 4, 8, ..."""
+    return tile % 4 == 0
+
+
+def _first_tile(tile: Any) -> Any:
+    """Skips tile 0 only."""
+    return tile == 0
+
+
+# what text (a control, --set, a candidates file, a sweep table) may pick for skip_fn; text is never run as code
+SKIP_FUNCTIONS: dict[str, Callable[[Any], Any]] = {
+    "every 4th tile": _every_fourth_tile, "even tiles": _even_tiles, "odd tiles": _odd_tiles,
+    "first tile": _first_tile}
+
+
 class PersistentFault(str, Enum):
     """Mistakes to launch (or try to) on purpose: queue bookkeeping misplaced, PDL out of order."""
 
@@ -52,8 +78,9 @@ class PersistentCopy:
     every_k: int = knob(3, min=2, max=64, label="skip every k-th tile")
     mask: tuple[int, ...] = knob((1,), min=0, max=65535, label="tile mask",
                                  help="tile indices to skip (skip rule 'tile mask')")
-    skip_fn: Callable[[Any], Any] | None = knob(None, label="skip rule: user callable",
-                                                help="tile -> bool, traced in the kernel too (skip rule 'user callable')")
+    skip_fn: Callable[[Any], Any] | None = knob(None, label="skip rule: user callable", named=SKIP_FUNCTIONS,
+                                                help="tile -> bool, traced in the kernel too (skip rule 'user "
+                                                     "callable'): pick a named one, or pass a function from Python")
     tile: int = knob(8192, options=POW2_TILES, label="tile (int32 elements)")
     warps: int = knob(4, options=(1, 2, 4, 8, 16, 32), label="warps per task")
     vector: int = knob(4, options=(1, 2, 4), label="vector width (int32 per access)",
@@ -120,7 +147,8 @@ def check(cfg: PersistentCopy) -> None:
             "warps")
     if cfg.skip is SkipRule.CUSTOM:
         require(callable(cfg.skip_fn), "skip rule 'user callable' has no function",
-                f"type a lambda into 'skip rule: user callable', e.g. {LAMBDA_EXAMPLE}", "skip_fn")
+                f"pick a named function in 'skip rule: user callable' (e.g. {next(iter(SKIP_FUNCTIONS))!r}), or "
+                f"pass one from Python, e.g. {LAMBDA_EXAMPLE}", "skip_fn")
     if cfg.skip is SkipRule.MASK:
         require(all(isinstance(m, int) and m >= 0 for m in cfg.mask), f"tile mask {cfg.mask!r} must hold tile "
                 "indices", "type tile indices 0 or more, e.g. 1, 4")

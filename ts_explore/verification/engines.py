@@ -85,6 +85,12 @@ def engine_for(checker: str, *, progress: Callable[[int, float, float], None] | 
     if checker not in CHECKERS:
         raise ValueError(f"verify(checker={checker!r}): pick one of {', '.join(CHECKERS)} ('auto' uses ts-explore's "
                          "own checker, 'ts' TS's exhaustive_checker)")
+    if max_states is not None and (isinstance(max_states, bool) or not isinstance(max_states, int)):
+        raise TypeError(f"verify(max_states={max_states!r}): give a whole number of states per search run, e.g. "
+                        "max_states=1_000_000, or None for the default cap")
+    if max_states is not None and max_states < 1:
+        raise ValueError(f"verify(max_states={max_states}): a search run needs at least 1 state; give a positive "
+                         "cap, e.g. max_states=1_000_000, or None for the default cap")
     if checker == "ts":
         return Engine(TS_ENGINE, own=False)
     reduce = checker != "unreduced"
