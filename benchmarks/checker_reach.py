@@ -52,26 +52,30 @@ def run_cell(engine: str, loaders: int, iterations: int, deadlock: bool, cap: in
     warnings.simplefilter("ignore")
     from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 
+    from ts_explore.check import search
     from ts_explore.gallery.gemm_family import gemm_family
-    from ts_explore.reader.own_checker import check_all_interleavings
+    from ts_explore.reader.search_input import search_problem
 
     tasks = gemm_family(loaders, iterations, deadlock=deadlock)["tasks"]
     base = _rss_now_mb()
     start, cpu = time.perf_counter(), time.process_time()
     if engine == "ts":
         result = ec.check_all_interleavings(tasks, max_states=cap)
+        deadlocked, capped, safe = bool(result.deadlock_states), result.hit_state_limit, result.is_safe
     else:
         # unreduced in TS-parity mode: the same states as TS's search (the family has no aliasing, so the
-        # exact identity would give the same states anyway); reduced with the default exact identity
-        result = check_all_interleavings(tasks, reduce=engine == "reduced", ts_parity=engine == "unreduced",
-                                         max_states=cap)
+        # exact identity would give the same states anyway); reduced with the default exact identity.
+        # Reading the instance is timed too, as TS's search reads it inside its call.
+        result = search(search_problem(tasks), reduce=engine == "reduced", ts_parity=engine == "unreduced",
+                        max_states=cap)
+        deadlocked, capped, safe = bool(result.deadlocks), result.hit_cap or result.cancelled, result.proven_safe
     seconds, wall = time.process_time() - cpu, time.perf_counter() - start
-    if result.deadlock_states:
+    if deadlocked:
         verdict = "DEADLOCK"
-    elif result.hit_state_limit:
+    elif capped:
         verdict = "cap"
     else:
-        verdict = "SAFE" if result.is_safe else "UNSAFE"
+        verdict = "SAFE" if safe else "UNSAFE"
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"states": result.states_explored, "seconds": seconds, "wall": wall, "verdict": verdict, "rss_mb": peak,
             "base_mb": base}
@@ -86,18 +90,20 @@ def _cell_in_subprocess(engine: str, loaders: int, iterations: int, deadlock: bo
 def check_counterexample(loaders: int, iterations: int) -> dict[str, Any]:
     """Search a deadlocking variant with ours; replay its counterexample two ways."""
     warnings.simplefilter("ignore")
+    from ts_explore.check import search
     from ts_explore.check.tables import compile_problem
     from ts_explore.gallery.gemm_family import gemm_family
     from ts_explore.reader import ts_search as ck
-    from ts_explore.reader.own_checker import check_all_interleavings
     from ts_explore.reader.schedule import resource_namer
+    from ts_explore.reader.search_input import search_problem
 
     case = gemm_family(loaders, iterations, deadlock=True)
     tasks = case["tasks"]
     cpu = time.process_time()
-    run = check_all_interleavings(tasks)
+    problem = search_problem(tasks)
+    run = search(problem)
     seconds = time.process_time() - cpu
-    problem, found = run.problem, run.search.deadlocks[0]
+    found = run.deadlocks[0]
     t = compile_problem(problem)
     state = t.initial
     for task, step in found.path:  # every move must be the task's next step and have its credit
@@ -106,11 +112,12 @@ def check_counterexample(loaders: int, iterations: int) -> dict[str, Any]:
     assert t.cursors(state) == found.cursors
     name_of = resource_namer([r for task in tasks for r in [*task.src_resources, *task.dst_resources]])
     lanes = ck.lanes_for(tasks, {}, name_of)
-    moves = ck.moves_of(run.paths[0][2], lanes, [x.name for x in tasks])
+    words = [(problem.tasks[m.task], problem.step_text(m.task, m.step)) for m in found.path]  # as TS's recorder
+    moves = ck.moves_of(words, lanes, [x.name for x in tasks])
     from ts_explore.analysis.paths import replay
 
     inter = replay(moves, lanes, ck.credit_model(tasks, name_of))
-    blocked = {name for name, _res, _stage in run.deadlock_states[0].blocked_tasks}
+    blocked = {problem.tasks[k] for k in found.blocked}
     ok = not inter.approximate and {"Mma", f"Loader{loaders - 1}"} <= blocked
     return {"moves": len(found.path), "states": run.states_explored, "seconds": seconds, "replays": ok}
 

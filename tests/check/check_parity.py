@@ -10,7 +10,9 @@ from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from cutlass.experimental.task_scheduling import task_manager as ts_tm
 from cutlass.experimental.task_scheduling.resources import PdlLaunchBarrier, PdlWaitBarrier, WorkQueue
 
-from ts_explore.reader.own_checker import check_all_interleavings as ours
+from ts_explore.check import search
+from ts_explore.check.engine import DEFAULT_MAX_STATES
+from ts_explore.reader.search_input import search_problem
 
 
 def variants(tasks: list[Any]) -> list[dict[str, Any]]:
@@ -69,11 +71,37 @@ def run_ts(tasks: list[Any], **kwargs: Any) -> Facts:
         return facts(ec.check_all_interleavings(tasks, **kwargs))
 
 
-def run_ours(tasks: list[Any], reduce: bool, **kwargs: Any) -> Facts:
-    """Ours unreduced in TS-parity mode (TS's state identity), reduced with the default exact identity."""
+def ours_facts(problem: Any, result: Any) -> Facts:
+    """Our engine's :class:`~ts_explore.check.engine.SearchResult` on ``problem`` in the words TS's result uses:
+    task and resource names, each deadlock's blocked (task, resource, stage), each race's two accesses."""
+    names, res = problem.tasks, problem.resources
+    blocked = set()
+    for d in result.deadlocks:
+        steps = [(k, problem.lanes[k][d.cursors[k]]) for k in d.blocked]
+        blocked.add(frozenset((names[k], res[step.resource], step.stage) for k, step in steps))
+    kinds = {k for k, found in (("deadlock", result.deadlocks), ("race", result.races),
+                                 ("pdl-order", result.pdl_violations)) if found}
+    return Facts(
+        safe=not kinds,
+        kinds=frozenset(kinds),
+        blocked=frozenset(blocked),
+        races=frozenset((names[r.writer_task], res[r.writer_resource], names[r.victim_task], res[r.victim_resource],
+                         r.victim_access) for r in result.races),
+        launches=frozenset((names[p.task], res[p.resource]) for p in result.pdl_violations),
+        states=result.states_explored,
+        capped=bool(result.hit_cap or result.cancelled),
+    )
+
+
+def run_ours(tasks: list[Any], reduce: bool, *, max_states: int = DEFAULT_MAX_STATES, early_exit: bool = True,
+             **kwargs: Any) -> Facts:
+    """Our engine on the instance TS's ``check_all_interleavings(tasks, **kwargs)`` explores: unreduced in
+    TS-parity mode (TS's state identity), reduced with the default exact identity."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return facts(ours(tasks, reduce=reduce, ts_parity=not reduce, **kwargs))
+        problem = search_problem(tasks, **kwargs)
+    result = search(problem, reduce=reduce, ts_parity=not reduce, max_states=max_states, early_exit=early_exit)
+    return ours_facts(problem, result)
 
 
 def compare(tasks: list[Any], variant: dict[str, Any], cap: int) -> list[str]:

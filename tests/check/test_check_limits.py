@@ -18,7 +18,6 @@ from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from ts_explore.check import search
 from ts_explore.check.tables import compile_problem
 from ts_explore.gallery.gemm_family import gemm_family
-from ts_explore.reader.own_checker import check_all_interleavings
 from ts_explore.reader.search_input import search_problem
 
 
@@ -31,8 +30,6 @@ def test_a_capped_search_is_not_safe(reduce):
     result = search(_problem(), reduce=reduce, max_states=5)
     assert result.hit_cap and not result.complete and not result.proven_safe
     assert result.states_explored == 5
-    run = check_all_interleavings(gemm_family(2, 6)["tasks"], reduce=reduce, max_states=5)
-    assert run.hit_state_limit and not run.is_safe
 
 
 def test_a_cancelled_search_is_not_safe():
@@ -49,8 +46,8 @@ def test_a_cancelled_search_is_not_safe():
     assert result.states_explored < 10_000  # it stopped soon after the request
     stopped = threading.Event()
     stopped.set()
-    run = check_all_interleavings(gemm_family(3, 16)["tasks"], reduce=False, cancel=stopped)
-    assert run.cancelled and not run.is_safe and run.hit_state_limit
+    run = search(_problem(3, 16), reduce=False, cancel=stopped)  # stopped before it starts
+    assert run.cancelled and not run.proven_safe and not run.complete
 
 
 def test_progress_reports_states_rate_and_time():
@@ -92,15 +89,21 @@ def test_counterexamples_replay_to_their_state(name, reduce):
         assert _replay(problem, finding.path) == finding.cursors
 
 
+def _path_words(problem, moves):
+    """A path of moves in the words of TS's path recorder: ``[(task, "Stage(resource)"), ...]``."""
+    return [(problem.tasks[m.task], problem.step_text(m.task, m.step)) for m in moves]
+
+
 def test_counterexample_is_as_short_as_ts_finds():
-    tasks = HAND_MADE["gallery:missing_release:broken"]()
-    run = check_all_interleavings(tasks, reduce=False)
+    problem = search_problem(HAND_MADE["gallery:missing_release:broken"]())
+    unreduced = search(problem, reduce=False)
     from ts_explore.reader.ts_search import capture_paths
 
     ts_paths = capture_paths(HAND_MADE["gallery:missing_release:broken"](), {}, ec.check_all_interleavings)
-    assert run.paths == ts_paths  # same BFS, same shortest path, same words
-    reduced = check_all_interleavings(HAND_MADE["gallery:missing_release:broken"]())
-    assert len(reduced.paths[0][2]) == len(ts_paths[0][2])
+    found = unreduced.findings[0]
+    assert [(found.kind, found.cursors, _path_words(problem, found.path))] == ts_paths  # same BFS, same words
+    reduced = search(search_problem(HAND_MADE["gallery:missing_release:broken"]()))
+    assert len(reduced.findings[0].path) == len(ts_paths[0][2])
 
 
 def test_the_reduction_proves_what_ts_stops_on():
@@ -109,11 +112,13 @@ def test_the_reduction_proves_what_ts_stops_on():
         warnings.simplefilter("ignore")
         ts = ec.check_all_interleavings(tasks, max_states=20_000)
     assert ts.hit_state_limit  # TS's answer at this cap: not proven
-    ours = check_all_interleavings(gemm_family(3, 16)["tasks"])
-    assert ours.is_safe and ours.states_explored < 1_000
-    broken = check_all_interleavings(gemm_family(3, 16, deadlock=True)["tasks"])
-    assert not broken.is_safe and len(broken.deadlock_states) == 1
-    blocked = {(task, stage) for task, _res, stage in broken.deadlock_states[0].blocked_tasks}
+    ours = search(_problem(3, 16))
+    assert ours.proven_safe and ours.states_explored < 1_000
+    problem = _problem(3, 16, deadlock=True)
+    broken = search(problem)
+    assert not broken.proven_safe and len(broken.deadlocks) == 1
+    found = broken.deadlocks[0]
+    blocked = {(problem.tasks[k], problem.lanes[k][found.cursors[k]].stage) for k in found.blocked}
     assert ("Loader2", "ProducerAcquire") in blocked and ("Mma", "ConsumerWait") in blocked
 
 

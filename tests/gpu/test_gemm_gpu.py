@@ -172,7 +172,7 @@ BY_SHAPE_SHAPES = [(1000, 1032, 520), (1, 8, 8), (130, 264, 72), (777, 1496, 300
 
 def test_by_shape_compiles_the_planned_tile_for_each_shape_and_matches_torch() -> None:
     """One 'by shape' config: small shapes get a smaller tile (more CTAs), large ones the 128x256 tile; tails too."""
-    from ts_explore.kernels.gemm_geometry import pick_tile
+    from ts_explore.kernels.gemm_tile_pick import pick_tile
 
     fn = compiled(tile=TileShape.BY_SHAPE)
     for shape in BY_SHAPE_SHAPES:
@@ -191,7 +191,7 @@ def test_launch_by_shape_shows_the_pick_in_the_plan_and_hands_back_c() -> None:
     shapes = [(1000, 1032, 520), (520, 1048, 584)]
     result = launch("hopper_gemm", tile=TileShape.BY_SHAPE, sizes=shapes, reps=3, warmup=1, keep_output=True)
     assert result.ok and result.gate is not None and result.gate.ok, result.summary()
-    from ts_explore.kernels.gemm_geometry import pick_tile
+    from ts_explore.kernels.gemm_tile_pick import pick_tile
 
     pick = pick_tile(shapes[0], sms())
     assert f"tile by shape: {pick.text}" in result.plans[0].summary() and result.plans[0].ctas == pick.tiles

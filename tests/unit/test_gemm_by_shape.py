@@ -13,7 +13,8 @@ from ts_explore.gpu.plan import launch_plan
 from ts_explore.gpu.safety import prove
 from ts_explore.kernels import gemm
 from ts_explore.kernels.gemm_by_shape import ByShape
-from ts_explore.kernels.gemm_geometry import FILL_SHARE, TILE_CANDIDATES, TileShape, pick_tile, tile_counts
+from ts_explore.kernels.gemm_geometry import TileShape, tile_counts
+from ts_explore.kernels.gemm_tile_pick import FILL_SHARE, TILE_CANDIDATES, pick_tile
 from ts_explore.model.plan import DeviceLimits
 from ts_explore.scenarios import get
 

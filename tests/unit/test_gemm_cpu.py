@@ -12,7 +12,7 @@ import pytest
 from scenario_support import captured, ident
 from ts_explore.analysis.async_reads import SCOPE_NOTE, AsyncReads, check_async_reads
 from ts_explore.app.drawings import dependency_graph, schedule_graph
-from ts_explore.kernels import gemm, gemm_geometry
+from ts_explore.kernels import gemm, gemm_cluster, gemm_geometry, gemm_tile_pick, gemm_tile_scheduler
 from ts_explore.kernels.gemm_geometry import Cluster, Geometry, Raster, Release, TileShape
 from ts_explore.model import (
     Block, BlockKind, Bound, DomainLoop, Family, QueueKind, ScheduleTree, Section, Stage, Step, TaskInfo, TaskSet,
@@ -199,7 +199,9 @@ def test_tolerance_catches_one_lost_k_block() -> None:
 
 
 def test_geometry_doctests() -> None:
-    assert doctest.testmod(gemm_geometry).failed == 0
+    for module in (gemm_geometry, gemm_tile_pick, gemm_tile_scheduler):
+        result = doctest.testmod(module)
+        assert result.attempted and result.failed == 0, module.__name__
     geo = Geometry(tile_m=128, tile_n=256, stages=4, consumer_wgs=2)
     assert geo.smem_bytes <= gemm_geometry.SMEM_LIMIT < Geometry(128, 256, 5, 2).smem_bytes
 
@@ -207,7 +209,7 @@ def test_geometry_doctests() -> None:
 def test_a_cluster_splits_only_the_operand_it_shares_over_its_ctas() -> None:
     """Rows each of the 4 load warps brings per stage: 2x1 halves B's share, 1x2 halves A's (down to one
     8-row swizzle atom for a 64-row tile); launched as (1, 2, 1) clusters, N-neighbours in one cluster."""
-    from ts_explore.kernels.gemm_resources import load_slices
+    from ts_explore.kernels.gemm_cluster import load_slices
 
     assert load_slices(SC.config().geometry()) == (32, 64)
     assert load_slices(SC.config(cluster=Cluster.C2x1).geometry()) == (32, 32)
@@ -215,19 +217,19 @@ def test_a_cluster_splits_only_the_operand_it_shares_over_its_ctas() -> None:
     assert load_slices(SC.config(cluster=Cluster.C1x2, tile=TileShape.T64x128, consumer_wgs=1).geometry()) == (8, 32)
     geo = SC.config(cluster=Cluster.C1x2).geometry()
     assert (geo.cluster_m, geo.cluster_n, geo.cluster_size) == (1, 2, 2)
-    assert gemm_geometry.cluster_dims(geo, persistent=False, along_m=True) == (1, 2, 1)
-    assert gemm_geometry.cluster_dims(geo, persistent=False, along_m=False) == (2, 1, 1)
+    assert gemm_cluster.cluster_dims(geo, persistent=False, along_m=True) == (1, 2, 1)
+    assert gemm_cluster.cluster_dims(geo, persistent=False, along_m=False) == (2, 1, 1)
     with pytest.raises(ValueError, match="use cluster_m=2 .* or cluster_n=2"):
         Geometry(128, 256, 4, 2, cluster_m=2, cluster_n=2)
 
 
 def test_a_1x2_cluster_expects_releases_from_both_ctas_and_says_so() -> None:
     """Each stage's barrier counts both CTAs' consumer warps (the peer's WGMMA read the multicast half too)."""
-    from ts_explore.scenarios.gemm import _pipeline
+    from ts_explore.scenarios.gemm_shared import ab_pipeline
 
     for cluster, layout in ((Cluster.C2x1, (1, 2, 1, 1)), (Cluster.C1x2, (1, 1, 2, 1))):
         cfg = SC.config(cluster=cluster)
-        pipe = _pipeline(cfg, cfg.geometry())
+        pipe = ab_pipeline(cfg, cfg.geometry())
         assert pipe.cta_layout_vmnk == layout and pipe.consumer_group.size == 2 * 4 * 2
     notes = " ".join(SC.build(SC.config(cluster=Cluster.C1x2)).notes)
     assert "1x2 cluster" in notes and "half of it and multicasts it to both" in notes

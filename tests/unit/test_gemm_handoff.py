@@ -15,7 +15,7 @@ from scenario_support import captured, compiled_as_recorded, ident
 from ts_explore.analysis.async_reads import check_async_reads
 from ts_explore.kernels import gemm
 from ts_explore.kernels.gemm_geometry import Cluster, DType, Epilogue, GemmMode, Geometry, Raster, Release, TileShape
-from ts_explore.kernels.gemm_resources import load_slices
+from ts_explore.kernels.gemm_cluster import load_slices
 from ts_explore.model import QueueKind
 from ts_explore.scenarios import get
 from ts_explore.scenarios.choices import adjust

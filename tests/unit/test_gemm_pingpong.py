@@ -12,9 +12,8 @@ from scenario_support import captured, compiled_as_recorded, ident
 from ts_explore.analysis.async_reads import check_async_reads
 from ts_explore.app.drawings import dependency_graph, schedule_graph
 from ts_explore.kernels import gemm
-from ts_explore.kernels.gemm_geometry import (
-    Cluster, GemmMode, Geometry, Release, TileShape, tile_order, work_tile_counts,
-)
+from ts_explore.kernels.gemm_geometry import Cluster, GemmMode, Geometry, Release, TileShape
+from ts_explore.kernels.gemm_tile_scheduler import tile_order, work_tile_counts
 from ts_explore.model import QueueKind
 from ts_explore.model.plan import DeviceLimits
 from ts_explore.scenarios import get

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from ts_explore.gpu.plan import launch_plan
 from ts_explore.gpu.safety import prove
-from ts_explore.kernels.gemm_geometry import Geometry, tile_order, work_units
+from ts_explore.kernels.gemm_geometry import Geometry
+from ts_explore.kernels.gemm_tile_scheduler import tile_order, work_units
 from ts_explore.model import QueueKind
 from ts_explore.model.plan import DeviceLimits
 from ts_explore.render.tile_order import tile_order_figure

@@ -1,7 +1,10 @@
 """No import cycles inside the package: modules (and the subpackages they live in) form a DAG.
 
 Every ``import`` counts, including those inside functions (a lazy import hides
-a cycle from Python, not from the reader); ``if TYPE_CHECKING:`` blocks do not.
+a cycle from Python, not from the reader) and those under ``if TYPE_CHECKING:``
+(a name imported for its type still ties the two modules: the launch result
+and its renderer once imported each other that way, one of the pair only for
+the annotation).
 Importing ``a.b.c`` also depends on the package ``a.b`` (its ``__init__`` runs
 first), unless the importer lives in it; the root package is left out, since it
 only names the public API.
@@ -31,15 +34,16 @@ def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     return False
 
 
-def imports_of(path: Path, modules: set[str]) -> set[str]:
-    """The package modules ``path`` imports (with their parent packages)."""
+def imports_of(path: Path, modules: set[str], types: bool = True) -> set[str]:
+    """The package modules ``path`` imports (with their parent packages); ``types=False`` leaves out the
+    imports under ``if TYPE_CHECKING:``."""
     me = module_name(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     targets: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and _type_checking_only(node, parents):
+        if not types and isinstance(node, (ast.Import, ast.ImportFrom)) and _type_checking_only(node, parents):
             continue
         if isinstance(node, ast.Import):
             targets.update(alias.name for alias in node.names)
@@ -62,10 +66,11 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(types: bool = True) -> dict[str, set[str]]:
+    """``{module: package modules it imports}``; ``types=False``: without the imports made for annotations only."""
     files = sorted(PACKAGE.rglob("*.py"))
     modules = {module_name(f) for f in files}
-    return {module_name(f): imports_of(f, modules) for f in files if module_name(f) != ROOT}
+    return {module_name(f): imports_of(f, modules, types) for f in files if module_name(f) != ROOT}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -112,6 +117,12 @@ def test_the_graph_sees_relative_and_lazy_imports() -> None:
     graph = import_graph()
     assert "ts_explore.kernels.contract" in graph["ts_explore.scenarios.base"]  # from ..kernels.contract import
     assert "ts_explore.render.tree" in graph["ts_explore.render.display"]  # imported inside a function
+
+
+def test_imports_for_annotations_count_unless_left_out() -> None:
+    graph, runtime = import_graph(), import_graph(types=False)
+    assert "ts_explore.repair.result" in graph["ts_explore.render.repair"]  # under if TYPE_CHECKING:
+    assert "ts_explore.repair.result" not in runtime["ts_explore.render.repair"]
 
 
 def test_the_package_has_no_import_cycle() -> None:

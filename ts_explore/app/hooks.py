@@ -8,6 +8,12 @@ users call on it (``Timeline.plot``, ``Timeline.table``, ``Timeline.stalls``,
 by :func:`attach`, which ``import ts_explore`` runs. Each hook imports its
 renderer when first called, so importing the package stays cheap.
 
+A launch result (:class:`ts_explore.gpu.result.LaunchResult`) gets its
+``_repr_html_`` and ``plot_comparison`` here too, so that the GPU package
+does not import its renderers. Importing the GPU package loads the DSL, which
+``import ts_explore`` must not, so those hooks are named by module and class
+(:data:`LATER`) and attached the moment that module is first imported.
+
 >>> from ts_explore.model.verdict import Verdict
 >>> Verdict._repr_html_.__module__
 'ts_explore.app.hooks'
@@ -15,6 +21,10 @@ renderer when first called, so importing the package stays cheap.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
+import sys
+from types import ModuleType
 from typing import Any
 
 from ..analysis.stalls import Stalls
@@ -103,6 +113,30 @@ def stalls_html(self: Stalls) -> str:
     return render(self)
 
 
+def launch_result_html(self: Any) -> str:
+    """A launch result in a notebook (and the launch panel): summary, timing and bandwidth figures, the trace."""
+    from ..render.launch_plots import result_html
+    from ..render.timeline_html import timeline_html as render_timeline
+
+    html = result_html(self)
+    if self.timeline is not None:
+        html += render_timeline(self.timeline)
+    return html
+
+
+def launch_result_plot_comparison(self: Any, cta: int | None = None, steps: int = 24) -> Any:
+    """The schedule's predicted order beside the measured lanes of ``cta`` (default: the first CTA traced)."""
+    from ..gpu.trace_compare import predicted_order
+    from ..render.timeline import comparison_figure
+    from ..scenarios import get
+
+    timeline, plan = self.traced_run()
+    if cta is None:
+        cta = min((c for c, _ in timeline.warps()), default=0)
+    order = predicted_order(get(self.scenario), self.config, plan, timeline, cta, self.edits)
+    return comparison_figure(timeline, order, cta=cta, steps=steps)
+
+
 HOOKS: tuple[tuple[type, str, Any], ...] = (
     (Verdict, "_repr_html_", verdict_html),
     (Timeline, "_repr_html_", timeline_html),
@@ -117,10 +151,51 @@ HOOKS: tuple[tuple[type, str, Any], ...] = (
 )
 
 
+# module -> (class, attribute, hook): classes of packages that ``import ts_explore`` does not load
+LATER: dict[str, tuple[tuple[str, str, Any], ...]] = {
+    "ts_explore.gpu.result": (
+        ("LaunchResult", "_repr_html_", launch_result_html),
+        ("LaunchResult", "plot_comparison", launch_result_plot_comparison),
+    ),
+}
+
+
+def _attach_later(module: ModuleType) -> None:
+    for cls_name, name, fn in LATER[module.__name__]:
+        setattr(getattr(module, cls_name), name, fn)
+
+
+class _AttachOnImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: hands a module of :data:`LATER` to the path finder and attaches its hooks once loaded."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname not in LATER:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            run(module)
+            _attach_later(module)
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
 def attach() -> None:
-    """Give the model classes their display hooks and drawing methods (idempotent)."""
+    """Give the model classes (and, when it is loaded, the launch result) their hooks and drawing methods.
+
+    Idempotent: a second call attaches the same functions and installs no second finder.
+    """
     for cls, name, fn in HOOKS:
         setattr(cls, name, fn)
+    for module in LATER:
+        if module in sys.modules:
+            _attach_later(sys.modules[module])
+    if not any(isinstance(finder, _AttachOnImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AttachOnImport())
 
 
-__all__ = ["HOOKS", "attach"]
+__all__ = ["HOOKS", "LATER", "attach", "launch_result_html", "launch_result_plot_comparison"]

@@ -113,21 +113,8 @@ class LaunchResult:
         from ..scenarios import get
         from .trace_compare import compare
 
-        timeline, plan = self._traced()
+        timeline, plan = self.traced_run()
         return compare(get(self.scenario), self.config, plan, timeline, cta, self.edits)
-
-    def plot_comparison(self, cta: int | None = None, steps: int = 24) -> Any:
-        """The schedule's predicted order beside the measured lanes of ``cta`` (default: the first CTA traced)."""
-        from ..render.timeline import comparison_figure
-        from ..scenarios import get
-        from .trace_compare import predicted_order
-
-        timeline, plan = self._traced()
-        if cta is None:
-            cta = min((c for c, _ in timeline.warps()), default=0)
-        return comparison_figure(timeline, predicted_order(get(self.scenario), self.config, plan, timeline, cta,
-                                                           self.edits),
-                                 cta=cta, steps=steps)
 
     def advise(self, *, check: bool = False, top: int = 3, **kwargs: Any) -> Any:
         """Ranked control changes from this launch's stalls, each proven SAFE (:func:`ts_explore.gpu.advise.advise`).
@@ -142,7 +129,8 @@ class LaunchResult:
                              "shows the edit), launch that, then advise")
         return advise(self, check=check, top=top, **kwargs)
 
-    def _traced(self) -> tuple[Timeline, LaunchPlan]:
+    def traced_run(self) -> tuple[Timeline, LaunchPlan]:
+        """The first traced size's timeline and the launch plan it ran under (ValueError naming the fix if none)."""
         for run, plan in zip(self.runs, self.plans):
             if run.timeline is not None:
                 return run.timeline, plan
@@ -180,17 +168,6 @@ class LaunchResult:
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(self.summary())
-
-    def _repr_html_(self) -> str:
-        """Summary plus timing, bandwidth (and mismatch) figures: what notebooks and the launch panel show."""
-        from ..render.launch_plots import result_html
-
-        html = result_html(self)
-        if self.timeline is not None:
-            from ..render.timeline_html import timeline_html
-
-            html += timeline_html(self.timeline)
-        return html
 
 
 __all__ = ["MEMCPY", "TORCH", "LaunchResult", "SizeRun"]

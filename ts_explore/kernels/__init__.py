@@ -7,5 +7,5 @@ the recorded one. Compiling needs no GPU (``CUTE_DSL_ARCH=sm_90a``).
 
 The GEMM (``gemm``) receives the scenario object instead: ``compile(scenario,
 cfg, *, arch=None, on_built=None)``, with its shared pieces in ``gemm_geometry``
-(pure arithmetic) and ``gemm_resources`` (the TS resources with their bodies).
+(pure arithmetic) and one module per technique (see :mod:`.gemm`).
 """

@@ -17,11 +17,27 @@ call from (M, N, K), so one compiled config serves every shape that
 ``persistence=CLC``, CLC: :func:`features` declares them and
 :mod:`ts_explore.gpu.safety` (the one place for architecture rules) refuses
 a GPU that lacks them, before anything is compiled for it.
+
+Each technique a control selects is a module of its own, as the schedule's
+are in :mod:`ts_explore.scenarios`:
+
+- ``mode`` (cooperative, ping-pong) and ``epilogue`` (inline, handoff): the
+  schedules (``scenarios.gemm_cooperative``, ``gemm_pingpong``,
+  ``gemm_handoff``) over the resources of :mod:`.gemm_mainloop` (the A/B
+  ring) and :mod:`.gemm_epilogue` (``OutputTile``, ``HandoffBuffers``);
+- ``cluster`` (2x1, 1x2): :mod:`.gemm_cluster` (the multicast load split,
+  the TMA operations, the launch's cluster shape);
+- ``dtype=fp8``: :mod:`.gemm_fp8` (the scaled entry point, quantization);
+- ``persistence``, ``raster``, ``swizzle``: :mod:`.gemm_tile_scheduler`;
+  ``tile='by shape'``: :mod:`.gemm_tile_pick` and :mod:`.gemm_by_shape`.
+
+This module compiles and plans; :mod:`.gemm_host` holds the torch-side
+helpers (arguments, inputs, reference, tolerance), re-exported here.
 """
 
 # No ``from __future__ import annotations`` here: the DSL reads kernel annotations as objects.
 
-from typing import Any, Callable, NamedTuple
+from typing import Any
 
 import cuda.bindings.driver as cuda
 import cutlass
@@ -33,11 +49,15 @@ from ..model.plan import DeviceLimits, Instance, LaunchPlan
 from .build import compile_options, default_stream, gmem_ptr
 from .host import DeviceProblem, SizeError, strided_instances
 from .common import BuiltHook, kernel_context, repair_edits, repaired_build, run_built
+from .gemm_cluster import cluster_dims, load_slices, tma_load_ops
+from .gemm_fp8 import FP8_MAX, Fp8Inputs, quantize_fp8, scaled_host, scaled_mm
 from .gemm_geometry import (
-    EPILOGUE_N, H200_DENSE_BF16_TFLOPS, DType, Geometry, Raster, Release, bytes_moved, cluster_dims, flops,
-    k_blocks, launch_grid, shape_refusal, tile_counts, work_units,
+    EPILOGUE_N, H200_DENSE_BF16_TFLOPS, DType, Geometry, Raster, Release, bytes_moved, flops, k_blocks,
+    shape_refusal, tile_counts,
 )
-from .gemm_resources import OUT_DTYPE, in_dtype, load_slices, smem_layouts
+from .gemm_host import close, error_tiles, grid, kernel_args, launcher, make_inputs, reference, run
+from .gemm_mainloop import OUT_DTYPE, in_dtype, smem_layouts
+from .gemm_tile_scheduler import work_units
 from .trace import address, recorder_for
 
 Shape = tuple  # (M, N, K)
@@ -64,15 +84,6 @@ def launch_refusal(cfg: Any, arch: str | None = "sm_90a") -> str | None:
         return ("release=PREMATURE frees each A/B stage while its WGMMA may still read it (the async-read rule "
                 "reports it; TS cannot see it); use release=LAGGED or AFTER_WAIT")
     return None
-
-
-def grid(cfg: Any, shape: Shape, sms: int) -> tuple[int, int, int]:
-    """The CUDA grid for ``shape`` on a GPU with ``sms`` multiprocessors (``tile='by shape'`` resolved first)."""
-    from ..model import QueueKind
-
-    cfg = cfg.resolved(tuple(shape), sms)
-    return launch_grid(tuple(shape), cfg.geometry(), persistent=cfg.persistence is QueueKind.STATIC,
-                       along_m=cfg.raster is Raster.ALONG_M, sms=sms)
 
 
 def compile(scenario: Any, cfg: Any, *, arch: str | None = None, on_built: BuiltHook | None = None,
@@ -155,11 +166,8 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
         a_slice, b_slice, _ = smem_layouts(slice_geo)
         _, _, c_layout = smem_layouts(geo)
         # The operand the cluster shares goes by multicast: A along a 1x2 cluster, B along a 2x1 one.
-        a_op = cpasync.CopyBulkTensorTileG2SOp() if geo.cluster_n == 1 else \
-            cpasync.CopyBulkTensorTileG2SMulticastOp()
+        a_op, b_op = tma_load_ops(geo)
         tma_a, g_a = cpasync.make_tiled_tma_atom(a_op, a, cute.slice_(a_slice, (None, None, 0)), (rows_a, geo.tile_k))
-        b_op = cpasync.CopyBulkTensorTileG2SOp() if geo.cluster_m == 1 else \
-            cpasync.CopyBulkTensorTileG2SMulticastOp()
         tma_b, g_b = cpasync.make_tiled_tma_atom(b_op, b, cute.slice_(b_slice, (None, None, 0)),
                                                  (rows_b, geo.tile_k))
         tma_c, g_c = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), c,
@@ -174,15 +182,7 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
             min_blocks_per_mp=1)
 
     if geo.dtype is DType.FP8:
-        @cute.jit
-        def host_fp8(a_ptr: cute.Pointer, b_ptr: cute.Pointer, c_ptr: cute.Pointer, scale_a: cutlass.Float32,
-                     scale_b: cutlass.Float32, m: cutlass.Int32, n: cutlass.Int32, k: cutlass.Int32,
-                     grid_x: cutlass.Int32, grid_y: cutlass.Int32, grid_z: cutlass.Int32, stream: cuda.CUstream,
-                     events: Any = None, progress: Any = None) -> None:
-            launch_kernel(a_ptr, b_ptr, c_ptr, scale_a * scale_b, m, n, k, grid_x, grid_y, grid_z, stream, events,
-                          progress)
-
-        return host_fp8
+        return scaled_host(launch_kernel)
 
     @cute.jit
     def host(a_ptr: cute.Pointer, b_ptr: cute.Pointer, c_ptr: cute.Pointer, m: cutlass.Int32, n: cutlass.Int32,
@@ -217,7 +217,8 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: int | None = None
     """Persistent CTAs (clusters kept whole) walk output tiles; every tile runs K/64 (fp8: K/128) k-blocks."""
     from ..model import QueueKind
 
-    from .gemm_geometry import TileShape, pick_tile, straddle_note
+    from .gemm_geometry import TileShape
+    from .gemm_tile_pick import pick_tile, straddle_note
 
     shape = problem_shape(size, cfg.dtype)
     by_shape = cfg.tile is TileShape.BY_SHAPE
@@ -302,188 +303,6 @@ def device_problem(fn: Any, cfg: Any, plan: LaunchPlan, stream: Any) -> DevicePr
     return DeviceProblem(launch=lambda: fn(*args), check=check, references=references,
                          flops=flops(shape), bytes_moved=bytes_moved(shape, dtype), elements=m * n, grid=plan.ctas,
                          shape=f"{m}x{n}x{k}", args=tuple(args), outputs=lambda: {"C": c.float().cpu().numpy()})
-
-
-# ---- host-side helpers the launcher, the tests and the benchmark share -------------------------------------
-
-
-FP8_MAX = 448.0  # the largest finite float8 e4m3 (e4m3fn) value
-
-
-class Fp8Inputs(NamedTuple):
-    """fp8 operands as a user quantizes them: A ≈ scale_a·a, B ≈ scale_b·b (scales: 1-element fp32 tensors)."""
-
-    a: Any  # M x K float8_e4m3fn, row-major
-    b: Any  # N x K float8_e4m3fn, row-major
-    scale_a: Any
-    scale_b: Any
-
-
-def quantize_fp8(x: Any) -> tuple[Any, Any]:
-    """``x`` (fp32) as float8 e4m3 with one per-tensor scale amax/448, so the largest |x| lands on e4m3's largest."""
-    import torch
-
-    scale = (x.abs().amax().float() / FP8_MAX).clamp(min=torch.finfo(torch.float32).tiny).reshape(1)
-    return (x / scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn), scale
-
-
-def make_inputs(shape: Shape, seed: int = 0, device: str = "cuda", dtype: DType = DType.BF16) -> Any:
-    """Random-normal A (M x K) and B (N x K), seeded (torch): bf16 ``(a, b)``, or for ``dtype=fp8``
-    an :class:`Fp8Inputs` of the same normals quantized per tensor (:func:`quantize_fp8`)."""
-    import torch
-
-    m, n, k = shape
-    gen = torch.Generator(device=device).manual_seed(seed)
-    a = torch.randn((m, k), generator=gen, device=device, dtype=torch.float32)
-    b = torch.randn((n, k), generator=gen, device=device, dtype=torch.float32)
-    if DType.of(dtype) is DType.FP8:
-        a8, scale_a = quantize_fp8(a)
-        b8, scale_b = quantize_fp8(b)
-        return Fp8Inputs(a8, b8, scale_a, scale_b)
-    return a.to(torch.bfloat16), b.to(torch.bfloat16)
-
-
-def reference(a: Any, b: Any, scale_a: Any = None, scale_b: Any = None) -> Any:
-    """A·Bᵀ accumulated in fp32 (torch on the tensors' device, numpy for numpy arrays).
-
-    With scales (fp8 inputs) it is the product of the dequantized inputs,
-    (scale_a·A)·(scale_b·B)ᵀ, each dequantized element exact in fp32.
-    """
-    try:
-        import torch
-
-        if isinstance(a, torch.Tensor):
-            fa, fb = a.float(), b.float()
-            if scale_a is not None:
-                fa, fb = fa * scale_a.float(), fb * scale_b.float()
-            return torch.matmul(fa, fb.T)
-    except ImportError:
-        pass
-    import numpy as np
-
-    fa, fb = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
-    if scale_a is not None:
-        fa, fb = fa * np.float32(scale_a), fb * np.float32(scale_b)
-    return fa @ fb.T
-
-
-def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any) -> Any:
-    """torch._scaled_mm on the same fp8 tensors: bf16 (scale_a·A)·(scale_b·B)ᵀ, cuBLAS's default (promoted)
-    accumulation. ``b.t()`` of the row-major N x K B is the column-major K x N operand it wants; torch refuses
-    N or K not a multiple of 16."""
-    import torch
-
-    out = torch._scaled_mm(a, b.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16)
-    return out[0] if isinstance(out, tuple) else out  # torch < 2.4 also returned the amax
-
-
-def close(c: Any, ref: Any, k: int, dtype: DType = DType.BF16) -> Any:
-    """Which elements of C agree with the fp32 reference (a boolean array; NaN never agrees).
-
-    Rounding C to bf16 costs up to 2^-8 of |C| (allowed: 2^-7); summing K
-    products in another order costs O(sqrt(K)) fp32 ulps (allowed:
-    0.01·sqrt(K)). One lost or doubled k-block of unit-normal data is off by
-    ~sqrt(64) = 8, far outside both.
-
-    fp8 (``dtype=fp8``; inputs of unit-normal scale, as :func:`make_inputs`
-    makes): Hopper's fp8 WGMMA adds into its accumulator with fewer bits than
-    fp32 (about 14 of the running sum, as reported for H800), once per
-    32-deep instruction, and this kernel keeps the sum there for the whole K
-    (no promotion to fp32 registers), so the error can grow with the running
-    sum (~sqrt(K)) over K/32 additions: up to ~2^-14·K^1.5/32·(2/3) if every
-    addition lost the same way. Allowed: a further 2^-11·K^1.5/32, about six
-    times that (4.0 at K=4096; 0.19 at K=528). One lost k-block of 128 is off
-    by ~sqrt(128) = 11.
-    """
-    diff = abs(c.float() - ref) if hasattr(c, "float") else abs(c.astype("float32") - ref)
-    allowed = abs(ref) * 2.0**-7 + 0.01 * max(1, k) ** 0.5
-    if DType.of(dtype) is DType.FP8:
-        allowed = allowed + 2.0**-11 * max(1, k) ** 1.5 / 32
-    return diff <= allowed
-
-
-def error_tiles(bad: Any, cfg: Any) -> Any:
-    """Mismatching elements per output tile (a small integer array for a heatmap)."""
-    import numpy as np
-
-    mask = bad.cpu().numpy() if hasattr(bad, "cpu") else np.asarray(bad)
-    tm, tn = cfg.geometry().tile_m, cfg.geometry().tile_n
-    rows, cols = -(-mask.shape[0] // tm), -(-mask.shape[1] // tn)
-    padded = np.zeros((rows * tm, cols * tn), dtype=np.int64)
-    padded[: mask.shape[0], : mask.shape[1]] = mask
-    return padded.reshape(rows, tm, cols, tn).sum(axis=(1, 3))
-
-
-def launcher(fn: Any, a: Any, b: Any, c: Any, cfg: Any, sms: int, stream: Any = None, scale_a: Any = None,
-             scale_b: Any = None) -> Callable[[], None]:
-    """A zero-argument launch of a compiled GEMM on torch tensors (A: M x K, B: N x K, C: M x N bf16;
-    A and B bf16, or float8 e4m3 with ``scale_a``, ``scale_b`` for an fp8 config).
-
-    Shapes, dtypes and alignment are checked once, here.
-    """
-    args = kernel_args(a, b, c, cfg, sms, stream, scale_a, scale_b)
-    # The compiled function's own call converts the arguments on every launch. Its convert-once split
-    # (generate_execution_args + run_compiled_program) launched with stale arguments on an H200 once
-    # these objects had been freed (an illegal address in the first TMA load); the plain call costs
-    # microseconds against launches of 0.1 ms and more.
-    return lambda: fn(*args)
-
-
-def _scale_value(name: str, scale: Any) -> float:
-    """A per-tensor scale (a float, or a 1-element tensor) as a Python float; ValueError naming the fix."""
-    if scale is None:
-        raise ValueError(f"{name} is missing: an fp8 GEMM computes C = (scale_a·scale_b)·(A·Bᵀ); pass both scales "
-                         "(1.0 for unscaled inputs)")
-    numel = getattr(scale, "numel", None)
-    if numel is not None and numel() != 1:
-        raise ValueError(f"{name} has {numel()} elements; this GEMM takes one scale per tensor (a float or a "
-                         "1-element tensor)")
-    value = float(scale.reshape(-1)[0]) if numel is not None else float(scale)
-    if not value == value or value in (float("inf"), float("-inf")):
-        raise ValueError(f"{name}={value} is not finite; quantize with a finite scale (amax/448)")
-    return value
-
-
-def kernel_args(a: Any, b: Any, c: Any, cfg: Any, sms: int, stream: Any = None, scale_a: Any = None,
-                scale_b: Any = None) -> list[Any]:
-    """The compiled GEMM's arguments for torch tensors A, B, C (checked here), the stream last.
-
-    An fp8 config takes float8 e4m3 A and B and their per-tensor scales
-    (floats or 1-element tensors, read once here), passed after the pointers.
-    """
-    import torch
-
-    m, k = a.shape
-    n = b.shape[0]
-    dtype = cfg.dtype
-    refusal = shape_refusal((m, n, k), dtype)
-    if refusal is not None:
-        raise ValueError(refusal)
-    if tuple(b.shape) != (n, k) or tuple(c.shape) != (m, n):
-        raise ValueError(f"shapes do not chain: A {tuple(a.shape)}, B {tuple(b.shape)} (N x K), C {tuple(c.shape)}")
-    want = torch.float8_e4m3fn if dtype is DType.FP8 else torch.bfloat16
-    for name, t, kind in (("A", a, want), ("B", b, want), ("C", c, torch.bfloat16)):
-        if t.dtype != kind or not t.is_contiguous() or t.data_ptr() % 16:
-            raise ValueError(f"{name} must be a contiguous, 16-byte aligned {kind} CUDA tensor for dtype="
-                             f"{dtype.short}; got {t.dtype}, contiguous={t.is_contiguous()}")
-    scales: list[Any] = []
-    if dtype is DType.FP8:
-        scales = [cutlass.Float32(_scale_value("scale_a", scale_a)), cutlass.Float32(_scale_value("scale_b", scale_b))]
-    elif scale_a is not None or scale_b is not None:
-        raise ValueError("scales apply to fp8 inputs only; a bf16 GEMM takes none (use dtype='fp8' for scaled "
-                         "float8 inputs)")
-    gx, gy, gz = grid(cfg, (m, n, k), sms)
-    if stream is None:
-        stream = cuda.CUstream(torch.cuda.current_stream().cuda_stream)
-    geo = cfg.resolved((m, n, k), sms).geometry()
-    return [gmem_ptr(a.data_ptr(), in_dtype(geo)), gmem_ptr(b.data_ptr(), in_dtype(geo)),
-            gmem_ptr(c.data_ptr(), OUT_DTYPE), *scales, *(cutlass.Int32(v) for v in (m, n, k, gx, gy, gz)), stream]
-
-
-def run(fn: Any, a: Any, b: Any, c: Any, cfg: Any, sms: int, stream: Any = None, scale_a: Any = None,
-        scale_b: Any = None) -> None:
-    """Launch once (see :func:`launcher`)."""
-    launcher(fn, a, b, c, cfg, sms, stream, scale_a, scale_b)()
 
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 A config with ``tile=TileShape.BY_SHAPE`` has no tile until it meets a shape:
 :meth:`~ts_explore.scenarios.gemm.HopperGemm.resolved` asks
-:func:`~ts_explore.kernels.gemm_geometry.pick_tile`, the one function that
+:func:`~ts_explore.kernels.gemm_tile_pick.pick_tile`, the one function that
 chooses, and the launch plan shows its choice. :class:`ByShape` is what
 ``gemm.compile`` returns for such a config: it is called exactly like a
 compiled GEMM (``fn(a, b, c, M, N, K, grid_x, grid_y, grid_z, stream)``; fp8:

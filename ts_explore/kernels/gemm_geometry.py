@@ -1,7 +1,12 @@
-"""Pure arithmetic of the Hopper GEMM: tile geometry, shared memory, grids, problem sizes.
+"""Pure arithmetic of the Hopper GEMM: its controls' values, one CTA's geometry (tile, stages, warpgroups,
+shared memory, registers) and the problem sizes it takes.
 
 One function per fact (design.md): the scenario's checks, the CPU view, the
 kernel and the launcher all ask these. Nothing here needs a GPU or the DSL.
+The order tiles are handed out in and the grid are
+:mod:`.gemm_tile_scheduler`'s, the ``tile='by shape'`` pick is
+:mod:`.gemm_tile_pick`'s, the cluster's split of the shared operand is
+:mod:`.gemm_cluster`'s.
 
 >>> g = Geometry(tile_m=128, tile_n=256, stages=4, consumer_wgs=2)
 >>> g.stage_bytes, g.accumulators_per_thread, g.epilogue_parts
@@ -10,11 +15,6 @@ kernel and the launcher all ask these. Nothing here needs a GPU or the DSL.
 True
 >>> tile_counts((1000, 4096, 512), g)
 (8, 16)
->>> pick_tile((1000, 1032, 520), sms=132).text
-'128x128x64 with 2 consumer warpgroups in 2x1 clusters (B multicast): 72 tiles on 132 SMs (128x256x64 would make 40 \
-tiles, under half of them)'
->>> pick_tile((8192, 8192, 8192), sms=132).tile.value
-'128x256x64'
 >>> print(shape_refusal((256, 256, 100)))
 K=100 is not a multiple of 8: the rows of A and B (K bf16 each) would break TMA's 16-byte stride alignment; pad K to 104
 >>> f8 = Geometry(tile_m=128, tile_n=256, stages=4, consumer_wgs=2, dtype=DType.FP8)
@@ -40,8 +40,6 @@ STORE_WARPS = 2  # ... and the store task takes warps 2-3 of the same warpgroup 
 SMEM_LIMIT = 227 * 1024  # Hopper's opt-in shared memory per CTA
 MAX_ACCUMULATORS = 128  # fp32 accumulators per thread that still leave room in 232 registers
 TILE_SHAPES = ((128, 128), (128, 256), (256, 128), (64, 128), (64, 256))
-FILL_SHARE = 0.5  # the default tile is kept while its grid covers at least this share of the SMs
-LINE_BYTES = 128  # an L2 cache line: a k-block's row of A or B (128 bytes) that starts off one straddles two
 H200_DENSE_BF16_TFLOPS = 989.0  # vendor datasheet, dense (no sparsity)
 H200_DENSE_FP8_TFLOPS = 1979.0  # vendor datasheet, dense (no sparsity)
 BF16_BYTES = 2
@@ -291,16 +289,6 @@ def tile_counts(shape: tuple[int, int, int], geo: Geometry) -> tuple[int, int]:
     return -(-m // geo.tile_m), -(-n // geo.tile_n)
 
 
-def work_tile_counts(shape: tuple[int, int, int], geo: Geometry) -> tuple[int, int]:
-    """Work units of the tile scheduler along M and N (ping-pong: a unit is two tiles stacked along M).
-
-    >>> work_tile_counts((1000, 1024, 64), Geometry(128, 128, 5, 2, pingpong=True))
-    (4, 8)
-    """
-    m, n, _ = shape
-    return -(-m // geo.work_tile_m), -(-n // geo.tile_n)
-
-
 def k_blocks(k: int, tile_k: int = TILE_K) -> int:
     """K-blocks of ``tile_k`` (a Geometry's ``tile_k``; bf16's by default); a tail block is read zero-padded by TMA."""
     return -(-k // tile_k)
@@ -339,227 +327,31 @@ def shape_refusal(shape: tuple[int, int, int], dtype: DType = DType.BF16) -> str
     return None
 
 
-@dataclass(frozen=True)
-class TilePick:
-    """The tile (consumer warpgroups, cluster) :func:`pick_tile` chose for a shape, and why."""
-
-    tile: TileShape
-    consumer_wgs: int
-    tiles: int  # output tiles (= CTAs of a one-tile-per-CTA grid) with this tile
-    sms: int
-    why: str
-    cluster_m: int = 1  # 2: pairs of M-neighbours share B by TMA multicast
-
-    @property
-    def text(self) -> str:
-        pair = " in 2x1 clusters (B multicast)" if self.cluster_m == 2 else ""
-        return (f"{self.tile.value} with {self.consumer_wgs} consumer warpgroup{'s' if self.consumer_wgs > 1 else ''}"
-                f"{pair}: {self.tiles} tile{'s' if self.tiles != 1 else ''} on {self.sms} SMs{self.why}")
-
-
-# (tile, consumer warpgroups) from the largest to the smallest; a 64-row tile is one warpgroup's WGMMA.
-TILE_CANDIDATES = ((TileShape.T128x256, 2), (TileShape.T128x128, 2), (TileShape.T64x256, 1), (TileShape.T64x128, 1))
-
-
-def rows_straddle_lines(k: int, elem_bytes: int = BF16_BYTES) -> bool:
-    """Whether the rows of A and B (K elements of ``elem_bytes`` each) start off 128-byte lines.
-
-    Row r of A starts r·K·b bytes in; unless K·b is a multiple of 128 most
-    rows start mid-line, and every k-block's TMA read of a row (one 128-byte
-    swizzle row) then touches two lines instead of one.
-
-    >>> rows_straddle_lines(4136), rows_straddle_lines(4160), rows_straddle_lines(4160, 1)
-    (True, False, True)
-    """
-    return (k * elem_bytes) % LINE_BYTES != 0
-
-
-def straddle_note(shape: tuple[int, int, int], elem_bytes: int = BF16_BYTES) -> str | None:
-    """What a launch at ``shape`` should know about its operand rows (None when they are line-aligned)."""
-    k = shape[2]
-    if not rows_straddle_lines(k, elem_bytes):
-        return None
-    aligned = -(-k * elem_bytes // LINE_BYTES) * LINE_BYTES // elem_bytes
-    return (f"rows of A and B are K={k} x {elem_bytes} B = {k * elem_bytes} B, not a multiple of {LINE_BYTES}: "
-            "each k-block's TMA row reads straddle two L2 lines (on an H200 this cost 20 % at 5000x3080x4136); "
-            f"2x1 clusters, which multicast B, win most of it back; K={aligned} would not straddle")
-
-
-def pick_tile(shape: tuple[int, int, int], sms: int, elem_bytes: int = BF16_BYTES) -> TilePick:
-    """The tile for (M, N, K) on ``sms`` multiprocessors: the one function behind ``tile='by shape'``.
-
-    The large 128x256 tile is kept while its grid covers at least
-    :data:`FILL_SHARE` of the SMs. Below that most SMs would idle, so the
-    smaller tiles compete on their modelled time: waves of CTAs
-    (``ceil(tiles / sms)``) times the work of one tile (its area; K is common
-    to all, so it drops out); ties go to the larger tile (fewer operand
-    re-reads). The choice depends on M, N and the SM count only. A small
-    grid of 128-row tiles also pairs M-neighbours in 2x1 clusters that share B
-    by multicast: each SM then reads a quarter less per k-block, and reading
-    is what bounds one tile's time when each SM has only one (measured on an
-    H200 at 1000x1032x520: 0.74x torch.matmul without, 0.85x with).
-
-    K enters in one place: when the rows of A and B (K elements of
-    ``elem_bytes``) straddle 128-byte lines (:func:`rows_straddle_lines`), the
-    large tile also runs in 2x1 clusters. Each k-block's row reads then touch
-    two lines, and multicasting B halves how many rows each SM reads (measured
-    on an H200 at 5000x3080x4136: 0.75x torch.matmul without, 0.89x with; at
-    K=4160, whose rows are aligned, 0.94x either way).
-
-    >>> pick_tile((64, 64, 64), 132).tile.value  # one tile either way: the smallest wastes least
-    '64x128x64'
-    >>> pick_tile((8192, 1024, 64), 132).tile.value
-    '128x256x64'
-    >>> pick_tile((5000, 3080, 4136), 132).text  # doctest: +NORMALIZE_WHITESPACE
-    '128x256x64 with 2 consumer warpgroups in 2x1 clusters (B multicast): 520 tiles on 132 SMs (rows of 8272 B
-    straddle 128-byte lines)'
-    """
-    def count(tile: TileShape) -> int:
-        tm, tn = tile.mn
-        return -(-shape[0] // tm) * -(-shape[1] // tn)
-
-    default, wgs = TILE_CANDIDATES[0]
-    big = count(default)
-    if big >= FILL_SHARE * sms:
-        if rows_straddle_lines(shape[2], elem_bytes):
-            return TilePick(default, wgs, big, sms,
-                            f" (rows of {shape[2] * elem_bytes} B straddle {LINE_BYTES}-byte lines)", cluster_m=2)
-        return TilePick(default, wgs, big, sms, "")
-
-    def cost(candidate: tuple[TileShape, int]) -> int:
-        tm, tn = candidate[0].mn
-        return -(-count(candidate[0]) // sms) * tm * tn
-
-    best = min(TILE_CANDIDATES, key=cost)  # min keeps the first (largest) of equal costs
-    return TilePick(best[0], best[1], count(best[0]), sms,
-                    f" ({default.value} would make {big} tile{'s' if big != 1 else ''}, under half of them)",
-                    cluster_m=2 if best[0].mn[0] == 128 else 1)
-
-
-def work_units(shape: tuple[int, int, int], geo: Geometry, swizzle: int = 1, along_m: bool = True) -> int:
-    """Work tiles the static persistent scheduler hands out: cluster tiles, padded to whole swizzle groups.
-
-    With ``swizzle`` S > 1 the tile columns (along M; rows along N) are
-    grouped S at a time and padded to a multiple of S; a padded tile lies
-    outside C, so its loads read zeros and its stores are dropped. A cluster
-    takes one work tile for its CTAs (2x1: two M-neighbours, 1x2: two N-neighbours).
-
-    >>> g = Geometry(tile_m=128, tile_n=256, stages=4, consumer_wgs=2)
-    >>> work_units((1000, 1048, 64), g), work_units((1000, 1048, 64), g, swizzle=3)
-    (40, 48)
-    >>> work_units((1000, 1048, 64), Geometry(128, 256, 4, 2, cluster_n=2))  # 8 x 3 pairs of N-neighbours
-    24
-    """
-    tm, tn = work_tile_counts(shape, geo)
-    mc, nc = -(-tm // geo.cluster_m), -(-tn // geo.cluster_n)
-    if swizzle > 1:
-        if along_m:
-            nc = -(-nc // swizzle) * swizzle
-        else:
-            mc = -(-mc // swizzle) * swizzle
-    return mc * nc
-
-
-def tile_order(shape: tuple[int, int, int], geo: Geometry, swizzle: int = 1, along_m: bool = True) -> list[list[int]]:
-    """The hand-out index of each output tile (rows: tiles along M, columns: along N), as the scheduler walks them.
-
-    Plain order (``swizzle=1``) walks down M, column after column (along N:
-    across N, row after row); with ``swizzle`` S it walks S columns at a time,
-    row by row down M, then the next S columns (along N: S rows at a time),
-    so the CTAs busy at once share fewer B (A) tiles, which stay in L2.
-    Persistent CTA (cluster) ``c`` of ``C`` takes the tiles numbered
-    ``c, c + C, ...``. A 2x1 cluster's two M-neighbours share one number, a
-    1x2 cluster's two N-neighbours too.
-
-    >>> tile_order((512, 1024, 64), Geometry(128, 256, 4, 2), swizzle=2)
-    [[0, 1, 8, 9], [2, 3, 10, 11], [4, 5, 12, 13], [6, 7, 14, 15]]
-    >>> tile_order((512, 1024, 64), Geometry(128, 256, 4, 2))
-    [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]]
-    >>> tile_order((512, 1024, 64), Geometry(128, 256, 4, 2, cluster_n=2))
-    [[0, 0, 4, 4], [1, 1, 5, 5], [2, 2, 6, 6], [3, 3, 7, 7]]
-    """
-    tm, tn = tile_counts(shape, geo)
-    cm = geo.cluster_m * (2 if geo.pingpong else 1)  # tiles along M that share one hand-out number
-    cn = geo.cluster_n  # tiles along N that share one
-    mc, nc = -(-tm // cm), -(-tn // cn)
-
-    def index(m: int, n: int) -> int:
-        if swizzle == 1:
-            return m + n * mc if along_m else n + m * nc
-        if along_m:
-            return m * swizzle + n % swizzle + (n // swizzle) * swizzle * mc
-        return m % swizzle + (m // swizzle) * swizzle * nc + n * swizzle
-
-    return [[index(row // cm, col // cn) for col in range(tn)] for row in range(tm)]
-
-
-def launch_grid(shape: tuple[int, int, int], geo: Geometry, *, persistent: bool, along_m: bool,
-                sms: int) -> tuple[int, int, int]:
-    """The CUDA grid: one CTA per tile, or one persistent CTA per SM (clusters kept whole).
-
-    Without a queue the grid's x walks the raster direction; a cluster spans
-    ``cluster_m`` consecutive M tiles (or ``cluster_n`` N tiles), so that
-    count is rounded up to it: the extra CTA of an odd count lies outside C
-    and only loads its half of the shared tile for its partner. A persistent
-    grid is ``(cluster_m, cluster_n, clusters)``, the static scheduler's shape.
-
-    >>> pair_n = Geometry(128, 256, 4, 2, cluster_n=2)
-    >>> launch_grid((1000, 1000, 64), pair_n, persistent=False, along_m=True, sms=132)
-    (8, 4, 1)
-    >>> launch_grid((8192, 8192, 64), pair_n, persistent=True, along_m=True, sms=132)
-    (1, 2, 66)
-    """
-    tm, tn = work_tile_counts(shape, geo)
-    cm, cn = geo.cluster_m, geo.cluster_n
-    tm, tn = -(-tm // cm) * cm, -(-tn // cn) * cn
-    if not persistent:
-        return (tm, tn, 1) if along_m else (tn, tm, 1)
-    c = geo.cluster_size
-    clusters = min(tm * tn // c, max(1, sms // c))
-    return (cm, cn, clusters)
-
-
-def cluster_dims(geo: Geometry, *, persistent: bool, along_m: bool) -> tuple[int, int, int]:
-    """Launch cluster shape matching :func:`launch_grid` (a grid without a queue walking N has x and y swapped)."""
-    if geo.cluster_size == 1:
-        return (1, 1, 1)
-    cm, cn = geo.cluster_m, geo.cluster_n
-    return (cm, cn, 1) if (persistent or along_m) else (cn, cm, 1)
-
-
 __all__ = [
+    "BF16_BYTES",
     "Cluster",
     "DType",
-    "Epilogue",
-    "HANDOFF_LOAD_WARPS",
-    "STORE_WARPS",
     "EPILOGUE_N",
-    "LINE_BYTES",
-    "Raster",
-    "Release",
-    "TILE_CANDIDATES",
-    "TilePick",
-    "TileShape",
+    "Epilogue",
     "GemmMode",
     "Geometry",
     "H200_DENSE_BF16_TFLOPS",
     "H200_DENSE_FP8_TFLOPS",
+    "HANDOFF_LOAD_WARPS",
     "LOAD_WARPS",
     "MAX_ACCUMULATORS",
+    "Raster",
+    "Release",
     "SMEM_LIMIT",
+    "STORE_WARPS",
+    "SWIZZLE_BYTES",
     "TILE_K",
     "TILE_SHAPES",
+    "TileShape",
+    "WARPGROUP_THREADS",
     "bytes_moved",
-    "cluster_dims",
     "flops",
     "k_blocks",
-    "launch_grid",
-    "pick_tile",
-    "rows_straddle_lines",
-    "straddle_note",
-    "tile_order",
-    "work_units",
     "shape_refusal",
     "tile_counts",
-    "work_tile_counts",
 ]

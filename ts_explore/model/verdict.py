@@ -28,6 +28,7 @@ from .findings import (
     Race,
     offending_steps,
 )
+from ._verdict_text import EXHAUSTIVE, SIMULATION, imbalance_text
 from .interleaving import CheckerStep, CreditCell, CreditModel, CreditPool, Interleaving, Lane
 from .scope import Abstraction, RunScope, Scope, TaskTrips
 from .tasks import TaskSet
@@ -191,9 +192,45 @@ class Verdict:
     # -- words ------------------------------------------------------------------------
     def summary(self) -> str:
         """One line per failing check (human words); a single line when safe."""
-        from ._verdict_text import summary_lines
+        return "\n".join(self.summary_lines())
 
-        return "\n".join(summary_lines(self))
+    def summary_lines(self) -> list[str]:
+        """The lines :meth:`summary` joins: failed checks, each finding with its run, then the caveats."""
+        lines: list[str] = []
+        for check in self.failed_checks:
+            if check.name == SIMULATION and (self.simulation_blocked or self.imbalances):
+                if self.simulation_blocked:
+                    lines.append(
+                        "credit simulation blocked: " + "; ".join(b.sentence for b in self.simulation_blocked)
+                    )
+                for imb in self.imbalances:
+                    lines.append("credit simulation unbalanced: " + imbalance_text(imb))
+            elif check.name == EXHAUSTIVE and self.findings:
+                continue  # described finding by finding below
+            else:
+                first = check.message.strip().splitlines()[0] if check.message.strip() else "failed"
+                lines.append(f"{check.title}: {first}")
+        for run in self.runs:
+            for finding in (*run.deadlocks, *run.races, *run.pdl_violations):
+                steps = f", {len(finding.interleaving)} steps to reach it" if finding.interleaving else ""
+                lines.append(f"{finding.describe()} [{run.label}{steps}]")
+        if self.rejected:
+            for note in self.domain_notes:
+                lines.append(
+                    f"possible false positive: task {note.task} has {note.bounds}, not Python ints; TS checked "
+                    f"{note.checked_iterations} iteration(s). Re-verify with int bounds."
+                )
+            return lines
+        lines.extend(f"not proven: {reason}" for reason in self.reasons)
+        if not lines:
+            scope = self.scope
+            assert scope is not None
+            who = f" for {scope.instance}" if scope.instance else ""
+            lines.append(
+                f"safe{who}: all {len(self.checks)} checks passed; {scope.engine} explored {scope.states} states "
+                f"in {len(scope.runs)} run(s) ({scope.runs_text()})"
+            )
+        return lines
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form (``ts-explore verify --json``)."""

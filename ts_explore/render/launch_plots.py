@@ -8,16 +8,26 @@ explorer's launch panel embeds and :func:`to_png` turns a figure into bytes.
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from ..model.plan import MATMUL, MEMCPY, TORCH
 
-if TYPE_CHECKING:  # the result imports this module to draw itself
-    from ..gpu.result import LaunchResult
+if TYPE_CHECKING:
     from ..model.plan import LaunchPlan
+
+
+class LaunchResult(Protocol):
+    """What these figures read of a launch (a :class:`ts_explore.gpu.result.LaunchResult`, which lives above
+    the renderers): its runs per size, the scenario and device, and its summary."""
+
+    scenario: str
+    device: Any
+    runs: Sequence[Any]
+
+    def summary(self) -> str: ...
 
 REFERENCE_STYLE = {MEMCPY: dict(color="tab:gray", linestyle="--"), TORCH: dict(color="tab:purple", linestyle=":"),
                    MATMUL: dict(color="tab:purple", linestyle=":")}

@@ -1,6 +1,6 @@
 """The order in which a persistent GEMM hands out its output tiles, as a matplotlib figure.
 
-Pure: a hand-out order in (:func:`ts_explore.kernels.gemm_geometry.tile_order`),
+Pure: a hand-out order in (:func:`ts_explore.kernels.gemm_tile_scheduler.tile_order`),
 :class:`matplotlib.figure.Figure` out. Each output tile is coloured by the
 round of the persistent loop that takes it (its number over the CTAs
 launched): tiles of one colour are in flight together, so the fewer A rows and

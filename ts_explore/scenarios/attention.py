@@ -11,7 +11,9 @@ before the softmax of the current block (the P·V GEMM lags one block).
 
 The same build records the schedule on the CPU and, inside the kernel
 (:mod:`ts_explore.kernels.attention`), runs it with the bodies of
-:mod:`ts_explore.kernels.attention_resources` (TMA, WGMMA, online softmax).
+:mod:`ts_explore.kernels.attention_mainloop` (TMA, WGMMA),
+:mod:`~ts_explore.kernels.attention_softmax` (the online softmax) and
+:mod:`~ts_explore.kernels.attention_epilogue` (O and LSE).
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ from ..verification.rules import AsyncReadRule
 from ..kernels.attention_geometry import (
     HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, Persistence, kv_blocks, q_tiles,
 )
-from ..kernels.attention_resources import (
-    ExtraKvBlockTask, KStages, KvBlocksTask, OutTile, QkvGlobal, QTile, VStages, q_tile_index,
-)
+from ..kernels.attention_epilogue import OutTile
+from ..kernels.attention_mainloop import ExtraKvBlockTask, KStages, KvBlocksTask, QkvGlobal, VStages
+from ..kernels.attention_softmax import QTile
+from ..kernels.attention_tiles import q_tile_index
 from ..kernels.turn import Turn, turn_pipeline
 from .attention_schedule import consumer_schedule, load_schedule
 from .base import BuildContext, Built, Scenario, knob, register

@@ -37,10 +37,12 @@ from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, s
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..analysis.async_reads import AsyncReads
-from ..kernels.gemm_geometry import STORE_WARPS, Geometry, Release
-from ..kernels.gemm_resources import HandoffBuffers
+from ..kernels.gemm_epilogue import HandoffBuffers
+from ..kernels.gemm_geometry import EPILOGUE_N, STORE_WARPS, GemmMode, Geometry, Release
+from ..model import QueueKind
 from . import gemm_pingpong as pingpong
-from .common import next_work_tile
+from .common import next_work_tile, require
+from .gemm_config import GemmFault, HopperGemm
 
 STORES_IN_FLIGHT = 1  # TMA stores still reading shared memory when ``store`` returns: release one part late
 STORE_SCOPE_NOTE = (
@@ -159,5 +161,32 @@ def tasks(smem: Any, c: HandoffBuffers, wq: Any, n_k: Any, *, release: Release, 
     return store_task, mma_task
 
 
-__all__ = ["STORES_IN_FLIGHT", "STORE_SCOPE_NOTE", "hand_off", "handoff_buffers", "handoff_pipeline", "send_tile",
-           "store_reads", "tasks"]
+def check(cfg: HopperGemm) -> None:
+    """What the hand-off epilogue needs: the cooperative mode, and a queue without a scheduler warp."""
+    require(cfg.mode is GemmMode.COOPERATIVE,
+            "epilogue=handoff overlaps a cooperative tile's epilogue with the next mainloop; ping-pong already "
+            "hides each consumer's epilogue under the other's mainloop", "use epilogue=inline with mode=ping-pong, "
+            "or mode=cooperative with the hand-off", "epilogue")
+    require(cfg.persistence is not QueueKind.CLC,
+            "epilogue=handoff with CLC would add the store task to the CLC queue's consumers beside the 13th "
+            "(scheduler) warp, and CLC launches on no GPU with WGMMA: the hand-off would only be drawn, never "
+            "measured", "use persistence=static or none with epilogue=handoff", "persistence")
+
+
+def notes(cfg: HopperGemm, geo: Geometry) -> list[str]:
+    """What the CPU view says about the hand-off epilogue (nothing without it)."""
+    if not geo.handoff:
+        return []
+    last = 3 + 4 * cfg.consumer_wgs
+    notes = [f"hand-off epilogue: mma (warps 4-{last}) stages each of the {geo.epilogue_parts} {EPILOGUE_N}-column "
+             f"parts of C into one of {geo.epilogue_buffers} buffers of pipeline c and commits it (every consumer "
+             "thread arrives; no named barrier), then starts the next tile's mainloop; the store task (warps 2-3, "
+             "warp 2 issues) waits for each buffer, TMA-stores it and releases it one part later, once its store has "
+             "read it; the load task keeps warps 0-1 (each brings half of a stage)"]
+    if cfg.fault is not GemmFault.NONE:
+        notes.append(f"planted fault: {cfg.fault.value}")
+    return notes
+
+
+__all__ = ["STORES_IN_FLIGHT", "STORE_SCOPE_NOTE", "check", "hand_off", "handoff_buffers", "handoff_pipeline", "notes",
+           "send_tile", "store_reads", "tasks"]

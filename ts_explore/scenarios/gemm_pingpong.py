@@ -45,9 +45,18 @@ from typing import Any
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
-from ..kernels.gemm_geometry import LOAD_WARPS, WARPGROUP_THREADS, Geometry, Release
-from ..kernels.gemm_resources import EPILOGUE_BARRIER_ID, OutputTile
-from .common import next_work_tile
+from cutlass.experimental.task_scheduling.memory import SmemAllocator
+
+from ..analysis.async_reads import SCOPE_NOTE
+from ..kernels.gemm_epilogue import EPILOGUE_BARRIER_ID, OutputTile
+from ..kernels.gemm_geometry import LOAD_WARPS, MAX_ACCUMULATORS, WARPGROUP_THREADS, Geometry, Release, TileShape
+from ..kernels.gemm_mainloop import GlobalOperands, SmemOperands
+from ..model import QueueKind
+from ..verification.rules import AsyncReadRule
+from . import gemm_shared as shared
+from .base import BuildContext, Built
+from .common import next_work_tile, require, runtime, tensor
+from .gemm_config import GemmFault, HopperGemm
 
 CONSUMERS = 2  # mma0 owns the upper tile of a work unit, mma1 the lower one
 
@@ -172,4 +181,62 @@ def tasks(src: Any, ring: Any, outs: list[OutputTile], wq: Any, n_k: Any, *, rel
     return [load, *consumers]
 
 
-__all__ = ["CONSUMERS", "accumulate", "accumulate_and_store", "consumer_schedule", "consumer_warp", "load_schedule", "output_tiles", "tasks"]
+def check(cfg: HopperGemm) -> None:
+    """What ping-pong needs: two consumer warpgroups, a tile one warpgroup holds, a queue it can walk."""
+    require(cfg.tile is not TileShape.BY_SHAPE,
+            "tile 'by shape' picks a tile for the cooperative mode; ping-pong gives each warpgroup a whole tile",
+            "use mode=ping-pong with tile 128x128x64 or 64x256x64", "tile")
+    require(cfg.consumer_wgs == 2,
+            f"ping-pong alternates tiles between two consumer warpgroups; consumer_wgs={cfg.consumer_wgs}",
+            "use consumer_wgs=2 (or mode=cooperative)", "consumer_wgs")
+    geo = cfg.geometry()
+    require(geo.accumulators_per_thread <= MAX_ACCUMULATORS,
+            f"ping-pong tile {cfg.tile.value} in one warpgroup needs {geo.accumulators_per_thread} fp32 "
+            f"accumulators per thread, more than the {MAX_ACCUMULATORS} that fit beside the addresses in a "
+            f"consumer's {shared.MMA_REGISTERS} registers", "use tile 128x128x64 or 64x256x64 with ping-pong", "tile")
+    require(cfg.persistence is not QueueKind.CLC,
+            "ping-pong with CLC would need a 13th (scheduler) warp, which leaves 128 registers per thread, too few "
+            "beside a whole tile's 128 accumulators (and CLC runs on no GPU with WGMMA)",
+            "use persistence=static or none with ping-pong", "persistence")
+
+
+def build(cfg: HopperGemm, ctx: BuildContext, geo: Geometry, where: Any, n_k: Any, swap: bool,
+          by_shape: bool = False) -> Built:
+    """One loader and consumers ``mma0``/``mma1`` on alternate tiles, all on one ring (see ``gemm_pingpong``)."""
+    src = GlobalOperands(name="global_ab", swap_mn=swap, k_blocks=n_k)
+    ring = SmemOperands(name="smem_ab", pipeline_config=shared.ab_pipeline(cfg, geo), geo=geo.consumer_view(),
+                        in_flight=cfg.release.in_flight, tma_a=tensor(ctx, "tma_a"), tma_b=tensor(ctx, "tma_b"),
+                        g_a=tensor(ctx, "g_a"), g_b=tensor(ctx, "g_b"),
+                        consumer_thread0=consumer_warp(0) * 32, k_blocks=n_k)
+    outs = output_tiles(geo, swap, tensor(ctx, "tma_c"), tensor(ctx, "g_c"), runtime(ctx, "scale", None))
+    allocator = SmemAllocator()
+    for resource in (ring, *outs):
+        allocator.add_resource(resource)
+    allocator.compute_layout()
+    wq = shared.tile_queue(cfg, ctx, geo.threads)
+    extra = [wq] if wq is not None else []
+    built = tasks(src, ring, outs, wq, n_k, release=cfg.release, load_registers=shared.LOAD_REGISTERS,
+                  mma_registers=shared.MMA_REGISTERS, broken=cfg.fault is GemmFault.PINGPONG_BROKEN)
+    graph: dict[Any, list[Any]] = {ring: [src, *extra]}
+    graph.update({out: [ring, *extra] for out in outs})
+    return Built(tasks=built, resource_dependency_graph=graph, task_manager_kwargs={"smem_allocator": allocator},
+                 notes=() if ctx.on_gpu else shared.notes(cfg, geo, where, by_shape, notes(cfg, geo)),
+                 not_modelled=(SCOPE_NOTE,), rules=(AsyncReadRule(shared.async_reads(cfg)),))
+
+
+def notes(cfg: HopperGemm, geo: Geometry) -> list[str]:
+    """What the CPU view says about the ping-pong consumers (nothing for another mode)."""
+    if not geo.pingpong:
+        return []
+    notes = [f"ping-pong: each work unit is two {geo.tile_m}x{geo.tile_n} tiles stacked along M; mma0 (warps 4-7) "
+             "owns the upper, mma1 (warps 8-11) the lower; one's epilogue runs under the other's mainloop",
+             f"one ring of {cfg.stages} A/B stages for both: per unit the loader brings the upper tile's k-blocks, "
+             "then the lower's (one k-loop of 2 x k-blocks); each consumer waits for and releases every stage and "
+             "issues WGMMA on its own tile's, so the ring's order runs mma1's mainloop after mma0's"]
+    if cfg.fault is GemmFault.PINGPONG_BROKEN:
+        notes.append(f"planted fault: {cfg.fault.value}")
+    return notes
+
+
+__all__ = ["CONSUMERS", "accumulate", "accumulate_and_store", "build", "check", "consumer_schedule", "consumer_warp",
+           "load_schedule", "notes", "output_tiles", "tasks"]

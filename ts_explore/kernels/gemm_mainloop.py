@@ -1,16 +1,21 @@
-"""TS resources of the Hopper GEMM, with their kernel bodies (TMA, WGMMA, TMA-store epilogue).
+"""The Hopper GEMM's mainloop resources, with their kernel bodies: A and B in global memory, the A/B ring.
 
 Data flows ``GlobalOperands`` (A and B in global memory) -> ``SmemOperands``
-(a ring of A/B stages filled by TMA, read by WGMMA) -> ``OutputTile`` (C,
-written through shared memory by TMA stores). The fp32 accumulator is a
-task-local variable of ``SmemOperands``: ``clear`` makes it, each ``mma``
-adds one k-block to it, the epilogue steps read it.
+(a ring of A/B stages filled by TMA, read by WGMMA) -> an epilogue resource of
+:mod:`.gemm_epilogue` (C, written through shared memory by TMA stores). The
+fp32 accumulator is a task-local variable of ``SmemOperands``: ``clear``
+makes it, each ``mma`` adds one k-block to it, the epilogue steps read it.
 
 WGMMA reads its shared-memory operands asynchronously: ``mma`` issues the
 k-block's WGMMAs, commits them as one group and waits until at most
 ``in_flight`` groups are outstanding. With ``in_flight=1`` the stage read by
 the *previous* k-block is complete when ``mma`` returns, so the schedule may
 release that one, not the current one (see ``ts_explore.analysis.async_reads``).
+
+The techniques read their own parts here: a cluster's load brings its slice
+of the shared operand (:func:`.gemm_cluster.load_slices`) and multicasts it;
+ping-pong's consumers walk a two-tile work unit (``locate_in_unit``, ``mma``'s
+``tile``); fp8 changes the element type (:func:`in_dtype`) and so the K of a stage.
 """
 
 # No ``from __future__ import annotations`` here: the DSL reads the resources'
@@ -34,13 +39,20 @@ from cutlass.experimental.task_scheduling.resources import (
 )
 from cutlass.tensor_utils import LayoutEnum
 
+from .gemm_cluster import load_slices
 from .gemm_geometry import EPILOGUE_N, LOAD_WARPS, WARPGROUP_THREADS, DType, Geometry
 
+
 IN_DTYPE = cutlass.BFloat16  # bf16 inputs; :func:`in_dtype` gives a geometry's own
+
+
 ACC_DTYPE = cutlass.Float32
+
+
 OUT_DTYPE = cutlass.BFloat16
+
+
 ROW_MAJOR = LayoutEnum.ROW_MAJOR  # A (M x K), B (N x K) and C (M x N) all have unit stride in their last mode
-EPILOGUE_BARRIER_ID = 1  # named barrier among the consumer warpgroups (0 is __syncthreads)
 
 
 def in_dtype(geo: Geometry) -> Any:
@@ -62,12 +74,6 @@ def smem_layouts(geo: Geometry) -> tuple[Any, Any, Any]:
     b = sm90.make_smem_layout_b(ROW_MAJOR, mnk, in_dtype(geo), geo.stages)
     c = sm90.make_smem_layout_epi(OUT_DTYPE, ROW_MAJOR, (geo.tile_m, EPILOGUE_N), geo.epilogue_buffers)
     return a, b, c
-
-
-def load_slices(geo: Geometry, warps: int = LOAD_WARPS) -> tuple[int, int]:
-    """Rows of A and of B each of ``warps`` load warps brings per stage (the shared operand is split over the
-    cluster too: B over a 2x1 cluster's CTAs, A over a 1x2 cluster's)."""
-    return geo.tile_m // (warps * geo.cluster_n), geo.tile_n // (warps * geo.cluster_m)
 
 
 def swizzled(base: Any, offset: int, layout: Any, dtype: Any = IN_DTYPE) -> Any:
@@ -256,188 +262,16 @@ class SmemOperands(MemoryResource):
         warpgroup.wait_group(0)
 
 
-@dataclass(kw_only=True)
-class _CBuffers(MemoryResource):
-    """Shared-memory buffers C goes out through: the part-writing and TMA-store bodies both epilogues share."""
-
-    tma_c: Any = None
-    g_c: Any = None
-    geo: cutlass.Constexpr = None
-    swap_mn: cutlass.Constexpr[bool] = False
-    consumer_thread0: cutlass.Constexpr[int] = LOAD_WARPS * 32  # first thread of the warpgroups holding C
-    scale: Any = None  # fp8: scale_a·scale_b (a kernel argument), applied before the bf16 conversion
-
-    @cute.jit
-    def _buffers(self, stage_info: StageInfo) -> Any:
-        _, _, c = smem_layouts(self.geo)
-        return swizzled(stage_info.context.smem_base.data_ptr(), self._alloc_c.offset, c)
-
-    @cute.jit
-    def _write(self, stage_info: StageInfo, acc: cute.TensorSSA, part: cutlass.Constexpr[int],
-               buffer: Any) -> None:
-        """Convert part ``part`` of this thread's accumulators to bf16 (fp8: times the scales), write it to
-        buffer ``buffer`` with stmatrix, and fence so that a TMA store (async proxy) may read it."""
-        mma_op = tiled_mma(self.geo)
-        buffers = self._buffers(stage_info)
-        store_atom = sm90.get_smem_store_op(ROW_MAJOR, OUT_DTYPE, ACC_DTYPE)
-        c_atom = cute.make_tiled_copy_C_atom(
-            cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), OUT_DTYPE), mma_op)
-        r2s = cute.make_tiled_copy_S(store_atom, c_atom)
-        thr = r2s.get_slice(cute.arch.thread_idx()[0] - self.consumer_thread0)
-        dst = thr.partition_D(buffers)
-        flat = cute.make_rmem_tensor((self.geo.accumulators_per_thread,), ACC_DTYPE)
-        flat.store(acc)
-        src = r2s.retile(cute.make_tensor(flat.iterator, cute.make_layout(accumulator_shape(self.geo))))
-        # src is ((values, 16-column blocks), M blocks, 1); this part takes its column blocks for every M block.
-        piece = cute.make_rmem_tensor(cute.shape(thr.partition_S(buffers))[:3], ACC_DTYPE)
-        per_block = cute.size(piece, mode=[0])
-        m_blocks = cute.size(piece, mode=[1])
-        n_blocks = cute.size(piece, mode=[2])
-        for v in cutlass.range_constexpr(per_block):
-            for mb in cutlass.range_constexpr(m_blocks):
-                for nb in cutlass.range_constexpr(n_blocks):
-                    piece[(v, mb, nb)] = src[(v + per_block * (part * n_blocks + nb), mb, 0)]
-        out = cute.make_rmem_tensor(piece.shape, OUT_DTYPE)
-        if cutlass.const_expr(self.geo.dtype is DType.FP8):
-            out.store((piece.load() * self.scale).to(OUT_DTYPE))
-        else:
-            out.store(piece.load().to(OUT_DTYPE))
-        cute.copy(r2s, out, dst[(None, None, None, buffer)])
-        # The TMA store reads this buffer through the async proxy.
-        cute.arch.fence_proxy("async.shared", space="cta")
-
-    @cute.jit
-    def _send(self, stage_info: StageInfo, part: Any, buffer: Any, unit_tile: cutlass.Constexpr[int]) -> None:
-        """TMA-store buffer ``buffer`` to part ``part`` of the work tile's C (TMA clips the M and N tails) and
-        commit it as one bulk group (the caller's single issuing warp calls this)."""
-        tile = stage_info.work_tile.tile_idx
-        m, n = tile[0], tile[1]
-        if cutlass.const_expr(self.swap_mn):
-            m, n = tile[1], tile[0]
-        if cutlass.const_expr(unit_tile >= 0):
-            m = m * 2 + unit_tile
-        buffers = self._buffers(stage_info)
-        g_tile = cute.local_tile(self.g_c, (self.geo.tile_m, EPILOGUE_N), (m, n * self.geo.epilogue_parts + part))
-        t_s, t_g = cpasync.tma_partition(self.tma_c, 0, cute.make_layout(1),
-                                         cute.group_modes(buffers[(None, None, buffer)], 0, 2),
-                                         cute.group_modes(g_tile, 0, 2))
-        cute.copy(self.tma_c, t_s, t_g)
-        cute.arch.cp_async_bulk_commit_group()
-
-
-@dataclass(kw_only=True)
-class OutputTile(_CBuffers):
-    """C in global memory, written part by part by the consumers: registers -> shared memory -> TMA store."""
-
-    barrier_id: cutlass.Constexpr[int] = EPILOGUE_BARRIER_ID  # named barrier of this tile's warpgroup(s)
-    unit_tile: cutlass.Constexpr[int] = -1  # ping-pong: which tile (0, 1) of the two-tile work unit this is
-    _alloc_c: cutlass.Constexpr = field(init=False, default=None)
-
-    def __post_init__(self) -> None:
-        suffix = "" if self.unit_tile < 0 else str(self.unit_tile)
-        self._alloc_c = SmemAllocation(f"c_buffers{suffix}", self.geo.epilogue_bytes, alignment=1024)
-
-    def get_smem_requirements(self) -> list:
-        return [self._alloc_c]
-
-    @cute.jit
-    def _sync(self) -> None:
-        cute.arch.barrier(barrier_id=self.barrier_id, number_of_threads=self.geo.consumer_threads)
-
-    @producer_work
-    @cute.jit
-    def stage(self, stage_info: StageInfo, acc: cute.TensorSSA, *, part: cutlass.Constexpr[int]) -> None:
-        """Convert part ``part`` of the accumulators to bf16 (fp8: times the scales) and write it to its buffer."""
-        self._write(stage_info, acc, part, part % self.geo.epilogue_buffers)
-        self._sync()
-
-    @producer_work
-    @cute.jit
-    def store(self, stage_info: StageInfo, *, part: cutlass.Constexpr[int]) -> None:
-        """One warp sends the buffer to C (TMA clips the M and N tails), then frees the oldest buffer."""
-        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-        if warp == self.consumer_thread0 // 32:
-            self._send(stage_info, part, part % self.geo.epilogue_buffers, self.unit_tile)
-            cute.arch.cp_async_bulk_wait_group(self.geo.epilogue_buffers - 1, read=True)
-        self._sync()
-
-    @producer_work(work_attrs=WorkAttr.AUXILIARY)
-    @cute.jit
-    def flush(self, stage_info: StageInfo) -> None:
-        """Before the CTA exits: every TMA store of C has completed."""
-        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-        if warp == self.consumer_thread0 // 32:
-            cute.arch.cp_async_bulk_wait_group(0)
-
-
-@dataclass(kw_only=True)
-class HandoffBuffers(_CBuffers):
-    """The epilogue buffers as a pipeline: the consumers fill one part of C per stage, a store task sends it.
-
-    Producer side (every consumer thread): acquire a free buffer, ``stage`` a
-    part of the accumulators into it, commit (each thread's commit is an
-    arrival, so the buffer is full once all consumer threads wrote and fenced;
-    no named barrier). Consumer side (the store task): wait, ``store`` (one
-    warp issues the TMA store and waits until at most ``in_flight`` stores
-    are still reading shared memory), release a buffer only once its store
-    has read it; ``drain`` waits for every read, ``flush`` for every write.
-    """
-
-    store_warp: cutlass.Constexpr[int] = 2  # the one warp of the store task that issues TMA stores
-    in_flight: cutlass.Constexpr[int] = 1  # TMA stores left reading shared memory when ``store`` returns
-    _alloc_c: cutlass.Constexpr = field(init=False, default=None)
-
-    def __post_init__(self) -> None:
-        self._alloc_c = SmemAllocation("c_buffers", self.geo.epilogue_bytes, alignment=1024)
-
-    def get_smem_requirements(self) -> list:
-        return [self._alloc_c]
-
-    @producer_work
-    @cute.jit
-    def stage(self, stage_info: StageInfo, acc: cute.TensorSSA, *, part: cutlass.Constexpr[int]) -> None:
-        """Write part ``part`` of the accumulators into the acquired buffer (the commit hands it over)."""
-        self._write(stage_info, acc, part, stage_info.stage_idx)
-
-    @consumer_work
-    @cute.jit
-    def store(self, stage_info: StageInfo) -> None:
-        """Send the waited-for buffer to its part of the tile's C (the part is the store task's k-loop offset);
-        return once at most ``in_flight`` stores still read shared memory (so the buffer before it may be
-        released)."""
-        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-        if warp == self.store_warp:
-            self._send(stage_info, cutlass.Int32(stage_info.loop_offset), stage_info.stage_idx, -1)
-            cute.arch.cp_async_bulk_wait_group(self.in_flight, read=True)
-
-    @consumer_work(work_attrs=WorkAttr.AUXILIARY)
-    @cute.jit
-    def drain(self, stage_info: StageInfo) -> None:
-        """Wait until every TMA store has read its buffer (all of them may be released)."""
-        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-        if warp == self.store_warp:
-            cute.arch.cp_async_bulk_wait_group(0, read=True)
-
-    @consumer_work(work_attrs=WorkAttr.AUXILIARY)
-    @cute.jit
-    def flush(self, stage_info: StageInfo) -> None:
-        """Before the CTA exits: every TMA store of C has completed (written global memory)."""
-        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
-        if warp == self.store_warp:
-            cute.arch.cp_async_bulk_wait_group(0)
-
-
 __all__ = [
     "ACC_DTYPE",
     "IN_DTYPE",
     "OUT_DTYPE",
+    "ROW_MAJOR",
     "GlobalOperands",
-    "HandoffBuffers",
-    "OutputTile",
     "SmemOperands",
     "accumulator_shape",
     "in_dtype",
-    "load_slices",
     "smem_layouts",
+    "swizzled",
     "tiled_mma",
 ]

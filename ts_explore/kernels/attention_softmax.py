@@ -1,0 +1,179 @@
+"""Each consumer warpgroup's Q tile and its online softmax, with their kernel bodies (``QTile``).
+
+A warpgroup holds its 64 Q rows for the whole tile, so the register work
+of the tile hangs off it: ``init`` (and ``init_overlapped``, which also
+gives P's registers a value for the overlapped P·V of the first block)
+resets the row statistics, ``softmax`` turns one block's S into P and
+updates them. The statistics, per row: the running max ``m`` (of
+S·scale·log2e), the running sum ``l`` (this thread's columns only; the
+quad's four are added in the epilogue) and the factor ``exp2(m_old -
+m_new)`` the next P·V rescales O by. The softmax may not touch O itself:
+with overlap the previous P·V GEMM is still accumulating into it.
+"""
+
+# No ``from __future__ import annotations`` here: the DSL reads the resources' field annotations as objects.
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.nvgpu import cpasync
+from cutlass.experimental.task_scheduling.enums import WorkAttr
+from cutlass.experimental.task_scheduling.memory import SmemAllocation
+from cutlass.experimental.task_scheduling.resources import (
+    MemoryResource,
+    StageInfo,
+    TaskLocalVariable,
+    consumer_work,
+    producer_work,
+)
+
+from .attention_tiles import (
+    ACC_DTYPE, IN_DTYPE, WG_ROWS, consumer_thread, is_issuer, q_tile_index, score_count, smem_layouts,
+    stage_barrier, swizzled,
+)
+
+
+LOG2E = math.log2(math.e)
+
+
+STAT_SLOTS = 6  # per thread: m (2 rows), l (2 rows), rescale factor (2 rows)
+M, L, F = 0, 2, 4  # where each statistic starts in ``stats``
+
+
+def softmax_scale_log2(head_dim: int) -> float:
+    """1/sqrt(head_dim) with log2(e) folded in, so the softmax uses exp2."""
+    return LOG2E / math.sqrt(head_dim)
+
+
+@dataclass(kw_only=True)
+class QTile(MemoryResource):
+    """One consumer warpgroup's 64 Q rows in shared memory: TMA fills them once per tile; the warpgroup holds
+    them for the whole tile, so the register work of the tile (statistics, softmax) hangs off it."""
+
+    index: cutlass.Constexpr[int] = 0  # which consumer warpgroup's rows
+    geo: cutlass.Constexpr = None
+    causal: cutlass.Constexpr[bool] = False
+    tma_q: Any = None  # TMA atom and coordinate tensor built by the host; None on the CPU
+    g_q: Any = None
+    seqlen_q: Any = None  # runtime Int32 (None on the CPU)
+    seqlen_kv: Any = None
+    stats: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+    probs: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+    _alloc: cutlass.Constexpr = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        geo = self.geo
+        self.stats = TaskLocalVariable(dtype=cute.TensorSSA, default_factory=_fresh_stats,
+                                       docs="fp32 running row max and sum, and the factor the next P·V rescales O by")
+        self.probs = TaskLocalVariable(dtype=cute.TensorSSA,
+                                       default_factory=lambda: cute.full((score_count(geo),), 0.0, IN_DTYPE),
+                                       docs="P of the block, bf16 (registers, WGMMA's A operand)")
+        if geo is not None:
+            self._alloc = SmemAllocation(f"q{self.index}", WG_ROWS * geo.head_dim * 2, alignment=1024)
+
+    def get_smem_requirements(self) -> list:
+        return [self._alloc]
+
+    @producer_work
+    @cute.jit
+    def load(self, stage_info: StageInfo, q_block: cutlass.Int32) -> None:
+        """TMA: this warpgroup's 64 rows of the Q tile (rows past seqlen_q arrive as zeros)."""
+        if is_issuer():
+            q_layout, _, _ = smem_layouts(self.geo)
+            s_q = swizzled(stage_info.context.smem_base.data_ptr(), self._alloc.offset, q_layout)
+            tile = stage_info.work_tile.tile_idx
+            g = self.g_q[(None, None, tile[0], tile[1])]
+            g_tile = cute.local_tile(g, (WG_ROWS, self.geo.head_dim),
+                                     (q_block * self.geo.consumer_wgs + self.index, 0))
+            t_s, t_g = cpasync.tma_partition(self.tma_q, 0, cute.make_layout(1),
+                                             cute.group_modes(s_q[(None, None, 0)], 0, 2),
+                                             cute.group_modes(g_tile, 0, 2))
+            cute.copy(self.tma_q, t_g, t_s, tma_bar_ptr=stage_barrier(stage_info))
+
+    @consumer_work(returns=stats, work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def init(self, stage_info: StageInfo) -> Any:
+        """Row max = -inf, row sum = 0 (a new tile)."""
+        return _fresh_stats()
+
+    @consumer_work(returns=(stats, probs), work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def init_overlapped(self, stage_info: StageInfo) -> tuple:
+        """``init``, plus P's registers: with overlap, P·V of block j-1 reads the P of the iteration before."""
+        return _fresh_stats(), cute.full((score_count(self.geo),), 0.0, IN_DTYPE)
+
+    @consumer_work(returns=(probs, stats), work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def softmax(self, stage_info: StageInfo, scores: Any, stats: Any) -> tuple:
+        """Online softmax of one block in registers: mask, new row max (over the quad), P, the row sum, and the
+        factor the next P·V rescales O by. O itself is left alone (a P·V GEMM may still write it)."""
+        geo = self.geo
+        n_s = score_count(geo)
+        c = softmax_scale_log2(geo.head_dim)
+        s = cute.make_rmem_tensor((n_s,), ACC_DTYPE)
+        s.store(scores)
+        st = cute.make_rmem_tensor((STAT_SLOTS,), ACC_DTYPE)
+        st.store(stats)
+        wg, t = consumer_thread()
+        lane = t % 32
+        block = cutlass.Int32(stage_info.loop_offset)
+        first_key = block * geo.tile_k + (lane % 4) * 2
+        m = q_tile_index(stage_info.work_tile.tile_idx, self.seqlen_q, geo.tile_q, self.causal)
+        wg_row0 = m * geo.tile_q + wg * WG_ROWS
+        row0 = wg_row0 + (t // 32) * 16 + lane // 4
+        # Keys a row may see: those before seqlen_kv and, causal, up to its bottom-right-aligned diagonal.
+        lim_wg = self.seqlen_kv
+        lim0 = self.seqlen_kv
+        lim1 = self.seqlen_kv
+        if cutlass.const_expr(self.causal):
+            shift = self.seqlen_kv - self.seqlen_q + 1
+            lim_wg = cutlass.min(lim_wg, wg_row0 + shift)
+            lim0 = cutlass.min(lim0, row0 + shift)
+            lim1 = cutlass.min(lim1, row0 + 8 + shift)
+        if (block + 1) * geo.tile_k > lim_wg:
+            for nb in cutlass.range_constexpr(n_s // 4):
+                for c0 in cutlass.range_constexpr(2):
+                    key = first_key + nb * 8 + c0
+                    if key >= lim0:
+                        s[c0 + 4 * nb] = -ACC_DTYPE.inf
+                    if key >= lim1:
+                        s[c0 + 2 + 4 * nb] = -ACC_DTYPE.inf
+        for r in cutlass.range_constexpr(2):
+            mx = s[2 * r]
+            for nb in cutlass.range_constexpr(n_s // 4):
+                for c0 in cutlass.range_constexpr(2):
+                    mx = cute.arch.fmax(mx, s[c0 + 2 * r + 4 * nb])
+            mx = cute.arch.fmax(mx, cute.arch.shuffle_sync_bfly(mx, offset=1))
+            mx = cute.arch.fmax(mx, cute.arch.shuffle_sync_bfly(mx, offset=2))
+            m_old = st[M + r]
+            m_new = cute.arch.fmax(m_old, mx * c)
+            m_safe = m_new
+            if m_new == -ACC_DTYPE.inf:
+                m_safe = ACC_DTYPE(0.0)
+            rescale = cute.math.exp2(m_old - m_safe, fastmath=True)
+            total = ACC_DTYPE(0.0)
+            for nb in cutlass.range_constexpr(n_s // 4):
+                for c0 in cutlass.range_constexpr(2):
+                    i = c0 + 2 * r + 4 * nb
+                    p = cute.math.exp2(s[i] * c - m_safe, fastmath=True)
+                    s[i] = p
+                    total = total + p
+            st[M + r] = m_new
+            st[L + r] = st[L + r] * rescale + total
+            st[F + r] = rescale
+        return s.load().to(IN_DTYPE), st.load()
+
+
+@cute.jit
+def _fresh_stats() -> Any:
+    st = cute.make_rmem_tensor((STAT_SLOTS,), ACC_DTYPE)
+    st.fill(0.0)
+    st[M] = -ACC_DTYPE.inf
+    st[M + 1] = -ACC_DTYPE.inf
+    return st.load()
+
+
+__all__ = ["F", "L", "LOG2E", "M", "QTile", "STAT_SLOTS", "softmax_scale_log2"]
