@@ -104,6 +104,8 @@ def _file_without_attr(spec: str) -> str:
     path = Path(spec)
     if not path.is_file():
         return f"no such file: {spec} (a target is a catalog name or MODULE:ATTR, e.g. my_kernels.py:make_tasks)"
+    if path.suffix != ".py":
+        return f"{spec} is not a .py file: a target is a catalog name or MODULE:ATTR, e.g. my_kernels.py:make_tasks"
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=spec)
     except (SyntaxError, UnicodeDecodeError) as exc:

@@ -35,3 +35,11 @@ def test_a_missing_file_says_so(tmp_path: Path, monkeypatch, capsys) -> None:
     assert main(["verify", "sub/broken.py"]) == 2
     err = capsys.readouterr().err
     assert "no such file: sub/broken.py" in err and "no scenario named" not in err, err
+
+
+def test_a_path_that_is_not_python_says_so(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("notes").mkdir()
+    Path("notes/plan.md").write_text("# not code")
+    assert main(["verify", "notes/plan.md"]) == 2
+    assert "notes/plan.md is not a .py file" in capsys.readouterr().err
