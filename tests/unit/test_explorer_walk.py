@@ -130,3 +130,19 @@ def test_defaults_lead_back_from_where_a_walk_ends(name: str) -> None:
         assert ex.error is None and ex.state == "idle"
         assert ex.verdict is not None and ex.verdict.status is fresh.verdict.status
         assert [c.value for c in ex.controls.values()] == [c.value for c in fresh.controls.values()]
+
+
+def test_a_stranded_slider_moves_to_the_nearest_accepted_value_between_refused_ones() -> None:
+    """Causal with a planted fault: the viewed Q tile must exist and see a key, so both ends of its range are
+    refused; fewer Q rows move it down to the last tile that still exists (a long walk found this)."""
+    sc = get("hopper_attention")
+    config = sc.config(causal=True, seqlen_q=2024, seqlen_kv=1024, q_tile=10,
+                       fault="both consumers wait for the turn before either hands it over (deadlock)")
+    moved, err = pick(sc, config, "seqlen_q", 1152)
+    assert err is None, err
+    assert moved.seqlen_q == 1152 and moved.q_tile == 8
+    ex = Explorer(sc, debounce_s=0)
+    ex.set(config)
+    ex.controls["seqlen_q"].value = 1152
+    assert ex.error is None and ex.config.q_tile == 8
+    assert ex.adjusted and ex.adjusted[0].startswith("view Q tile set to 8")

@@ -23,6 +23,7 @@ from .knobs import LAMBDA_EXAMPLE, ConfigError, Knob, knobs, option_text, parse_
 
 MAX_REASONS = 3  # values named in a tooltip before "..."
 MAX_STRIDE = 16  # a slider's accepted step is at most this many of its declared steps
+NEAR_POSITIONS = 64  # positions either side a stranded slider is tried at before its ends
 
 
 @dataclass(frozen=True)
@@ -216,6 +217,10 @@ def _candidates(scenario: Any, config: Any, k: Knob) -> Iterable[Any]:
             err = refusal(scenario, dataclasses.replace(config, **{k.name: v}))
             return err is None or err.knob != k.name
 
+        for distance in range(1, NEAR_POSITIONS + 1):  # the nearest positions first: the accepted values may lie
+            for v in (value - distance * step, value + distance * step):  # between refused ones at both ends
+                if lo <= v <= hi and ok(v):
+                    yield v
         if ok(lo):  # accepted values lie below: the largest accepted one under the current value
             inside, outside = 0, (value - lo) // step
             yield lo + _edge(lambda i: ok(lo + i * step), inside, outside) * step
