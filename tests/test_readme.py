@@ -3,7 +3,10 @@
 Blocks fenced as ```` ```python gpu ```` need a CUDA device: they run where one
 is present and are skipped with the reason elsewhere. The value a block ends on
 is displayed the way a notebook would (its rich representation must not fail).
-Each block shows what it promises when pasted into one cell: only its last
+The blocks run from the repository root and again from ``notebooks/``, the
+folder ``make lab`` opens (a notebook's kernel runs there): a block that reads
+a file of the checkout must find it from either. Each block shows what it
+promises when pasted into one cell: only its last
 expression is displayed there, so a value an earlier line computes and drops
 (``v`` or ``deadlock_graph(v)`` alone on a line) fails the test, and so does a
 block that ends on nothing to show.
@@ -18,7 +21,9 @@ from typing import Any
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+NOTEBOOKS = ROOT / "notebooks"
 FENCE = re.compile(r"^```python([^\n]*)\n(.*?)^```", re.S | re.M)
 
 
@@ -104,8 +109,24 @@ def test_readme_has_python_blocks_and_one_loads_the_extension() -> None:
     assert "%load_ext ts_explore" in code
 
 
-def test_every_cpu_block_runs_in_order() -> None:
+@pytest.mark.parametrize("folder", [ROOT, NOTEBOOKS], ids=["from the root", "from notebooks"])
+def test_every_cpu_block_runs_in_order(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(folder)
     _run(blocks(gpu=False))
+
+
+def _checkout_paths(code: str) -> list[str]:
+    """String constants of a block that name a file of the checkout relative to the repository root."""
+    names = [n.value for n in ast.walk(ast.parse("\n".join("" if ln.startswith("%") else ln
+                                                          for ln in code.splitlines())))
+             if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return [n for n in names if "/" in n and not n.startswith("/") and (ROOT / n).exists()]
+
+
+def test_no_block_names_a_file_relative_to_the_root() -> None:
+    """A path such as "benchmarks/results/x.json" works from the root only; a notebook runs in notebooks/."""
+    found = [(line, p) for line, code in [*blocks(gpu=False), *blocks(gpu=True)] for p in _checkout_paths(code)]
+    assert not found, f"README.md blocks name checkout files relative to the root: {found}"
 
 
 @pytest.mark.gpu

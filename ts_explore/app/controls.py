@@ -152,6 +152,10 @@ def _set_range(control: widgets.IntSlider, low: int, high: int) -> None:
 def apply_choice(control: widgets.Widget, k: Knob, choice: Choice | None) -> None:
     """Offer what ``choice`` allows (None: the knob's full range), keeping the value; disable an idle control.
 
+    A slider takes the choice's step as well as its range, so that each of its
+    positions is a value the scenario accepts (a value outside the offer, set
+    from code, keeps the knob's declared step so that it stays reachable).
+
     The tooltip says what the control does and why values are missing or why
     it is disabled.
     """
@@ -173,10 +177,15 @@ def apply_choice(control: widgets.Widget, k: Knob, choice: Choice | None) -> Non
     elif isinstance(control, widgets.IntSlider):
         bounds = slider_bounds(k)
         if bounds is not None:
-            low, high = (choice.low, choice.high) if choice is not None and choice.low is not None else bounds[:2]
-            low, high = min(low, value), max(high, value)
+            offer = choice is not None and choice.low is not None and choice.high is not None
+            low, high = (choice.low, choice.high) if offer else bounds[:2]  # type: ignore[union-attr]
+            step = (choice.step or bounds[2]) if offer else bounds[2]  # type: ignore[union-attr]
+            if value < low or value > high or (value - low) % step:  # a value set from code off the offer
+                low, high, step = min(low, value), max(high, value), bounds[2]
             if (control.min, control.max) != (low, high):
                 _set_range(control, low, high)
+            if control.step != step:
+                control.step = step
 
 
 def show_value(control: widgets.Widget, field: dataclasses.Field, tp: Any, value: Any) -> None:

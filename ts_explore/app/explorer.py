@@ -169,6 +169,9 @@ class Explorer(TabContents, traitlets.HasTraits):
         self.back_button = widgets.Button(description="Back to last safe", icon="undo", disabled=True,
                                           tooltip="Set every control to the last configuration that verified")
         self.back_button.on_click(lambda _: self.reset())
+        self.defaults_button = widgets.Button(description="Defaults", icon="home", disabled=True,
+                                              tooltip="Set every control to the scenario's defaults")
+        self.defaults_button.on_click(lambda _: self.defaults())
         self.status = widgets.HTML()
         self.message = widgets.HTML()
         self.proof = BackgroundProof(self._proof_done)
@@ -186,15 +189,12 @@ class Explorer(TabContents, traitlets.HasTraits):
         titles = tuple(TAB_TITLES[n] for n in TABS) + tuple(title for _, title, _ in EXTRA_TABS)
         self.tabs = widgets.Tab(children=children, titles=titles)
         self.tabs.observe(lambda _: self._render_visible(), names="selected_index")
-        controls_box = widgets.VBox(list(self.controls.values()) + [self.back_button],
+        buttons = widgets.HBox([self.back_button, self.defaults_button])
+        controls_box = widgets.VBox(list(self.controls.values()) + [buttons],
                                     layout=widgets.Layout(min_width="440px"))
-        self.widget = widgets.VBox([
-            self.header,
-            widgets.HBox([controls_box, widgets.VBox([self.status, self.proof.widget, self.message],
-                                                     layout=widgets.Layout(
-                flex="1 1 auto", min_width="0"))]),
-            self.tabs,
-        ])
+        side = widgets.VBox([self.status, self.proof.widget, self.message],
+                            layout=widgets.Layout(flex="1 1 auto", min_width="0"))
+        self.widget = widgets.VBox([self.header, widgets.HBox([controls_box, side]), self.tabs])
         self.widget.add_class("ts-explore-explorer")
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -268,6 +268,11 @@ class Explorer(TabContents, traitlets.HasTraits):
         if self._safe is None:
             return
         self.set(self._safe.config)
+
+    def defaults(self) -> None:
+        """Every control back to the scenario's defaults (one update): the way back from any configuration, also
+        where the narrowed ranges offer no step towards them (attention's Q tile 64 with one consumer warpgroup)."""
+        self.set(self.scenario.default_config())
 
     # ---------------------------------------------------------------- update
     def refresh(self, adjust_others: bool = True, keep: tuple[str, ...] | None = None) -> None:
@@ -364,6 +369,7 @@ class Explorer(TabContents, traitlets.HasTraits):
         if outcome.ok:
             self._safe = outcome
         self.back_button.disabled = self._safe is None or self._safe.config == outcome.config
+        self.defaults_button.disabled = outcome.config == self.scenario.default_config()
         self._publish()
         self._show_status(outcome, elapsed)
         self._stale = set(self.tab_names)

@@ -57,29 +57,51 @@ def _inline(svg: str, source: str) -> str:
 
 
 FIT_CSS = (
-    ".{scope} .ts-explore-fit-body{{overflow-x:auto}}"
+    ".{scope} .ts-explore-fit-body{{overflow:auto}}"
     ".{scope} .ts-explore-fit-body>svg{{max-width:100%;height:auto}}"
     # !important: the svg also carries an inline max-width, which beats any rule that is not
     ".{scope} input.ts-explore-full:checked~.ts-explore-fit-body>svg{{max-width:none!important}}"
     ".{scope} label{{font:11px sans-serif;color:#555;cursor:pointer;user-select:none}}"
 )
+MIN_SCALE = 0.75  # a fitted drawing shrinks no further: Graphviz's 8 pt labels stay 8 px (1 pt = 4/3 px)
+BOX_HEIGHT = "80vh"  # the drawing scrolls in a box no taller than this, so its sideways scrollbar is in view
+_SVG_WIDTH = re.compile(r'<svg\b[^>]*?\swidth="([0-9.]+)(pt|px)?"')
+
+
+def natural_width_px(svg: str) -> float | None:
+    """The SVG's own width in CSS pixels (Graphviz writes points), None when it states none.
+
+    >>> natural_width_px('<svg width="300pt" height="10pt">')
+    400.0
+    """
+    m = _SVG_WIDTH.search(svg)
+    if m is None:
+        return None
+    return float(m.group(1)) * (4 / 3 if m.group(2) in (None, "pt") else 1)
 
 
 def fit_html(svg: str, source: str) -> str:
-    """Inline SVG that scales down to the output's width, with a "full size" switch (pure HTML + CSS).
+    """Inline SVG that scales down to the output's width, but not below readable, with a "full size" switch.
 
-    The drawing keeps its aspect ratio; ticking the switch shows it at its
-    natural size, scrolling sideways. Works inside widgets and plain outputs.
+    The drawing keeps its aspect ratio and shrinks to the output's width down
+    to :data:`MIN_SCALE` of its natural size (a long swimlane would otherwise
+    be drawn at a fifth, its labels a few pixels tall); wider than that, it
+    scrolls inside its own box, at most :data:`BOX_HEIGHT` tall, so both
+    scrollbars stay on screen. Ticking the switch shows it at its natural size
+    in the same box. Pure HTML + CSS: works inside widgets and plain outputs.
     """
     body = _inline(svg, source)
     scope = "ts-fit-" + hashlib.sha1(source.encode()).hexdigest()[:10]
-    # an inline max-width keeps the drawing inside the output even where <style> is stripped
-    body = body.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+    width = natural_width_px(svg)
+    floor = f";min-width:{width * MIN_SCALE:.0f}px" if width else ""
+    # inline styles keep the drawing inside the output and readable even where <style> is stripped
+    body = body.replace("<svg ", f'<svg style="max-width:100%;height:auto{floor}" ', 1)
     return (
         f'<div class="ts-explore-diagram {scope}"><style>{FIT_CSS.format(scope=scope)}</style>'
         f'<input type="checkbox" class="ts-explore-full" id="{scope}-full">'
-        f'<label for="{scope}-full" title="show the drawing at its natural size (scroll sideways)"> full size</label>'
-        f'<div class="ts-explore-fit-body">{body}</div></div>'
+        f'<label for="{scope}-full" title="show the drawing at its natural size (it scrolls in its box)">'
+        " full size</label>"
+        f'<div class="ts-explore-fit-body" style="overflow:auto;max-height:{BOX_HEIGHT}">{body}</div></div>'
     )
 
 
@@ -152,4 +174,5 @@ def save_graph(graph: graphviz.Digraph, path: str | Path) -> Path:
     return path
 
 
-__all__ = ["DOT_MISSING", "Drawing", "ascii_dot", "fit_html", "fitted", "graph_mimebundle", "mimebundle", "save_graph", "to_svg"]
+__all__ = ["BOX_HEIGHT", "DOT_MISSING", "MIN_SCALE", "Drawing", "ascii_dot", "fit_html", "fitted", "graph_mimebundle",
+           "mimebundle", "natural_width_px", "save_graph", "to_svg"]

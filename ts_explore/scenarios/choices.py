@@ -2,8 +2,9 @@
 
 A value a control offers must be one the scenario accepts together with every
 other setting as it is. :func:`choices` asks the scenario's check for each
-dropdown option and finds the accepted range of each slider around its value,
-and says why the rest is not offered. :func:`adjust` resolves a refusal that a
+dropdown option and finds the accepted range and step of each slider around its
+value (K in steps of 16 for fp8, where the knob declares 8), and says why the
+rest is not offered. :func:`adjust` resolves a refusal that a
 change of one control causes in another (fewer CTAs than the viewed CTA, no
 work queue while tiles are over-launched) by moving the other control to its
 nearest accepted value. A scenario's ``inactive`` function names controls that
@@ -21,11 +22,14 @@ from typing import Any, Callable, Iterable
 from .knobs import ConfigError, Knob, callable_text, knobs, option_text
 
 MAX_REASONS = 3  # values named in a tooltip before "..."
+MAX_STRIDE = 16  # a slider's accepted step is at most this many of its declared steps
+NEAR_POSITIONS = 64  # positions either side a stranded slider is tried at before its ends
 
 
 @dataclass(frozen=True)
 class Choice:
-    """What one control offers now: dropdown ``options``, or a slider's ``low``..``high``; ``why`` the rest is not.
+    """What one control offers now: dropdown ``options``, or a slider's ``low``..``high`` in ``step``s; ``why`` the
+    rest is not.
 
     ``active`` is False when the control changes nothing for this config (or
     only one value is accepted): the control is shown disabled with ``why``.
@@ -37,6 +41,13 @@ class Choice:
     high: int | None = None
     active: bool = True
     why: str = ""
+    step: int | None = None
+
+    def values(self) -> tuple[int, ...] | None:
+        """Every slider position offered (None for a dropdown or a control without a range)."""
+        if self.low is None or self.high is None:
+            return None
+        return tuple(range(self.low, self.high + 1, self.step or 1))
 
 
 def refusal(scenario: Any, config: Any) -> ConfigError | None:
@@ -90,27 +101,53 @@ def _edge(ok: Callable[[int], bool], inside: int, outside: int) -> int:
     return inside
 
 
-def _slider_range(scenario: Any, config: Any, k: Knob) -> tuple[int, int, list[tuple[Any, ConfigError]]]:
-    """The accepted interval around the knob's current value (the scenario's ranges are intervals)."""
-    lo, hi, step = slider_bounds(k)  # type: ignore[misc]
+def _stride(ok: Callable[[int], bool], value: int, lo: int, hi: int, step: int) -> int:
+    """The step between accepted values around ``value``: the declared ``step`` times the smallest multiple that
+    lands on an accepted neighbour (fp8's K: 16 where the knob declares 8); ``step`` when no neighbour is accepted.
+    """
+    for times in range(1, MAX_STRIDE + 1):
+        for v in (value + times * step, value - times * step):
+            if lo <= v <= hi and ok(v):
+                return times * step
+    return step
+
+
+def _slider_range(scenario: Any, config: Any, k: Knob) -> tuple[int, int, int, list[tuple[Any, ConfigError]]]:
+    """The accepted interval around the knob's current value, on the grid of its accepted step.
+
+    The scenario's ranges are intervals of that grid (a bound, a multiple);
+    the grid is anchored at the current value so that every position is one.
+    """
+    lo, hi, declared = slider_bounds(k)  # type: ignore[misc]
     value = getattr(config, k.name)
     errors: dict[int, ConfigError] = {}
 
+    def accepted(v: int) -> bool:
+        return pick(scenario, config, k.name, v)[1] is None
+
+    step = _stride(accepted, value, lo, hi, declared)
+    base = value - (value - lo) // step * step  # the lowest grid position inside the knob's bounds
+
     def ok(i: int) -> bool:
-        _, err = pick(scenario, config, k.name, lo + i * step)
+        _, err = pick(scenario, config, k.name, base + i * step)
         if err is not None:
             errors[i] = err
         return err is None
 
-    here, last = (value - lo) // step, (hi - lo) // step
+    here, last = (value - base) // step, (hi - base) // step
     top = last if ok(last) else _edge(ok, here, last)
     bottom = 0 if ok(0) else _edge(ok, here, 0)
     refused = []
     if top < last:
-        refused.append((f"{lo + (top + 1) * step} and above", errors[top + 1]))
+        refused.append((f"{base + (top + 1) * step} and above", errors[top + 1]))
     if bottom > 0:
-        refused.append((f"{lo + (bottom - 1) * step} and below", errors[bottom - 1]))
-    return lo + bottom * step, lo + top * step, refused
+        refused.append((f"{base + (bottom - 1) * step} and below", errors[bottom - 1]))
+    if step != declared:
+        between = value + declared
+        err = pick(scenario, config, k.name, between)[1] if between <= hi else None
+        if err is not None:
+            refused.append((f"values between steps of {step} (e.g. {between})", err))
+    return base + bottom * step, base + top * step, step, refused
 
 
 def pick(scenario: Any, config: Any, name: str, value: Any) -> tuple[Any, ConfigError | None]:
@@ -141,11 +178,11 @@ def offered(scenario: Any, config: Any, k: Knob, inactive: str | None = None) ->
             inactive = why
         return Choice(k.name, options=tuple(accepted), active=inactive is None, why=inactive or why)
     if slider_bounds(k) is not None:
-        low, high, refused = _slider_range(scenario, config, k)
+        low, high, step, refused = _slider_range(scenario, config, k)
         why = _reason_text(refused) if refused else ""
         if inactive is None and low == high and refused:
             inactive = why
-        return Choice(k.name, low=low, high=high, active=inactive is None, why=inactive or why)
+        return Choice(k.name, low=low, high=high, active=inactive is None, why=inactive or why, step=step)
     return Choice(k.name, active=inactive is None, why=inactive or "")
 
 
@@ -180,6 +217,10 @@ def _candidates(scenario: Any, config: Any, k: Knob) -> Iterable[Any]:
             err = refusal(scenario, dataclasses.replace(config, **{k.name: v}))
             return err is None or err.knob != k.name
 
+        for distance in range(1, NEAR_POSITIONS + 1):  # the nearest positions first: the accepted values may lie
+            for v in (value - distance * step, value + distance * step):  # between refused ones at both ends
+                if lo <= v <= hi and ok(v):
+                    yield v
         if ok(lo):  # accepted values lie below: the largest accepted one under the current value
             inside, outside = 0, (value - lo) // step
             yield lo + _edge(lambda i: ok(lo + i * step), inside, outside) * step
