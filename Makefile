@@ -16,8 +16,12 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# torch (the ops, the GEMM and attention launches) only where an NVIDIA GPU answers nvidia-smi: CI and CPU
+# machines stay without it
+EXTRAS := test,gpu,sweep$(shell nvidia-smi -L >/dev/null 2>&1 && echo ,torch)
+
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install -q -e '.[test,gpu,sweep]'
+	$(BIN)/python -m pip install -q -e '.[$(EXTRAS)]'
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -1,0 +1,211 @@
+"""``ts_explore.ops.gemm``: the catalog's Hopper GEMM as a torch custom op (bf16, and fp8 e4m3 with scales).
+
+``gemm(a, b)`` is ``a @ b`` for ``a`` (M, K) row-major and ``b`` (K, N)
+column-major, i.e. ``b = w.t()`` of an (N, K) ``nn.Linear`` weight, so
+``gemm(x, w.t())`` computes ``x @ w.t()`` the way ``torch.matmul(x, w.t())``
+does, in bf16 with fp32 accumulation. With float8_e4m3fn operands it computes
+``(scale_a·scale_b)·(a @ b)`` in bf16 (``scale_a``, ``scale_b``: floats).
+
+Each new shape's launch plan is proven by the gate once per shape class
+(:mod:`.gate`), its kernel loaded from the compile cache or compiled into it
+(:mod:`.compiled`); then a call checks its tensors with a few comparisons
+and calls the kernel's TVM-FFI host on the current stream. The same code
+runs as the custom ops ``torch.ops.ts_explore.gemm`` and ``gemm_out`` (with
+fake implementations), so ``torch.compile(fullgraph=True)`` and CUDA-graph
+capture see an ordinary op. There is no backward: differentiating through it
+raises :class:`NotImplementedError` saying so.
+"""
+
+# No ``from __future__ import annotations`` here: torch.library reads the custom ops' annotations as objects.
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import torch
+
+from ..kernels import gemm as kernel
+from . import compiled
+from .checks import explain_gemm, explain_scales
+from .device import arch, limits, require_launchable
+from .gate import OpsError, ShapeGate
+from .routing import current_stream, direct
+
+_BF16, _FP8 = torch.bfloat16, torch.float8_e4m3fn
+GATE = ShapeGate(compiled.scenario("hopper_gemm"), kernel.plan)
+DEFAULT = "default"
+_CONFIGS: dict[str, Any] = {}  # config key (the op's ``config`` string) -> a hopper_gemm config
+_KEYS: dict[Any, str] = {}
+
+
+def config_key(config: Any) -> str:
+    """The string the custom op takes for ``config``: None (tile by shape), a hopper_gemm config, or a key."""
+    if config is None:
+        return DEFAULT
+    if isinstance(config, str):
+        if config != DEFAULT and config not in _CONFIGS:
+            raise OpsError(f"config {config!r} is not a known GEMM config key; pass a hopper_gemm config "
+                           "(ts_explore.get('hopper_gemm').config(...)) or None for the tile picked by shape")
+        return config
+    key = _KEYS.get(config)
+    if key is None:
+        if type(config).__name__ != "HopperGemm":
+            raise OpsError(f"config must be a hopper_gemm config (ts_explore.get('hopper_gemm').config(...)), got "
+                           f"{type(config).__name__}")
+        compiled.scenario("hopper_gemm").check(config)
+        key = "cfg-" + hashlib.sha256(repr(config).encode()).hexdigest()[:16]
+        _KEYS[config], _CONFIGS[key] = key, config
+    return key
+
+
+def _base_config(key: str, fp8: bool) -> Any:
+    from ..kernels.gemm_geometry import DType
+
+    if key == DEFAULT:
+        return compiled.default_gemm_config(fp8)
+    cfg = _CONFIGS[key]
+    if (cfg.dtype is DType.FP8) != fp8:
+        raise OpsError(f"the config is dtype={cfg.dtype.short} but the operands are "
+                       f"{'float8_e4m3fn' if fp8 else 'bfloat16'}; pass a config with the operands' dtype")
+    return cfg
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One shape's kernel, proven and loaded: what a call needs besides its tensors."""
+
+    fn: Any  # the TVM-FFI host
+    config: Any  # the concrete config it was compiled from
+    m: int
+    n: int
+    k: int
+    grid: tuple[int, int, int]
+    b_stride: tuple[int, int]
+    out_shape: tuple[int, int]
+    fp8: bool
+    device: int
+
+
+_PREPARED: dict[tuple, Prepared] = {}
+
+
+def prepare(a: torch.Tensor, b: torch.Tensor, key: str = DEFAULT, scale_a: Any = None,
+            scale_b: Any = None) -> Prepared:
+    """Check, prove (once per shape class), load or compile, for the shapes of ``a`` and ``b``."""
+    explain_gemm(a, b)
+    fp8 = a.dtype is _FP8
+    explain_scales(fp8, scale_a, scale_b)
+    (m, k), n = a.shape, b.shape[1]
+    index = a.get_device()
+    found = limits(index)
+    cfg = _base_config(key, fp8).resolved((m, n, k), found.sms)
+    require_launchable("hopper_gemm", cfg, index)
+    GATE.admit(cfg, (m, n, k), found)
+    fn = compiled.gemm_function(cfg, arch(found)).function
+    return Prepared(fn, cfg, m, n, k, tuple(kernel.grid(cfg, (m, n, k), found.sms)), (1, k), (m, n), fp8, index)
+
+
+def run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, key: str, scale_a: Any = None,
+        scale_b: Any = None) -> torch.Tensor:
+    """The op's implementation: C = a @ b on the current stream (into ``out`` when given)."""
+    lookup = (a.shape, b.shape, a.dtype, b.dtype, a.get_device(), key)
+    p = _PREPARED.get(lookup)
+    if p is None:
+        p = _PREPARED[lookup] = prepare(a, b, key, scale_a, scale_b)
+    if not a.is_contiguous() or b.stride() != p.b_stride or (a.data_ptr() | b.data_ptr()) & 15:
+        explain_gemm(a, b, out)
+    if out is None:
+        out = torch.empty(p.out_shape, dtype=_BF16, device=a.device)
+    elif (out.shape != p.out_shape or out.dtype is not _BF16 or not out.is_contiguous() or out.data_ptr() & 15
+          or out.get_device() != p.device):
+        explain_gemm(a, b, out)
+    gx, gy, gz = p.grid
+    if p.fp8:
+        if scale_a is None or scale_b is None:
+            explain_scales(True, scale_a, scale_b)
+        p.fn(a.data_ptr(), b.data_ptr(), out.data_ptr(), float(scale_a), float(scale_b), p.m, p.n, p.k, gx, gy, gz,
+             current_stream(p.device), None, None)
+    else:
+        if scale_a is not None or scale_b is not None:
+            explain_scales(False, scale_a, scale_b)
+        p.fn(a.data_ptr(), b.data_ptr(), out.data_ptr(), p.m, p.n, p.k, gx, gy, gz, current_stream(p.device), None,
+             None)
+    return out
+
+
+def gemm(a: torch.Tensor, b: torch.Tensor, *, out: torch.Tensor | None = None, config: Any = None,
+         scale_a: float | None = None, scale_b: float | None = None) -> torch.Tensor:
+    """``a @ b`` with the TS GEMM: ``a`` (M, K) row-major, ``b`` (K, N) column-major (``w.t()``), bf16 out.
+
+    float8_e4m3fn operands need ``scale_a`` and ``scale_b`` (floats; a
+    1-element tensor is read with ``.item()``, which waits for the GPU and so
+    cannot be captured in a CUDA graph). ``config``: a hopper_gemm config
+    (default: the tile picked by shape). Wrong dtype, device, layout or shape
+    raises :class:`~ts_explore.ops.OpsError` naming it.
+    """
+    key = config_key(config)
+    if direct(a, b) and (out is None or type(out) is torch.Tensor):
+        return run(a, b, out, key, scale_a, scale_b)
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+        raise OpsError(f"gemm takes torch tensors, got {type(a).__name__} and {type(b).__name__}")
+    sa = None if scale_a is None else float(scale_a)
+    sb = None if scale_b is None else float(scale_b)
+    if out is None:
+        return torch.ops.ts_explore.gemm(a, b, sa, sb, key)
+    torch.ops.ts_explore.gemm_out(a, b, out, sa, sb, key)
+    return out
+
+
+NO_BACKWARD = ("ts_explore.ops.gemm has no backward (it is not built yet): it is a forward-only kernel; for "
+               "training use torch.matmul, or call gemm on tensors that do not require grad (torch.no_grad(), "
+               "x.detach())")
+
+
+@torch.library.custom_op("ts_explore::gemm", mutates_args=())
+def gemm_op(a: torch.Tensor, b: torch.Tensor, scale_a: Optional[float], scale_b: Optional[float],
+            config: str) -> torch.Tensor:
+    """C = a @ b (see :func:`gemm`)."""
+    return run(a, b, None, config, scale_a, scale_b)
+
+
+@gemm_op.register_fake
+def _gemm_fake(a: torch.Tensor, b: torch.Tensor, scale_a: Optional[float], scale_b: Optional[float],
+               config: str) -> torch.Tensor:
+    explain_gemm(a, b, pointers=False)
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=_BF16)
+
+
+@torch.library.custom_op("ts_explore::gemm_out", mutates_args=("out",))
+def gemm_out_op(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, scale_a: Optional[float],
+                scale_b: Optional[float], config: str) -> None:
+    """out = a @ b (see :func:`gemm`)."""
+    run(a, b, out, config, scale_a, scale_b)
+
+
+@gemm_out_op.register_fake
+def _gemm_out_fake(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, scale_a: Optional[float],
+                   scale_b: Optional[float], config: str) -> None:
+    explain_gemm(a, b, out, pointers=False)
+
+
+def _no_backward(ctx: Any, *grads: Any) -> Any:
+    raise NotImplementedError(NO_BACKWARD)
+
+
+def _no_context(ctx: Any, inputs: Any, output: Any) -> None:
+    return None
+
+
+gemm_op.register_autograd(_no_backward, setup_context=_no_context)  # torch takes no formula for the out= op
+
+
+def prepared(a: torch.Tensor, b: torch.Tensor, config: Any = None) -> Prepared:
+    """The kernel a call on these shapes runs (proven and loaded now if new): its config, grid and function."""
+    key = config_key(config)
+    lookup = (a.shape, b.shape, a.dtype, b.dtype, a.get_device(), key)
+    if lookup not in _PREPARED:
+        _PREPARED[lookup] = prepare(a, b, key, 1.0 if a.dtype is _FP8 else None, 1.0 if a.dtype is _FP8 else None)
+    return _PREPARED[lookup]
+
+
+__all__ = ["GATE", "NO_BACKWARD", "Prepared", "config_key", "gemm", "gemm_op", "gemm_out_op", "prepared", "run"]

@@ -1,0 +1,37 @@
+"""Whether a call may take the direct path, or must go through torch's dispatcher as a custom op.
+
+A call of ``ts_explore.ops.gemm`` on plain CUDA tensors, outside
+``torch.compile``, without autograd and without a torch dispatch or function
+mode active, runs the op's implementation directly: the dispatcher (and
+``custom_op``'s Python wrapper around it) would add several microseconds to a
+call whose whole budget is ten. Everything else (tracing, fake tensors,
+tensor subclasses, inputs that require grad) goes through the registered
+custom op, so torch sees exactly the op it would see without the shortcut.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+_Tensor = torch.Tensor
+_compiling = torch.compiler.is_compiling
+_grad = torch.is_grad_enabled
+_dispatch_modes = getattr(torch._C, "_len_torch_dispatch_mode", lambda: 0)
+_function_modes = getattr(torch._C, "_is_torch_function_mode_enabled", lambda: False)
+current_stream = torch._C._cuda_getCurrentRawStream  # device index -> the current stream's handle (an int)
+
+
+def direct(*tensors: Any) -> bool:
+    """True when a call on ``tensors`` may skip the dispatcher (see the module docstring)."""
+    if _compiling() or _dispatch_modes() or _function_modes():
+        return False
+    grad = _grad()
+    for t in tensors:
+        if type(t) is not _Tensor or (grad and t.requires_grad):
+            return False
+    return True
+
+
+__all__ = ["current_stream", "direct"]
