@@ -161,6 +161,7 @@ LATER: dict[str, tuple[tuple[str, str, Any], ...]] = {
 
 
 def _attach_later(module: ModuleType) -> None:
+    """Set the :data:`LATER` hooks of ``module`` on its classes."""
     for cls_name, name, fn in LATER[module.__name__]:
         setattr(getattr(module, cls_name), name, fn)
 
