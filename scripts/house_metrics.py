@@ -22,9 +22,12 @@ Two numbers per module:
   building or comparing a frozen value whose class the module defines, as
   ``reader.search_input`` does for each step of a ``check.problem.Step``) and
   ``property`` getters (reading a derived field of such a value, e.g.
-  ``Searched.unsafe``). Building a value is using the module's vocabulary,
-  not entering its room; the issue's target ("visits no module more than
-  three times") is read on ``visits``.
+  ``Searched.unsafe``), and what the import system runs (a module's body on
+  its first import, an import hook asked to find a module: the launch
+  result's display hooks are attached by one, ``app.hooks``). Building a
+  value is using the module's vocabulary, and importing a module is not
+  handing it work: neither enters its room; the issue's target ("visits no
+  module more than three times") is read on ``visits``.
 Then the module import cycles (every import, lazy ones and those made only for
 annotations included, as ``tests/unit/test_import_cycles.py`` reads them),
 the package-level import graph (folded to ``ts_explore.<package>`` from the
@@ -84,6 +87,12 @@ def _is_value_use(code: Any, accessors: set[Any]) -> bool:
     return code.co_filename.startswith("<") or code in accessors
 
 
+def _run_by_import(frame: Any) -> bool:
+    """Called by the import system (a module body run on first import, a finder consulted): not a visit."""
+    back = frame.f_back
+    return back is not None and back.f_globals.get("__name__", "").startswith("importlib")
+
+
 def count_entries(action: Callable[[], Any]) -> tuple[collections.Counter, collections.Counter, Any,
                                                       collections.Counter]:
     """Run ``action``; count module entries and visits (see the module docstring) in every thread it starts.
@@ -111,7 +120,7 @@ def count_entries(action: Callable[[], Any]) -> tuple[collections.Counter, colle
             caller = caller.f_back
         if caller is None or _module_of(caller, cache) != me:
             counts[me] += 1
-            if not _is_value_use(frame.f_code, accessors):
+            if not _is_value_use(frame.f_code, accessors) and not _run_by_import(frame):
                 visits[me] += 1
             edges.add((me, caller.f_code if caller is not None else None, frame.f_code))
 
