@@ -27,3 +27,18 @@ def test_the_house_has_no_circle_and_no_module_over_the_limit() -> None:
     assert METRICS.module_cycles() == []
     assert [m for m in METRICS.module_sizes() if m[1] > METRICS.MODULE_LIMIT] == []
     assert METRICS.package_graph()[1] == []
+
+
+def test_an_import_is_an_entry_not_a_visit() -> None:
+    """A module body run by the import system counts as an entry of the module, not as a visit."""
+    import importlib
+
+    from ts_explore.kernels import gemm_tile_scheduler as module  # functions only: reloading it rebinds them
+
+    entries, _ways, _result, visits = METRICS.count_entries(lambda: importlib.reload(module))
+    assert entries[module.__name__] >= 1 and visits[module.__name__] == 0
+    from ts_explore.kernels.gemm_geometry import Geometry
+
+    geo = Geometry(128, 256, 4, 2)
+    _entries, _ways, _result, visits = METRICS.count_entries(lambda: module.work_units((512, 512, 64), geo))
+    assert visits[module.__name__] == 1  # a call is a visit
