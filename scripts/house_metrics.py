@@ -22,12 +22,18 @@ Two numbers per module:
   building or comparing a frozen value whose class the module defines, as
   ``reader.search_input`` does for each step of a ``check.problem.Step``) and
   ``property`` getters (reading a derived field of such a value, e.g.
-  ``Searched.unsafe``). Building a value is using the module's vocabulary,
-  not entering its room; the issue's target ("visits no module more than
-  three times") is read on ``visits``.
-Then the package-level import graph (every import, lazy ones included, as
-``tests/unit/test_import_cycles.py`` reads them, folded to
-``ts_explore.<package>``), its cycles, and the largest modules.
+  ``Searched.unsafe``), and what the import system runs (a module's body on
+  its first import, an import hook asked to find a module: the launch
+  result's display hooks are attached by one, ``app.hooks``). Building a
+  value is using the module's vocabulary, and importing a module is not
+  handing it work: neither enters its room; the issue's target ("visits no
+  module more than three times") is read on ``visits``.
+Then the module import cycles (every import, lazy ones and those made only for
+annotations included, as ``tests/unit/test_import_cycles.py`` reads them),
+the package-level import graph (folded to ``ts_explore.<package>`` from the
+imports that run, as ``tests/unit/test_package_layers.py`` reads them), its
+cycles, the largest modules and those over the 400-line limit
+(``tests/unit/test_module_sizes.py``).
 
     python scripts/house_metrics.py            # the text report
     python scripts/house_metrics.py --json out.json
@@ -81,6 +87,12 @@ def _is_value_use(code: Any, accessors: set[Any]) -> bool:
     return code.co_filename.startswith("<") or code in accessors
 
 
+def _run_by_import(frame: Any) -> bool:
+    """Called by the import system (a module body run on first import, a finder consulted): not a visit."""
+    back = frame.f_back
+    return back is not None and back.f_globals.get("__name__", "").startswith("importlib")
+
+
 def count_entries(action: Callable[[], Any]) -> tuple[collections.Counter, collections.Counter, Any,
                                                       collections.Counter]:
     """Run ``action``; count module entries and visits (see the module docstring) in every thread it starts.
@@ -108,7 +120,7 @@ def count_entries(action: Callable[[], Any]) -> tuple[collections.Counter, colle
             caller = caller.f_back
         if caller is None or _module_of(caller, cache) != me:
             counts[me] += 1
-            if not _is_value_use(frame.f_code, accessors):
+            if not _is_value_use(frame.f_code, accessors) and not _run_by_import(frame):
                 visits[me] += 1
             edges.add((me, caller.f_code if caller is not None else None, frame.f_code))
 
@@ -169,11 +181,18 @@ def _load_import_graph() -> Callable[[], dict[str, set[str]]]:
     return module.import_graph, module.cycles
 
 
+def module_cycles() -> list[list[str]]:
+    """Modules that import each other, annotation-only imports included (the circles of the house)."""
+    import_graph, cycles = _load_import_graph()
+    return cycles(import_graph())
+
+
 def package_graph() -> tuple[dict[str, dict[str, int]], list[list[str]]]:
-    """``{package: {package it imports: how many module imports}}`` and the package-level cycles."""
+    """``{package: {package it imports: how many module imports}}`` and the package-level cycles, from the
+    imports that run (those made only for annotations left out, as the layering test reads them)."""
     import_graph, cycles = _load_import_graph()
     folded: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-    for module, targets in import_graph().items():
+    for module, targets in import_graph(types=False).items():
         me = ".".join(module.split(".")[:2])
         for target in targets:
             them = ".".join(target.split(".")[:2])
@@ -183,10 +202,18 @@ def package_graph() -> tuple[dict[str, dict[str, int]], list[list[str]]]:
     return graph, cycles({k: set(v) for k, v in graph.items()})
 
 
-def largest_modules(n: int = 8) -> list[tuple[str, int]]:
+MODULE_LIMIT = 400  # lines; tests/unit/test_module_sizes.py holds the package to it
+
+
+def module_sizes() -> list[tuple[str, int]]:
+    """Every module of the package with its lines, the longest first."""
     sizes = [(str(p.relative_to(ROOT)), len(p.read_text(encoding="utf-8").splitlines()))
              for p in PACKAGE.rglob("*.py")]
-    return sorted(sizes, key=lambda s: -s[1])[:n]
+    return sorted(sizes, key=lambda s: (-s[1], s[0]))
+
+
+def largest_modules(n: int = 8) -> list[tuple[str, int]]:
+    return module_sizes()[:n]
 
 
 def measure() -> dict[str, Any]:
@@ -208,9 +235,11 @@ def measure() -> dict[str, Any]:
                                                                   "visits": dict(visits.most_common()),
                                                                   "ways_in": dict(ways.most_common())}
     graph, found = package_graph()
+    out["module_cycles"] = module_cycles()
     out["package_graph"] = graph
     out["package_cycles"] = found
     out["largest_modules"] = largest_modules()
+    out["modules_over_limit"] = [[p, n] for p, n in module_sizes() if n > MODULE_LIMIT]
     return out
 
 
@@ -234,13 +263,18 @@ def report(data: dict[str, Any]) -> str:
             lines.append(f"   {n:7d}  {visits.get(module, 0):7d}  {ways.get(module, 0):7d}  {module}")
         over = [f"{m} {v}" for m, v in visits.items() if v > 3]
         lines.append("   visited more than 3 times: " + (", ".join(over) if over else "none"))
-    lines.append("== package import graph (package -> packages it imports: module imports)")
+    mod = data.get("module_cycles", [])
+    lines.append("== module import cycles: " + ("; ".join(" <-> ".join(c) for c in mod) if mod else "none"))
+    lines.append("== package import graph (package -> packages it imports: module imports that run)")
     for package, targets in data["package_graph"].items():
         lines.append(f"   {package.split('.')[-1]:14s} -> " +
                      ", ".join(f"{t.split('.')[-1]} {n}" for t, n in targets.items()))
     cyc = data["package_cycles"]
     lines.append("== package-level cycles: " + ("; ".join(" <-> ".join(c) for c in cyc) if cyc else "none"))
     lines.append("== largest modules: " + ", ".join(f"{p} {n}" for p, n in data["largest_modules"]))
+    over = data.get("modules_over_limit", [])
+    lines.append(f"== modules over {MODULE_LIMIT} lines: " + (", ".join(f"{p} {n}" for p, n in over) if over
+                                                              else "none"))
     return "\n".join(lines)
 
 

@@ -15,7 +15,11 @@ SCRIPT = textwrap.dedent(
     import sys
     import ts_explore
     assert "ts_explore.gpu" not in sys.modules, "import ts_explore loaded the GPU package"
+    from ts_explore.app.hooks import _AttachOnImport, attach
+    attach()  # a second call installs no second finder
+    assert sum(isinstance(f, _AttachOnImport) for f in sys.meta_path) == 1
     from ts_explore.gpu.result import LaunchResult
+    assert not any(isinstance(f, _AttachOnImport) for f in sys.meta_path), "the finder stays after its work"
     print(LaunchResult._repr_html_.__module__, LaunchResult.plot_comparison.__module__)
     """
 )
@@ -30,11 +34,3 @@ def test_a_launch_result_gets_its_display_hooks_when_first_imported() -> None:
 def test_the_result_module_imports_no_renderer() -> None:
     source = (ROOT / "ts_explore" / "gpu" / "result.py").read_text(encoding="utf-8")
     assert "render" not in source
-
-
-def test_attaching_twice_installs_one_finder() -> None:
-    from ts_explore.app import hooks
-
-    hooks.attach()
-    hooks.attach()
-    assert sum(isinstance(f, hooks._AttachOnImport) for f in sys.meta_path) == 1

@@ -119,10 +119,22 @@ def test_the_graph_sees_relative_and_lazy_imports() -> None:
     assert "ts_explore.render.tree" in graph["ts_explore.render.display"]  # imported inside a function
 
 
-def test_imports_for_annotations_count_unless_left_out() -> None:
+def test_an_import_for_annotations_closes_a_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A result that draws itself and a renderer that imports the result only for its annotation: a cycle."""
+    package = tmp_path / "ts_explore"
+    (package / "gpu").mkdir(parents=True)
+    (package / "render").mkdir()
+    for init in (package / "__init__.py", package / "gpu" / "__init__.py", package / "render" / "__init__.py"):
+        init.write_text("")
+    (package / "gpu" / "result.py").write_text("def html(r):\n    from ..render.plots import draw\n    return draw(r)\n")
+    (package / "render" / "plots.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..gpu.result import Result\n")
+    monkeypatch.setitem(globals(), "PACKAGE", package)
     graph, runtime = import_graph(), import_graph(types=False)
-    assert "ts_explore.repair.result" in graph["ts_explore.render.repair"]  # under if TYPE_CHECKING:
-    assert "ts_explore.repair.result" not in runtime["ts_explore.render.repair"]
+    assert "ts_explore.gpu.result" in graph["ts_explore.render.plots"]
+    assert "ts_explore.gpu.result" not in runtime["ts_explore.render.plots"]
+    assert cycles(graph) == [["ts_explore.gpu.result", "ts_explore.render.plots"]]
+    assert cycles(runtime) == []
 
 
 def test_the_package_has_no_import_cycle() -> None:

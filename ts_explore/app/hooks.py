@@ -161,12 +161,14 @@ LATER: dict[str, tuple[tuple[str, str, Any], ...]] = {
 
 
 def _attach_later(module: ModuleType) -> None:
+    """Set the :data:`LATER` hooks of ``module`` on its classes."""
     for cls_name, name, fn in LATER[module.__name__]:
         setattr(getattr(module, cls_name), name, fn)
 
 
 class _AttachOnImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: hands a module of :data:`LATER` to the path finder and attaches its hooks once loaded."""
+    """Finds nothing itself: hands a module of :data:`LATER` to the path finder and attaches its hooks once it
+    is loaded; leaves ``sys.meta_path`` when every module of :data:`LATER` has been."""
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname not in LATER:
@@ -179,6 +181,8 @@ class _AttachOnImport(importlib.abc.MetaPathFinder):
         def exec_module(module: ModuleType) -> None:
             run(module)
             _attach_later(module)
+            if all(name in sys.modules for name in LATER) and self in sys.meta_path:
+                sys.meta_path.remove(self)
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
@@ -187,14 +191,16 @@ class _AttachOnImport(importlib.abc.MetaPathFinder):
 def attach() -> None:
     """Give the model classes (and, when it is loaded, the launch result) their hooks and drawing methods.
 
-    Idempotent: a second call attaches the same functions and installs no second finder.
+    Idempotent: a second call attaches the same functions and installs no second finder (none at all once
+    every module of :data:`LATER` is loaded).
     """
     for cls, name, fn in HOOKS:
         setattr(cls, name, fn)
     for module in LATER:
         if module in sys.modules:
             _attach_later(sys.modules[module])
-    if not any(isinstance(finder, _AttachOnImport) for finder in sys.meta_path):
+    waiting = any(module not in sys.modules for module in LATER)
+    if waiting and not any(isinstance(finder, _AttachOnImport) for finder in sys.meta_path):
         sys.meta_path.insert(0, _AttachOnImport())
 
 

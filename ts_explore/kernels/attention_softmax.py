@@ -169,6 +169,7 @@ class QTile(MemoryResource):
 
 @cute.jit
 def _fresh_stats() -> Any:
+    """Statistics of a new tile: row max -inf, row sum 0, rescale factor 0."""
     st = cute.make_rmem_tensor((STAT_SLOTS,), ACC_DTYPE)
     st.fill(0.0)
     st[M] = -ACC_DTYPE.inf

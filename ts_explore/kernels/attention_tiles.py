@@ -94,6 +94,7 @@ def o_count(geo: Any) -> int:
 
 @cute.jit
 def swizzled(base: Any, offset: Any, layout: Any) -> Any:
+    """A bf16 shared-memory tensor at ``base + offset`` bytes with a swizzled (composed) layout."""
     ptr = cute.make_ptr(IN_DTYPE, base + offset, mem_space=cute.AddressSpace.smem, assumed_align=1024)
     return cute.make_tensor(cute.recast_ptr(ptr, layout.inner, dtype=IN_DTYPE), layout.outer)
 
@@ -124,6 +125,7 @@ def q_tile_index(coord: Any, seqlen_q: Any, tile_q: int, causal: bool) -> Any:
 
 
 def stage_barrier(stage_info: StageInfo) -> Any:
+    """The acquired stage's mbarrier, as the pointer a TMA load signals."""
     return cute.make_ptr(cutlass.Int64, stage_info.barrier.data_ptr(), mem_space=cute.AddressSpace.smem,
                          assumed_align=8)
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import cutlass
+import cutlass.cute as cute
 from cutlass.cute.nvgpu import cpasync
 
 from .gemm_geometry import LOAD_WARPS, Geometry
@@ -34,6 +36,29 @@ def load_slices(geo: Geometry, warps: int = LOAD_WARPS) -> tuple[int, int]:
     return geo.tile_m // (warps * geo.cluster_n), geo.tile_n // (warps * geo.cluster_m)
 
 
+def load_pieces(geo: Geometry, warp: Any, load_warps: int) -> tuple[Any, Any]:
+    """Which slice of A and of B load warp ``warp`` brings (traced inside the load body).
+
+    Without a cluster each operand is cut into ``load_warps`` slices, one per
+    warp. The operand a cluster shares (B in 2x1, A in 1x2) is cut into
+    ``cluster size x load warps`` slices: CTA ``rank`` of the cluster brings
+    the slices ``rank * load_warps + warp`` and multicasts them to both.
+    """
+    piece_a, piece_b = warp, warp
+    if cutlass.const_expr(geo.cluster_size > 1):
+        rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+        if cutlass.const_expr(geo.cluster_n > 1):
+            piece_a = rank * load_warps + warp
+        else:
+            piece_b = rank * load_warps + warp
+    return piece_a, piece_b
+
+
+def multicast_mask(geo: Geometry) -> Any:
+    """The multicast mask of a shared operand's TMA load: every CTA of the cluster."""
+    return cutlass.Int16((1 << geo.cluster_size) - 1)
+
+
 def tma_load_ops(geo: Geometry) -> tuple[Any, Any]:
     """The TMA copy operations for A and B: the operand the cluster shares goes by multicast (A along a 1x2
     cluster, B along a 2x1 one), the other by a plain load."""
@@ -44,4 +69,4 @@ def tma_load_ops(geo: Geometry) -> tuple[Any, Any]:
     return a_op, b_op
 
 
-__all__ = ["cluster_dims", "load_slices", "tma_load_ops"]
+__all__ = ["cluster_dims", "load_pieces", "load_slices", "multicast_mask", "tma_load_ops"]

@@ -39,7 +39,7 @@ from cutlass.experimental.task_scheduling.resources import (
 )
 from cutlass.tensor_utils import LayoutEnum
 
-from .gemm_cluster import load_slices
+from .gemm_cluster import load_pieces, load_slices, multicast_mask
 from .gemm_geometry import EPILOGUE_N, LOAD_WARPS, WARPGROUP_THREADS, DType, Geometry
 
 
@@ -167,9 +167,9 @@ class SmemOperands(MemoryResource):
         """Each load warp brings its slice of A's and B's rows into the acquired stage.
 
         The operand a cluster's CTAs share (B in 2x1, A in 1x2) is cut into
-        ``cluster size x load warps`` slices: each CTA brings its own half
-        and multicasts it to both, so each CTA's stage receives the whole
-        tile (the stage's barrier counts its bytes either way).
+        ``cluster size x load warps`` slices (:func:`.gemm_cluster.load_pieces`):
+        each CTA brings its own half and multicasts it to both, so each CTA's
+        stage receives the whole tile (the stage's barrier counts its bytes either way).
         """
         s_a, s_b = self._stages(stage_info)
         rows_a, rows_b = load_slices(self.geo, self.load_warps)
@@ -178,14 +178,8 @@ class SmemOperands(MemoryResource):
                             assumed_align=8)
         stage = stage_info.stage_idx
         tile_k = self.geo.tile_k
-        piece_a, piece_b = warp, warp  # this warp's slice of A and of B
-        if cutlass.const_expr(self.geo.cluster_size > 1):
-            rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
-            if cutlass.const_expr(self.geo.cluster_n > 1):
-                piece_a = rank * self.load_warps + warp
-            else:
-                piece_b = rank * self.load_warps + warp
-        both = cutlass.Int16((1 << self.geo.cluster_size) - 1)  # multicast to every CTA of the cluster
+        piece_a, piece_b = load_pieces(self.geo, warp, self.load_warps)  # this warp's slice of A and of B
+        both = multicast_mask(self.geo)
         # A: with a 1x2 cluster both CTAs need the same A tile; each brings half and multicasts it.
         dst_a = cute.flat_divide(s_a[(None, None, stage)], (rows_a, tile_k))[(None, None, piece_a, 0)]
         src_a = cute.local_tile(self.g_a, (rows_a, tile_k),
@@ -238,15 +232,23 @@ class SmemOperands(MemoryResource):
         mma_op.set(warpgroup.Field.ACCUMULATE, True)
         if cutlass.const_expr(tile < 0):
             self._issue(mma_op, frag_a, frag_b, frag_c, stage_info.stage_idx)
-        elif cutlass.const_expr(tile == 0):
+        else:
+            self._issue_own_tile(stage_info, tile, mma_op, frag_a, frag_b, frag_c)
+        warpgroup.commit_group()
+        warpgroup.wait_group(self.in_flight)
+        return flat.load()
+
+    @cute.jit
+    def _issue_own_tile(self, stage_info: StageInfo, tile: cutlass.Constexpr[int], mma_op: Any, frag_a: Any,
+                        frag_b: Any, frag_c: Any) -> None:
+        """Ping-pong: the WGMMAs of this stage only if it belongs to consumer ``tile``'s tile of the work unit
+        (tile 0, the upper: the unit's first ``k_blocks`` iterations; tile 1, the lower: the rest)."""
+        if cutlass.const_expr(tile == 0):
             if cutlass.Int32(stage_info.loop_offset) < self.k_blocks:  # the unit's upper tile
                 self._issue(mma_op, frag_a, frag_b, frag_c, stage_info.stage_idx)
         else:
             if cutlass.Int32(stage_info.loop_offset) >= self.k_blocks:  # the unit's lower tile
                 self._issue(mma_op, frag_a, frag_b, frag_c, stage_info.stage_idx)
-        warpgroup.commit_group()
-        warpgroup.wait_group(self.in_flight)
-        return flat.load()
 
     @cute.jit
     def _issue(self, mma_op: Any, frag_a: Any, frag_b: Any, frag_c: Any, stage: cutlass.Int32) -> None:

@@ -199,6 +199,15 @@ def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any) -> Any:
     return count
 
 
+def pingpong_turns(cfg: HopperAttention) -> list[Turn]:
+    """Ping-pong's two data-less pipelines: mma0 hands the right to issue WGMMA to mma1 through ``turn01`` and
+    takes it back through ``turn10`` (none without ping-pong). The consumers' steps on them are
+    :class:`~.attention_schedule.Consumer`'s ping-pong methods."""
+    if not cfg.pingponging:
+        return []
+    return [Turn(name="turn01", pipeline_config=turn_pipeline()), Turn(name="turn10", pipeline_config=turn_pipeline())]
+
+
 def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
     """Load task on warps 0-3; consumer ``mma<c>`` on warps 4 + 4c .. 7 + 4c."""
     geo, wgs = cfg.geometry(), cfg.consumer_wgs
@@ -217,8 +226,7 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
     for resource in (*qs, k, v):
         allocator.add_resource(resource)
     allocator.compute_layout()
-    turns = [Turn(name="turn01", pipeline_config=turn_pipeline()), Turn(name="turn10", pipeline_config=turn_pipeline())] \
-        if cfg.pingponging else []
+    turns = pingpong_turns(cfg)
     wq = _queue(cfg, ctx)
     extra = [wq] if wq is not None else []
     loader = task_type(name="load", src_resources=[src, *extra], dst_resources=[*qs, k, v], warp_idx=0,

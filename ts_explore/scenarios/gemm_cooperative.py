@@ -42,6 +42,7 @@ def _rules(cfg: HopperGemm, geo: Geometry) -> tuple[AsyncReadRule, ...]:
 
 
 def _not_modelled(geo: Geometry) -> tuple[str, ...]:
+    """What TS does not model: WGMMA's asynchronous reads, and with the hand-off the TMA stores' reads too."""
     return (SCOPE_NOTE, handoff.STORE_SCOPE_NOTE) if geo.handoff else (SCOPE_NOTE,)
 
 

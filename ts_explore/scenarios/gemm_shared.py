@@ -51,6 +51,8 @@ def ab_pipeline(cfg: HopperGemm, geo: Geometry) -> PipelineConfig:
 
 
 def tile_queue(cfg: HopperGemm, ctx: BuildContext, threads: int) -> WorkQueue | None:
+    """The work queue of ``persistence`` (static, or CLC with its fetch pipeline for ``threads``); none for a
+    grid of one tile per CTA."""
     params = runtime(ctx, "scheduler_params", None)
     if cfg.persistence is QueueKind.STATIC:
         return WorkQueue(name="tiles", tile_scheduler_config=TileSchedulerConfig
