@@ -183,6 +183,23 @@ class _Gens:
         return out
 
 
+def _quiet(table: tuple[Step, ...], c: int, race_check: bool) -> bool:
+    """Step ``c`` of a tile is invisible and independent of every other task (SEMANTICS.md, "The tile loop").
+
+    It never blocks, moves no credit or tally, sets no flag, changes no ownership list, and neither it nor the
+    task's next step (in the same tile) shows an access or is a PDL launch; so running it first commutes with every
+    other move and changes no finding's ingredients.
+    """
+    if c + 1 >= len(table):
+        return False
+    step, after = table[c], table[c + 1]
+    if step.needs >= 0 or step.effects or step.pdl_wait or step.pdl_launch:
+        return False
+    if race_check and (step.held is not None or step.point is not None or after.point is not None):
+        return False
+    return not after.pdl_launch
+
+
 def search_tile_loop(
     loop: TileLoop,
     *,
@@ -222,6 +239,7 @@ class _Search:
         self.loop, self.group, self.max_states, self.max_lead = loop, group, max_states, max_lead
         self.early_exit, self.cancel, self.progress, self.start, self.before = early_exit, cancel, progress, start, before
         self.problem: SearchProblem = loop.problem
+        problem_race = self.problem.race_check
         self.gens = _Gens(loop)
         self.findings: list[TileFinding] = []
         self.explored = 0
@@ -247,6 +265,8 @@ class _Search:
                 per_tile = [max(a, b) for a, b in zip(per_tile, counts)]
         self.bound = [c.initial + per_tile[k] * (max_lead + 2) for k, c in enumerate(self.problem.counters)]
         self._ops: dict[tuple[int, int, int, int], HeldOp] = {}
+        self.quiet = [[[_quiet(table, c, problem_race) for c in range(len(table))] for table in tables]
+                      for tables in loop.tiles]
 
     def _op(self, task: int, idx: int, cursor: int, epochs: int, step: Step) -> HeldOp:
         op = step.held
@@ -320,9 +340,11 @@ class _Search:
                 self._found("pdl-order", count, set(held_back))
                 if self.early_exit:
                     return
-            for t, p, idx, epochs, step in enabled:
-                if t in held_back:
-                    continue
+            movers = [m for m in enabled if m[0] not in held_back]
+            quiet = next((m for m in movers if self.quiet[m[0]][m[2]][m[1][1]]), None)
+            if quiet is not None:  # a step nothing else can see or feel: taking it alone loses no finding
+                movers = [quiet]
+            for t, p, idx, epochs, step in movers:
                 for succ, succ_held, moved_base in self._moves(state, held, t, p, idx, epochs, step, lengths):
                     key = (*succ[:6], freeze_ordered(succ_held) if race_check else ())
                     if key in seen:
