@@ -55,6 +55,7 @@ def test_a_race_free_persistent_set_is_safe_for_every_number_of_work_tiles() -> 
     sentence = v.scope.sentence()
     assert "covered: every number of work tiles" in sentence and "searched as a cycle" in sentence
     assert v.to_dict()["scope"]["tiles_covered"] == v.scope.tiles_covered
+    assert "work tiles covered" in v._repr_html_() and "every number of work tiles" in v._repr_html_()
 
 
 def test_a_fixed_tile_count_still_searches_exactly_that_count() -> None:

@@ -8,9 +8,6 @@ import pytest
 import verify_builders as B
 
 from ts_explore import gallery, verify
-from ts_explore.analysis.tiles import tile_coverage
-from ts_explore.model import Family, Stage
-from ts_explore.model.interleaving import CheckerStep, CreditModel, CreditPool, Lane
 from ts_explore.model.verdict import Status, Verdict
 
 
@@ -152,34 +149,6 @@ def test_skipped_tiles_that_move_credits_leave_mixed_sequences_unproven():
 def test_tiles_must_be_a_count():
     with pytest.raises(TypeError, match="number of work tiles"):
         verify(**B.persistent_pair(), tiles=-1)
-
-
-def _lane(task: str, *steps: tuple[str, Stage]) -> Lane:
-    return Lane(task, tuple(CheckerStep(task, i, res, st, 0, None, "", None, family=Family.WAIT)
-                            for i, (res, st) in enumerate(steps)))
-
-
-P_STEPS = (("smem", Stage.PRODUCER_ACQUIRE), ("smem", Stage.PRODUCER_COMMIT))
-C_STEPS = (("smem", Stage.CONSUMER_WAIT), ("smem", Stage.CONSUMER_RELEASE))
-
-
-@pytest.mark.parametrize("stages, lead", [(1, 2), (2, 3), (3, 4)])
-def test_lead_bound_follows_stages_per_acquire(stages, lead):
-    cov = tile_coverage((_lane("P", *P_STEPS), _lane("C", *C_STEPS)), CreditModel((CreditPool("smem", 0, stages),)))
-    assert cov.sufficient and cov.lead == lead and cov.tiles == tuple(range(1, lead + 2))
-
-
-def test_tile_argument_refuses_what_it_cannot_cover():
-    model = CreditModel((CreditPool("smem", 0, 2),))
-    unbalanced = tile_coverage((_lane("P", *P_STEPS, *P_STEPS), _lane("C", *C_STEPS)), model)
-    assert not unbalanced.sufficient and "not balanced per tile" in unbalanced.sentence
-    two_consumers = tile_coverage((_lane("P", *P_STEPS), _lane("C", *C_STEPS), _lane("D", *C_STEPS)), model)
-    assert not two_consumers.sufficient and "several producer or consumer tasks" in two_consumers.sentence
-    per_stage = tile_coverage((_lane("P", *P_STEPS), _lane("C", *C_STEPS)),
-                              CreditModel((CreditPool("smem", 0, 1), CreditPool("smem", 1, 1))))
-    assert not per_stage.sufficient and "per pipeline stage" in per_stage.sentence
-    alone = tile_coverage((_lane("P", ("gmem", Stage.PRODUCER_WORK)),), model)
-    assert alone.sufficient and alone.independent and alone.tiles == (1, 2)
 
 
 def test_a_needed_run_that_did_not_run_is_named(monkeypatch):

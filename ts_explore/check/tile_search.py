@@ -34,12 +34,12 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from .engine import DEFAULT_MAX_STATES, CancelFlag
+from .generations import STALE, Generations
 from .held import Held, apply_held, find_races, freeze_ordered
-from .problem import UNTAGGED, HeldOp, SearchProblem, Step
+from .problem import HeldOp, SearchProblem, Step
 from .tables import _alias_groups, footprint
 from .tile_loop import TileLoop
 
-STALE = -2  # a completion generation no future wait can clear (never equal to a wait's generation)
 DEFAULT_MAX_LEAD = 16
 _CHECK_EVERY = 4096
 
@@ -110,77 +110,21 @@ def interaction_groups(loop: TileLoop) -> list[list[int]]:
     return list(out.values())
 
 
-class _Gens:
-    """Completion generations in the search's relative coordinates, and which ones are stale."""
+def _quiet(table: tuple[Step, ...], c: int, race_check: bool) -> bool:
+    """Step ``c`` of a tile is invisible and independent of every other task (SEMANTICS.md, "The tile loop").
 
-    def __init__(self, loop: TileLoop) -> None:
-        self.loop = loop
-        self.advance = dict(loop.gen_advance)
-        self.source = dict(loop.gen_source)
-        self.active = bool(self.source)
-        self.waiters: dict[int, list[int]] = {}
-        for t, tables in enumerate(loop.tiles):
-            for table in tables:
-                for step in table:
-                    if step.held is not None:
-                        for r in step.held.clear_wait:
-                            if t not in self.waiters.setdefault(r, []):
-                                self.waiters[r].append(t)
-        self._next: dict[tuple[int, int, int, int], int | None] = {}
-
-    def _next_clear(self, task: int, index: int, cursor: int, res: int) -> int | None:
-        """Generation (in tile ``index``'s epoch) of the next wait of ``task`` clearing ``res``'s reads."""
-        key = (task, index, cursor, res)
-        if key not in self._next:
-            loop, found = self.loop, None
-            idx, epochs, c = index, 0, cursor
-            for _ in range(loop.prefix + loop.period + 1):
-                table = loop.tiles[task][idx]
-                hit = next((s for s in table[c:] if s.held is not None and res in s.held.clear_wait), None)
-                if hit is not None:
-                    found = hit.held.generation + epochs * self.advance.get(hit.resource, 0)
-                    break
-                nidx, step_epochs = loop.locate(idx, 1)
-                epochs += step_epochs
-                idx, c = nidx, 0
-            self._next[key] = found
-        return self._next[key]
-
-    def live_floor(self, res: int, base: int, pos: list) -> float:
-        """The smallest generation some unfinished task's future wait can still clear on ``res``."""
-        best = float("inf")
-        for t in self.waiters.get(res, ()):
-            p = pos[t]
-            if p is None:
-                continue
-            idx, epochs = self.loop.locate(base, p[0])
-            g = self._next_clear(t, idx, p[1], res)
-            if g is not None:
-                best = min(best, g + epochs * self.advance.get(self.source.get(res, -1), 0))
-        return best
-
-    def normalise(self, held: Held, shift_epochs: int, base: int, pos: list) -> Held:
-        """Generations moved back ``shift_epochs`` periods; those below every future wait's become ``STALE``."""
-        if not self.active or not held:
-            return held
-        out: Held = {}
-        for r, entries in held.items():
-            if not any(e[3] >= 0 for e in entries):
-                out[r] = entries
-                continue
-            floor = self.live_floor(r, base, pos)
-            down = shift_epochs * self.advance.get(self.source.get(r, -1), 0)
-            fixed = []
-            for e in entries:
-                g = e[3]
-                if g >= 0:
-                    g -= down
-                    if g < floor:
-                        g = STALE
-                    e = (e[0], e[1], e[2], g)
-                fixed.append(e)
-            out[r] = fixed
-        return out
+    It never blocks, moves no credit or tally, sets no flag, changes no ownership list, and neither it nor the
+    task's next step (in the same tile) shows an access or is a PDL launch; so running it first commutes with every
+    other move and changes no finding's ingredients.
+    """
+    if c + 1 >= len(table):
+        return False
+    step, after = table[c], table[c + 1]
+    if step.needs >= 0 or step.effects or step.pdl_wait or step.pdl_launch:
+        return False
+    if race_check and (step.held is not None or step.point is not None or after.point is not None):
+        return False
+    return not after.pdl_launch
 
 
 def search_tile_loop(
@@ -222,7 +166,8 @@ class _Search:
         self.loop, self.group, self.max_states, self.max_lead = loop, group, max_states, max_lead
         self.early_exit, self.cancel, self.progress, self.start, self.before = early_exit, cancel, progress, start, before
         self.problem: SearchProblem = loop.problem
-        self.gens = _Gens(loop)
+        problem_race = self.problem.race_check
+        self.gens = Generations(loop)
         self.findings: list[TileFinding] = []
         self.explored = 0
         self.lead = 0
@@ -247,6 +192,8 @@ class _Search:
                 per_tile = [max(a, b) for a, b in zip(per_tile, counts)]
         self.bound = [c.initial + per_tile[k] * (max_lead + 2) for k, c in enumerate(self.problem.counters)]
         self._ops: dict[tuple[int, int, int, int], HeldOp] = {}
+        self.quiet = [[[_quiet(table, c, problem_race) for c in range(len(table))] for table in tables]
+                      for tables in loop.tiles]
 
     def _op(self, task: int, idx: int, cursor: int, epochs: int, step: Step) -> HeldOp:
         op = step.held
@@ -320,9 +267,11 @@ class _Search:
                 self._found("pdl-order", count, set(held_back))
                 if self.early_exit:
                     return
-            for t, p, idx, epochs, step in enabled:
-                if t in held_back:
-                    continue
+            movers = [m for m in enabled if m[0] not in held_back]
+            quiet = next((m for m in movers if self.quiet[m[0]][m[2]][m[1][1]]), None)
+            if quiet is not None:  # a step nothing else can see or feel: taking it alone loses no finding
+                movers = [quiet]
+            for t, p, idx, epochs, step in movers:
                 for succ, succ_held, moved_base in self._moves(state, held, t, p, idx, epochs, step, lengths):
                     key = (*succ[:6], freeze_ordered(succ_held) if race_check else ())
                     if key in seen:
@@ -401,7 +350,3 @@ class _Search:
 
 
 __all__ = ["DEFAULT_MAX_LEAD", "STALE", "TileFinding", "TileSearchResult", "interaction_groups", "search_tile_loop"]
-
-
-# A generation of UNTAGGED is never shifted: it is not a generation but "not yet tagged".
-assert UNTAGGED == -1 and STALE < UNTAGGED

@@ -3,16 +3,17 @@
 TS numbers slots, credit keys and completion generations over the whole
 concatenation of ``num_tiles`` copies of each task's schedule. Here that
 concatenation is built once, by :func:`~.search_input.search_problem` (so
-every number is TS's own), for ``1 + 2 * L`` tiles where ``L`` is the lcm of
-the pipelines' stage counts; it is cut into tiles, and the smallest period
-``P`` (a divisor of ``L``) with tile ``k + P`` equal to tile ``k`` for every
-``k >= 1`` is found (generations may only grow by a fixed amount per period
+every number is TS's own), for ``L + 2`` tiles where ``L`` is the lcm of
+the pipelines' stage counts and interleave strides; it is cut into tiles,
+and the smallest period ``P`` (a divisor of ``L``) with tile ``k + P``
+equal to tile ``k`` for every ``k >= 1`` built is found (generations may only grow by a fixed amount per period
 and resource). Tile 0 has no tile before it, so it may differ: it is then a
 one-tile prefix. Why every later tile repeats as well: a slot is a per-resource
 count modulo the stage count, which grows by the same amount each tile, and
 the only look-back (consecutive non-pipelined work) sees the previous tile's
-last entry, the same for every tile after the first. Checking two whole
-periods guards the reading against a change in TS's tables.
+last entry, the same for every tile after the first. Comparing every tile
+built with the one a period later guards the reading against a change in
+TS's tables.
 """
 
 from __future__ import annotations
@@ -82,12 +83,11 @@ def tile_loop(tasks: list[Any], *, skipped_tile: bool = False, opaque_assignment
     if lcm > MAX_PERIOD:
         return None, (f"the pipelines' stage counts repeat only every {lcm} work tiles (more than {MAX_PERIOD}), "
                       "so the per-tile step tables were not built")
-    one = search_problem(tasks, num_tiles=1, **options)
-    count = 1 + 2 * lcm
+    count = 2 + lcm
     whole = search_problem(tasks, num_tiles=count, **options)
     tiles: list[list[tuple[Step, ...]]] = []
-    for lane, single in zip(whole.lanes, one.lanes):
-        length = len(single)
+    for lane in whole.lanes:
+        length = len(lane) // count
         if len(lane) != count * length:
             return None, "TS's lanes do not repeat tile by tile (the expansion of one tile changes with the count)"
         tiles.append([lane[k * length:(k + 1) * length] for k in range(count)])

@@ -3,15 +3,14 @@
 Works on the :class:`~ts_explore.reader.instance.Instance` the reader read
 once: :func:`needed_runs` restates TaskManager's loop (each key assignment,
 the skipped-tile run when a task has ``skip_if``, two tiles for a persistent
-schedule), :func:`coverage` and :func:`tile_counts` the extra tile counts a
-persistent schedule needs (:mod:`ts_explore.analysis.tiles` says which and
-why), so that SAFE covers every number of work tiles a CTA may run, or the
-exact number the caller names with ``verify(tiles=...)``.
+schedule), :func:`tile_counts` the extra tile counts searched unrolled when the
+caller names a CTA's count with ``verify(tiles=...)``; :func:`build_scope`
+says which counts a verdict covers: every number of work tiles when the
+tile-loop search (:mod:`.tile_proof`) closed, or the caller's count.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from ..model.scope import TS_ENGINE, WORK_QUEUE_NOT_MODELLED, Abstraction, Scope
