@@ -459,10 +459,28 @@ def _merge_group(d: _Draft, n: int, rng: random.Random) -> None:
     d.features.append("pipeline group")
 
 
+def drift(s0: int, s1: int, *, token: bool = True, pipe_stages: int = 1) -> TileSetSpec:
+    """The issue's shape: T0 and T1 each use an aliased ring of their own (``s0`` and ``s1`` stages, once a
+    tile), T0 passes T1 a token after its ring: T0's next tile runs beside T1's current one. With 4 and 3
+    stages the slots first meet at 5 tiles; with equal stage counts never."""
+    buffers = [Buffer("ring0", RING, s0, 0), Buffer("ring1", RING, s1, 0)]
+    t0, t1 = [Use("ring0", "own", LOOP, 1)], [Use("ring1", "own", LOOP, 1)]
+    if token:
+        buffers.append(Buffer("pipe", PIPE, pipe_stages))
+        t0.append(Use("pipe", "produce", LOOP, 1))
+        t1.insert(0, Use("pipe", "consume", LOOP, 1))
+    return TileSetSpec(0, tuple(buffers), (TaskPlan("T0", 1, tuple(t0)), TaskPlan("T1", 1, tuple(t1))),
+                       features=("rings drifting in phase",))
+
+
+RACE_AT_5 = drift(4, 3)  # ``ts-explore verify tile_sets:RACE_AT_5.build`` from tests/
+STEADY = drift(4, 4)
+
+
 def tile_sets(count: int, first_seed: int = 0, **limits: Any) -> list[TileSetSpec]:
     """``count`` specs from consecutive seeds."""
     return [tile_set(s, **limits) for s in range(first_seed, first_seed + count)]
 
 
-__all__ = ["GROUP", "HEAD", "LOOP", "MIN_TILES", "PIPE", "PLAIN", "RING", "TAIL", "Buffer", "TaskPlan",
-           "TileSetSpec", "Use", "tile_set", "tile_sets"]
+__all__ = ["GROUP", "HEAD", "LOOP", "MIN_TILES", "PIPE", "PLAIN", "RACE_AT_5", "RING", "STEADY", "TAIL", "Buffer",
+           "TaskPlan", "TileSetSpec", "Use", "drift", "tile_set", "tile_sets"]

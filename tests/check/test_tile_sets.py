@@ -6,7 +6,7 @@ import math
 
 from cutlass.experimental.task_scheduling.resources import PipelineGroup, WorkQueue
 from tile_brute import unrolled
-from tile_sets import GROUP, LOOP, PIPE, RING, Buffer, TaskPlan, TileSetSpec, Use, tile_set, tile_sets
+from tile_sets import GROUP, RING, drift, tile_set, tile_sets
 
 SETS = tile_sets(400)
 
@@ -51,31 +51,23 @@ def test_the_generator_covers_its_promises():
 def test_tiles_needed_is_twice_the_longest_period_plus_the_lead_and_at_least_8():
     for spec in SETS[:80]:
         assert spec.tiles_needed() == max(8, 2 * spec.longest_period() + spec.lead())
-    spec = _drift(4, 3)
+    spec = drift(4, 3)
     assert spec.period("ring0") == 4 and spec.period("ring1") == 3
     assert spec.lead() == 2  # a one-slot token: ceil(1 stage / 1 use) + 1 tiles ahead at most
     assert spec.tiles_needed() == 10
 
 
 def test_a_set_prints_as_a_description():
-    text = _drift(4, 3).describe()
+    text = drift(4, 3).describe()
     assert text.splitlines()[0].startswith("tile set 0:")
     assert "ring0: ring x4 @0, period 4" in text and "T1 (1 it): head - ; loop pipe.consumex1 ring1.ownx1" in text
     assert "tiles needed: 10 (period 4, lead 2)" in text
 
 
 def test_the_brute_force_finds_the_race_that_needs_five_tiles():
-    spec = _drift(4, 3)  # ring phases (t mod 4) and (t mod 3) meet first when one task leads at tile 4
+    spec = drift(4, 3)  # ring phases (t mod 4) and (t mod 3) meet first when one task leads at tile 4
     found = unrolled(spec.build, spec.tiles_needed())
     assert found.answer == "race" and dict(found.first_tiles) == {"race": 5}
     assert math.lcm(4, 3) == 12  # the phases repeat only after 12 tiles: two or three tiles show nothing
     assert unrolled(spec.build, 4).answer == "safe"
-    assert unrolled(_drift(4, 4).build, 10).answer == "safe"  # equal rings stay a tile apart forever
-
-
-def _drift(s0: int, s1: int, pipe_stages: int = 1) -> TileSetSpec:
-    """Two tasks with an aliased ring each, ordered by a token pipe: T0's next tile runs beside T1's current one."""
-    buffers = (Buffer("ring0", RING, s0, 0), Buffer("ring1", RING, s1, 0), Buffer("pipe", PIPE, pipe_stages))
-    return TileSetSpec(0, buffers,
-                       (TaskPlan("T0", 1, (Use("ring0", "own", LOOP, 1), Use("pipe", "produce", LOOP, 1))),
-                        TaskPlan("T1", 1, (Use("pipe", "consume", LOOP, 1), Use("ring1", "own", LOOP, 1)))))
+    assert unrolled(drift(4, 4).build, 10).answer == "safe"  # equal rings stay a tile apart forever

@@ -184,7 +184,7 @@ class Scope:
         checked = [r for r in self.runs if r.cross_checked]
         if not checked:
             return "Not cross-checked (verify(..., cross_check=True) runs an independent second search)." + tiles
-        split = [r.label for r in checked if r.disagreement]
+        split = [f"{r.label} ({r.disagreement})" for r in checked if r.disagreement]
         if split:
             return f"Cross-checked: the independent second search disagreed on {'; '.join(split)}." + tiles
         if len(checked) < len(self.runs):
