@@ -332,6 +332,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         emit(json.dumps(out, indent=2, sort_keys=True))
     else:
         emit(verdict.status.value.upper() + "\n" + verdict.summary())
+        if args.cross_check and verdict.scope is not None:  # whether and how, and both answers where they differ
+            emit("cross-check: " + verdict.scope.cross_check_text())
         if found is not None:
             emit(_repairs_text(found))
     return VERIFY_EXIT[verdict.status.value]

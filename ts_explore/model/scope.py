@@ -70,6 +70,41 @@ class RunScope:
 
 
 @dataclass(frozen=True)
+class TileCheck:
+    """The unrolled cross-check of a persistent schedule (``verify(..., cross_check=True)``).
+
+    Every tile count 1..``tiles`` was searched on its own, to a bound derived
+    without the verification's tile plan (:mod:`ts_explore.check.tile_cross`);
+    ``covers`` says whether that bound covers every tile count (else it is a
+    stated count, ``bound`` says why).
+    """
+
+    tiles: int
+    covers: bool
+    bound: str  # the bound in words: ``period 4 + lead 3: covers every tile count``
+    first: str  # the verification's answer: safe, not proven, or the finding kinds
+    second: str  # the unrolled searches' answer
+    agree: bool
+    states: int = 0
+    seconds: float = 0.0
+    reason: str = ""  # both answers in one sentence
+
+    def sentence(self) -> str:
+        """The tile cross-check in one sentence.
+
+        >>> TileCheck(7, True, "period 4 + lead 3", "safe", "safe", True).sentence()
+        'Tiles cross-checked: an unrolled search of every count 1-7 (period 4 + lead 3) agreed (safe).'
+        >>> TileCheck(8, False, "stated count", "safe", "safe", True).sentence()
+        'Tiles cross-checked up to 8 only: an unrolled search of every count 1-8 (stated count) agreed (safe).'
+        """
+        what = f"an unrolled search of every count 1-{self.tiles} ({self.bound})"
+        if not self.agree:
+            return f"Tiles cross-checked: {self.reason or what + ' disagreed'}."
+        head = "Tiles cross-checked" if self.covers else f"Tiles cross-checked up to {self.tiles} only"
+        return f"{head}: {what} agreed ({self.second})."
+
+
+@dataclass(frozen=True)
 class Abstraction:
     """A simplification the search made, and whether the argument that it loses nothing holds here."""
 
@@ -104,6 +139,7 @@ class Scope:
     engine: str = TS_ENGINE
     unread: str = ""  # ts-explore could not read TS's results (the reason); nothing can be claimed
     tiles_covered: str = ""  # persistent only: which work-tile counts the verdict covers, and how
+    tile_check: TileCheck | None = None  # persistent, cross_check=True: the tile counts unrolled independently
 
     # -- totals --------------------------------------------------------------------
     @property
@@ -145,15 +181,16 @@ class Scope:
         >>> Scope(runs=(RunScope("normal", cross_checked=True),)).cross_check_text()
         'Cross-checked: an independent explicit-state search agreed on every run.'
         """
+        tiles = "" if self.tile_check is None else " " + self.tile_check.sentence()
         checked = [r for r in self.runs if r.cross_checked]
         if not checked:
-            return "Not cross-checked (verify(..., cross_check=True) runs an independent second search)."
-        split = [r.label for r in checked if r.disagreement]
+            return "Not cross-checked (verify(..., cross_check=True) runs an independent second search)." + tiles
+        split = [f"{r.label} ({r.disagreement})" for r in checked if r.disagreement]
         if split:
-            return f"Cross-checked: the independent second search disagreed on {'; '.join(split)}."
+            return f"Cross-checked: the independent second search disagreed on {'; '.join(split)}." + tiles
         if len(checked) < len(self.runs):
-            return f"Cross-checked on {len(checked)} of {len(self.runs)} runs (the others were TS's search)."
-        return "Cross-checked: an independent explicit-state search agreed on every run."
+            return f"Cross-checked on {len(checked)} of {len(self.runs)} runs (the others were TS's search)." + tiles
+        return "Cross-checked: an independent explicit-state search agreed on every run." + tiles
 
     @property
     def vacuous(self) -> bool:
@@ -191,6 +228,8 @@ class Scope:
                 out.append(f"the search ({r.label}) was cancelled after {r.states} states")
             elif r.capped:
                 out.append(f"the search ({r.label}) stopped at its state cap after {r.states} states")
+        if self.tile_check is not None and not self.tile_check.agree:
+            out.append(self.tile_check.reason)
         if self.missing:
             out.append("needed search run(s) did not run: " + ", ".join(self.missing))
         out.extend(a.sentence for a in self.abstractions if not a.sufficient)
@@ -235,4 +274,5 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-__all__ = ["DEFAULT_NOT_MODELLED", "TS_ENGINE", "WORK_QUEUE_NOT_MODELLED", "Abstraction", "RunScope", "Scope", "TaskTrips"]
+__all__ = ["DEFAULT_NOT_MODELLED", "TS_ENGINE", "WORK_QUEUE_NOT_MODELLED", "Abstraction", "RunScope", "Scope",
+           "TaskTrips", "TileCheck"]

@@ -22,7 +22,10 @@ from typing import Any, Callable
 
 from ..check.cross import cross_check
 from ..check.engine import DEFAULT_MAX_STATES, search
-from ..model.scope import TS_ENGINE
+from ..check.problem import SearchProblem
+from ..check.tile_cross import tile_cross_check
+from ..model.scope import TS_ENGINE, TileCheck
+from ..model.verdict import ExhaustiveRun
 from ..reader.instance import Instance, SearchInput, Searched
 from .findings import exhaustive_run
 
@@ -71,6 +74,46 @@ class Engine:
         return Searched(inp, counts, result.states_explored, result.hit_cap or result.cancelled, run)
 
 
+def cross_checks(engine: Engine) -> bool:
+    """True when ``engine`` was asked for the independent cross-checks (``verify(..., cross_check=True)``)."""
+    return bool(dict(engine.options).get("cross_check"))
+
+
+def cross_check_tiles(runs: list[ExhaustiveRun], variants: list[dict[str, Any]],
+                      problem_of: Callable[[dict[str, Any]], SearchProblem | None]) -> TileCheck | None:
+    """Unroll a persistent schedule's tiles independently of the verification's tile plan, and compare.
+
+    ``variants`` are the checker keywords of each run the instance needs (any
+    ``num_tiles``); ``problem_of(kwargs)`` reads the checker input for them.
+    The answer of ``runs`` (what the verification searched) is compared with
+    :func:`ts_explore.check.tile_cross.tile_cross_check`'s; a disagreement
+    becomes one of the scope's reasons, so the verdict is INCONCLUSIVE. Only
+    a clean, finished answer is unrolled (None is returned otherwise): only
+    SAFE claims more tile counts than were searched, and a finding at a
+    searched count is confirmed by the per-run cross-check.
+    """
+    first = frozenset(f.kind for r in runs for f in (*r.deadlocks, *r.races, *r.pdl_violations))
+    complete = all(not r.hit_state_limit for r in runs)
+    if first or not complete:
+        return None
+
+    def at(kwargs: dict[str, Any]) -> Callable[[int], SearchProblem]:
+        memo: dict[int, SearchProblem] = {}
+
+        def problem_at(n: int) -> SearchProblem:
+            if n not in memo:
+                problem = problem_of({**kwargs, "num_tiles": n})
+                if problem is None:
+                    raise ValueError(f"the {n}-tile search input could not be read")
+                memo[n] = problem
+            return memo[n]
+        return problem_at
+
+    both = tile_cross_check([at(kw) for kw in variants], first, complete)
+    return TileCheck(both.bound.tiles, both.bound.covers, both.bound.why, both.first, both.second, both.agree,
+                     both.states, both.seconds, both.reason)
+
+
 def engine_for(checker: str, *, progress: Callable[[int, float, float], None] | None = None,
                cancel: Any = None, max_states: int | None = None, cross_check: bool = False) -> Engine:
     """The engine ``checker`` names; a ValueError listing the choices for anything else.
@@ -100,4 +143,5 @@ def engine_for(checker: str, *, progress: Callable[[int, float, float], None] | 
     return Engine(OWN_REDUCED if reduce else OWN_UNREDUCED, own=True, options=tuple(options.items()))
 
 
-__all__ = ["CHECKERS", "Engine", "OWN_REDUCED", "OWN_UNREDUCED", "Reference", "engine_for"]
+__all__ = ["CHECKERS", "Engine", "OWN_REDUCED", "OWN_UNREDUCED", "Reference", "cross_check_tiles", "cross_checks",
+           "engine_for"]

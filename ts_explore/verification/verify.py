@@ -23,7 +23,7 @@ resources for every call**; the gallery and scenarios do.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from ..model import TaskSet
@@ -40,10 +40,11 @@ from ..reader.instance import Instance, Searched, read_instance, search_inputs
 from ..reader.lanes import remembered_domains
 from ..reader.reference import reference_search
 from ..reader.schedule import ResourceNames, resource_namer
+from ..reader.search_input import search_problem
 from ..reader.simulation import SIMULATION, simulation_findings
 from ..reader.tasks import _all_resources, capture_task_set
 from . import scope as sc
-from .engines import Engine, engine_for
+from .engines import Engine, cross_check_tiles, cross_checks, engine_for
 from .tile_proof import prove_tiles
 from .outcomes import EXHAUSTIVE, exhaustive_outcome, raw_output, unconsumed_outputs
 from .rules import run_rules
@@ -175,6 +176,7 @@ def _verify(
     plan = None
     unread = ""
     cut_off = None
+    tile_check = None
     try:
         if unreadable is not None:
             raise unreadable
@@ -185,6 +187,9 @@ def _verify(
         runs = [s.run for s in searched if s.run is not None]
         if unread or len(runs) < len(searched):
             raise ValueError(f"could not read TS's search results: {unread or instance.unread}")
+        if runs and cross_checks(ask.engine) and instance.persistent and ask.tiles is None:
+            tile_check = cross_check_tiles(runs, sc.needed_runs(instance, tm_kwargs, 1),
+                                           lambda kwargs: search_problem(task_list, **kwargs))
         blocked, imbalances = simulation_findings(record.outcomes, instance.simulation, task_set, runs)
     except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
         runs = []
@@ -195,6 +200,8 @@ def _verify(
         instance, runs, [s.input.kwargs for s in searched], tm_kwargs, tiles=ask.tiles, tile_proof=plan,
         instance=ask.instance, not_modelled=ask.not_modelled, unread=unread, engine=ask.engine.name,
     ) if instance is not None else None
+    if scope is not None and tile_check is not None:
+        scope = replace(scope, tile_check=tile_check)
     notes = record.notes + ((cut_off,) if cut_off is not None else ()) + \
         (tuple(unconsumed_outputs(task_set)) if task_set is not None else ())
     return Verdict(
