@@ -344,14 +344,20 @@ def sweep(scenario: str | Scenario, grid: Mapping[str, Any] | Sequence[Mapping[s
     ``elapsed_s``, ``cached`` and the cell ``key``.
 
     ``client=None`` starts (once per process) a local cluster: one worker
-    process per core, or with ``launch=True`` one per visible GPU; a given
-    ``distributed.Client`` is used as is (start its scheduler with
-    ``distributed.scheduler.allowed-failures: 0``, as
-    :func:`~ts_explore.sweeps.start_cluster` does, or a cell that kills its
-    worker is retried on other workers first). ``timeout`` bounds each cell's
-    verification (and each launch step). ``cache`` keeps rows in the user's
-    cache folder (False: off; a path: there) so a re-run computes only new
-    cells. Ctrl-C returns the rows computed so far (``df.attrs["cancelled"]``).
+    process per core, or with ``launch=True`` one per visible GPU, reachable
+    by this process only (TLS on 127.0.0.1, see :mod:`.cluster`); a given
+    ``distributed.Client`` is used as is, with whatever security its cluster
+    has: anyone who can reach its scheduler can run code on its workers
+    (start its scheduler with ``distributed.scheduler.allowed-failures: 0``,
+    as :func:`~ts_explore.sweeps.start_cluster` does, or a cell that kills
+    its worker is retried on other workers first). A user scenario
+    (registered, from a file, from a notebook) is sent to the workers by
+    value. ``timeout`` bounds each cell's verification (and each launch
+    step): a positive number of seconds, or None for no limit. ``cache``
+    keeps rows in the user's cache folder (False: off; a path: there) so a
+    re-run computes only new cells; the cache is keyed by everything that
+    decides a row, the scenario's own code included (:mod:`.cache`). Ctrl-C
+    returns the rows computed so far (``df.attrs["cancelled"]``).
     """
     return Sweep(scenario, grid, base=base, launch=launch, sizes=sizes, reps=reps, force=force, client=client,
                  timeout=timeout, cache=cache, progress=progress).run(on_row)
