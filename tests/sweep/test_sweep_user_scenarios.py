@@ -130,3 +130,4 @@ def test_a_worker_that_cannot_import_the_scenario_is_one_error_up_front(client: 
     text = str(err.value)
     assert "\n" not in text and "cannot load scenario 'uninstalled_user_scenario'" in text
     assert "No module named 'uninstalled_user_scenario'" in text and "PYTHONPATH" in text
+    assert err.value.worker_error == "ModuleNotFoundError: No module named 'uninstalled_user_scenario'"

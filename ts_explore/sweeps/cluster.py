@@ -21,7 +21,9 @@ spec cluster that pins ``CUDA_VISIBLE_DEVICES`` per worker). Our settings:
 - no fixed ports (the scheduler and the dashboard take free ones);
 - worker processes ignore Ctrl-C (the terminal sends it to every process of
   the sweep): the client stops the sweep and closes the cluster, and no
-  worker prints a KeyboardInterrupt traceback;
+  worker prints a KeyboardInterrupt traceback. The first workers inherit
+  the ignored SIGINT, so the client ignores it too while they start (a few
+  seconds; Ctrl-C works again once the cluster is up);
 - before starting worker processes from a script, :mod:`.bootstrap` checks
   that they can start (each re-runs the script's top level): a script with
   no ``if __name__ == "__main__":`` guard, or one read from standard input,

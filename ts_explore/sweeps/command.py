@@ -219,6 +219,7 @@ def _run(args: argparse.Namespace) -> int:
         sweep = Sweep(scenario, grid, base=base, launch=args.launch, sizes=args.size, reps=args.reps,
                       force=args.force, client=client, timeout=timeout, cache=not args.no_cache,
                       progress=not args.quiet)
+        sweep.cancel_note = ""  # an interrupted sweep is said once, below
         if client is None and workers:
             sweep.client = own = start_cluster(launch=args.launch, workers=workers)
         with warnings.catch_warnings():

@@ -127,6 +127,8 @@ class Sweep:
         self.code: CodeIdentity = scenario_code(self.scenario)  # the scenario's own code, when it is user code
         self._shipped: Shipped | None = None
         self.label = f"sweep {self.scenario.name}"  # the progress line's name
+        # what the last progress line adds after a cancel ("": nothing, when the caller says it once itself)
+        self.cancel_note = "cancelled; rows computed so far are kept (re-run to resume)"
 
     # ---------------------------------------------------------------- control
     def cancel(self) -> None:
@@ -178,7 +180,8 @@ class Sweep:
             fix = (f"install {missing} where the workers run, or put the folder that holds it on their PYTHONPATH"
                    if missing else "make the scenario's module importable where the workers run")
             raise SweepError(f"the sweep's workers cannot load scenario {self.scenario.name!r} ({len(failed)} of "
-                             f"{len(answers)}, e.g. {worker}): {type(exc).__name__}: {exc}; {fix}")
+                             f"{len(answers)}, e.g. {worker}): {type(exc).__name__}: {exc}; {fix}",
+                             worker_error=f"{type(exc).__name__}: {exc}")
         self._shipped = shipped
 
     def _environment(self, client: Any) -> dict[str, Any]:
@@ -235,7 +238,7 @@ class Sweep:
                 self._client = self._client or self.client or local_client(launch=self.launch)
                 self._ship(self._client)
                 self._compute(todo, on_row, progress)
-        progress.close("cancelled; rows computed so far are kept (re-run to resume)" if self.cancelled else "")
+        progress.close(self.cancel_note if self.cancelled else "")
         return self.frame()
 
     def launch_options_for(self, cell: Cell) -> dict[str, Any] | None:
