@@ -141,3 +141,12 @@ def test_a_sweep_found_in_the_cache_keeps_each_cells_own_knobs(monkeypatch: pyte
     df = Sweep("pipelined_copy", {"stages": [1, 2]}, progress=False).run()
     assert df["stages"].tolist() == [1, 2] and set(df["store_warps"]) == {first.cells[0].columns["store_warps"]}
     assert df["cached"].all() and df["status"].tolist() == ["safe", "safe"]
+
+
+def test_a_sweep_stopped_before_its_cells_ran_says_it_was_cancelled() -> None:
+    from ts_explore.sweeps import Sweep
+
+    run = Sweep("pipelined_copy", {"stages": [1, 2], "store_warps": [4, 64]}, progress=False, cache=False)
+    run.cancel()  # the explorer's Stop, pressed before the sweep got going
+    df = run.run()
+    assert df.attrs["cancelled"] and set(df["status"]) == {"refused"} and df.attrs["total"] == 4

@@ -238,6 +238,8 @@ class Sweep:
                 self._client = self._client or self.client or local_client(launch=self.launch)
                 self._ship(self._client)
                 self._compute(todo, on_row, progress)
+        # stopped before the cells were handed out: the cells left are not rows
+        self.cancelled = self.cancelled or (self._stop.is_set() and len(self.rows) < len(self.cells))
         progress.close(self.cancel_note if self.cancelled else "")
         return self.frame()
 
