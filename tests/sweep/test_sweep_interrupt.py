@@ -77,3 +77,27 @@ def test_ctrl_c_prints_one_line_and_the_next_run_resumes(client: Any, tmp_path: 
     again = sweep(ss.load_user_scenario(tmp_path / "napping.py"), {"n": list(range(1, 9))}, client=client,
                   progress=False)
     assert len(again) == 8 and set(again["status"]) == {"safe"} and int(again["cached"].sum()) == kept
+
+
+def _sigint_handler() -> str:
+    return repr(signal.getsignal(signal.SIGINT))
+
+
+def _preloads(dask_worker: Any) -> list[str]:
+    return [p.name for p in dask_worker.preloads]
+
+
+def test_workers_ignore_ctrl_c_also_after_a_restart(client: Any) -> None:
+    from ts_explore.sweeps import worker_setup
+    from ts_explore.sweeps.cluster import WORKER_SETUP
+
+    ignored = repr(signal.SIG_IGN)
+    assert set(client.run(_sigint_handler).values()) == {ignored}  # the first workers inherit it
+    # a worker the nanny starts again after a crash inherits nothing: every worker preloads the setup
+    assert all(WORKER_SETUP in names for names in client.run(_preloads).values())
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        worker_setup.dask_setup(None)
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
