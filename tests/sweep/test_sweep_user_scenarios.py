@@ -131,3 +131,51 @@ def test_a_worker_that_cannot_import_the_scenario_is_one_error_up_front(client: 
     assert "\n" not in text and "cannot load scenario 'uninstalled_user_scenario'" in text
     assert "No module named 'uninstalled_user_scenario'" in text and "PYTHONPATH" in text
     assert err.value.worker_error == "ModuleNotFoundError: No module named 'uninstalled_user_scenario'"
+
+
+STABLE = '''
+from dataclasses import dataclass, field
+
+from ts_explore.gallery import deadlocks
+from ts_explore.scenarios import Built, Scenario, knob
+
+
+def half(n):
+    return max(1, n // 2)
+
+
+@dataclass(frozen=True)
+class Config:
+    n: int = knob(2, min=1, max=6, label="iterations")
+    pattern: str = knob("cross_wait", options=("cross_wait", "self_wait"), label="pattern")
+    shrink: object = field(default=half)  # a function-valued setting: its code counts, not its address
+
+
+def build(cfg, ctx, *, kinds=object()):
+    if cfg.pattern not in {"cross_wait", "self_wait", "missing_release"}:  # a set constant: no hash-seeded order
+        raise ValueError(cfg.pattern)
+    kwargs = getattr(deadlocks, cfg.pattern)(False, cfg.shrink(cfg.n))
+    return Built(tasks=kwargs["tasks"], resource_dependency_graph=kwargs["resource_dependency_graph"])
+
+
+sc = Scenario(name="stable", title="t", config_type=Config, build_fn=build)
+'''
+
+
+def test_the_code_digest_is_the_same_in_every_process(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "stable_scenario.py").write_text(STABLE)
+    probe = ("import sys; from ts_explore.cli import load_target; from ts_explore.sweeps.identity import scenario_code; "
+             "print(scenario_code(load_target(sys.argv[1])).digest)")
+    root = str(Path(__file__).resolve().parents[2])
+    digests = set()
+    for seed in ("1", "2"):  # another hash seed orders a set's strings another way
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": root}
+        done = subprocess.run([sys.executable, "-c", probe, f"{tmp_path / 'stable_scenario.py'}:sc"], env=env,
+                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        digests.add(done.stdout.strip())
+    assert len(digests) == 1 and len(digests.pop()) == 16

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 import sys
 import sysconfig
 import types
@@ -73,6 +74,26 @@ def is_user_module(module: types.ModuleType) -> bool:
     return not any(resolved.is_relative_to(root) for root in _library_roots())
 
 
+def stable_text(value: Any) -> str:
+    """Text for ``value`` that is the same in every process: no addresses, no hash-seeded set order.
+
+    >>> stable_text(frozenset({"b", "a"})), stable_text(len), stable_text((1, {2}))
+    ("frozenset('a','b')", 'builtins.len', '(1,set(2))')
+    """
+    if isinstance(value, (frozenset, set)):
+        return f"{type(value).__name__}({','.join(sorted(stable_text(v) for v in value))})"
+    if isinstance(value, (tuple, list)):
+        return f"({','.join(stable_text(v) for v in value)})"
+    if isinstance(value, dict):
+        return "{" + ",".join(sorted(f"{stable_text(k)}:{stable_text(v)}" for k, v in value.items())) + "}"
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)):
+        return f"{value.__module__}.{value.__qualname__}"
+    return _ADDRESS.sub("", repr(value))
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
 def _code_digest(code: types.CodeType, h: Any) -> None:
     """Feed what a code object computes into ``h``: bytecode, names, constants; nested code the same way."""
     h.update(code.co_name.encode())
@@ -83,7 +104,7 @@ def _code_digest(code: types.CodeType, h: Any) -> None:
         if isinstance(const, types.CodeType):
             _code_digest(const, h)
         else:
-            h.update(repr(const).encode())
+            h.update(stable_text(const).encode())
 
 
 def _global_names(code: types.CodeType) -> set[str]:
@@ -166,7 +187,7 @@ class _Walk:
             return
         h = hashlib.sha256()
         _code_digest(fn.__code__, h)
-        h.update(repr(fn.__defaults__).encode())
+        h.update(stable_text((fn.__defaults__, fn.__kwdefaults__)).encode())
         self.parts[f"function {fn.__module__}.{fn.__qualname__}"] = h.digest()
         if module is not None:
             self._stack.append(module)
@@ -189,7 +210,8 @@ class _Walk:
             return
         text = [cls.__qualname__]
         if is_dataclass(cls):
-            text += [f"{f.name}:{f.type}={f.default!r}" for f in fields(cls)]
+            text += [f"{f.name}:{stable_text(f.type)}={stable_text(f.default)}" for f in fields(cls)]
+            self._stack.extend(f.default for f in fields(cls) if callable(f.default))  # a function-valued knob
         self.parts[f"class {cls.__module__}.{cls.__qualname__}"] = "\n".join(text).encode()
         if module is not None:
             self._stack.append(module)
@@ -269,4 +291,5 @@ def ship_by_value(identity: CodeIdentity) -> list[str]:
     return registered
 
 
-__all__ = ["CodeIdentity", "code_identity", "is_own", "is_user_module", "scenario_code", "scenario_roots", "ship_by_value"]
+__all__ = ["CodeIdentity", "code_identity", "is_own", "is_user_module", "scenario_code", "scenario_roots",
+           "ship_by_value", "stable_text"]
