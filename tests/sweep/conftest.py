@@ -30,6 +30,19 @@ def client() -> Iterator[Any]:
         cluster.close()
 
 
+@pytest.fixture()
+def scheduler(client: Any) -> Iterator[str]:
+    """The test cluster's scheduler address, its TLS credentials in the Dask configuration (as `--scheduler` reads them)."""
+    import dask
+
+    sec = client.security
+    with dask.config.set({"distributed.comm.tls.ca-file": sec.tls_ca_file,
+                          "distributed.comm.tls.client.cert": sec.tls_client_cert,
+                          "distributed.comm.tls.client.key": sec.tls_client_key,
+                          "distributed.comm.require-encryption": True}):
+        yield client.scheduler.address
+
+
 @pytest.fixture(autouse=True)
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "cache"

@@ -11,6 +11,7 @@ import os
 import signal
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from ts_explore.gallery import deadlocks
 from ts_explore.scenarios import Built, Scenario, knob
@@ -52,3 +53,42 @@ def build(cfg: Gallery, ctx: object) -> Built:
 
 GALLERY = Scenario(name="sweep_gallery_test", title="Gallery patterns for sweep tests", config_type=Gallery,
                    build_fn=build, check_fn=check)
+
+
+USER_SCENARIO = '''
+"""A user's scenario in a file of its own: safe, or a deadlock when BROKEN is set."""
+from dataclasses import dataclass
+
+from ts_explore.gallery import deadlocks
+from ts_explore.scenarios import Built, Scenario, knob
+
+BROKEN = {broken}
+
+
+@dataclass(frozen=True)
+class Config:
+    n: int = knob(2, min=1, max=6, label="iterations")
+    broken: bool = knob(False, label="broken")
+
+
+def build(cfg, ctx):
+    kwargs = deadlocks.cross_wait(BROKEN or cfg.broken, cfg.n)
+    return Built(tasks=kwargs["tasks"], resource_dependency_graph=kwargs["resource_dependency_graph"])
+
+
+sc = Scenario(name="{name}", title="a user scenario", config_type=Config, build_fn=build)
+'''
+
+
+def user_scenario_file(folder: Path, stem: str, *, broken: bool = False, name: str | None = None) -> Path:
+    """Write a scenario module the sweep's workers cannot import by name (it is not on their path)."""
+    path = folder / f"{stem}.py"
+    path.write_text(USER_SCENARIO.format(broken=broken, name=name or stem))
+    return path
+
+
+def load_user_scenario(path: Path) -> Scenario:
+    """The file's scenario, loaded by path as ``ts-explore ... FILE.py:sc`` loads it."""
+    from ts_explore.cli import load_target
+
+    return load_target(f"{path}:sc")

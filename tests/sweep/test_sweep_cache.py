@@ -121,3 +121,32 @@ def test_cache_folder_and_source_identity(cache_dir: Path) -> None:
     assert cache_root() == cache_dir  # TS_EXPLORE_CACHE_DIR (set by the suite's fixture)
     ident = source_identity()
     assert set(ident) == {"ts_explore", "commit", "edits", "dsl"} and ident["dsl"] == "4.8.1"
+
+
+def test_a_sweep_found_in_the_cache_keeps_each_cells_own_knobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ts_explore.sweeps import Sweep, engine
+
+    def no_cluster(**kwargs: Any) -> Any:
+        raise AssertionError("a sweep whose rows are all cached needs no cluster")
+
+    monkeypatch.setattr(engine, "local_client", no_cluster)
+    first = Sweep("pipelined_copy", {"stages": [1, 2]}, progress=False)
+    first._open_cache(None)
+    assert first.cache is not None
+    for cell in first.cells:  # rows whose result columns claim other knob values, as an old or hand-edited file may
+        first.cache.path.parent.mkdir(parents=True, exist_ok=True)
+        with first.cache.path.open("a") as f:
+            f.write(json.dumps({"key": cell.key, "knobs": cell.columns,
+                                "row": {**_row(), "stages": 99, "store_warps": 99}}) + "\n")
+    df = Sweep("pipelined_copy", {"stages": [1, 2]}, progress=False).run()
+    assert df["stages"].tolist() == [1, 2] and set(df["store_warps"]) == {first.cells[0].columns["store_warps"]}
+    assert df["cached"].all() and df["status"].tolist() == ["safe", "safe"]
+
+
+def test_a_sweep_stopped_before_its_cells_ran_says_it_was_cancelled() -> None:
+    from ts_explore.sweeps import Sweep
+
+    run = Sweep("pipelined_copy", {"stages": [1, 2], "store_warps": [4, 64]}, progress=False, cache=False)
+    run.cancel()  # the explorer's Stop, pressed before the sweep got going
+    df = run.run()
+    assert df.attrs["cancelled"] and set(df["status"]) == {"refused"} and df.attrs["total"] == 4

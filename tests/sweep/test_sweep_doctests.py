@@ -9,6 +9,7 @@ import pytest
 
 
 @pytest.mark.parametrize("module", ["ts_explore.sweeps.grid", "ts_explore.sweeps.table", "ts_explore.sweeps.command",
+                                    "ts_explore.sweeps.cache", "ts_explore.sweeps.engine",
                                     "ts_explore.app.sweep_tab"])
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)

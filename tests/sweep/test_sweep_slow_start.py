@@ -36,7 +36,7 @@ def slow(monkeypatch: pytest.MonkeyPatch) -> Any:
     def make(fails: int) -> SlowCluster:
         fake = SlowCluster(fails)
         monkeypatch.setattr(distributed, "LocalCluster", fake)
-        monkeypatch.setattr(distributed, "Client", lambda c: ("client of", c))
+        monkeypatch.setattr(distributed, "Client", lambda c, **kwargs: ("client of", c))
         return fake
 
     return make

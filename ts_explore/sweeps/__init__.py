@@ -8,9 +8,12 @@ and the documented call must keep working then. Dask
 'ts-explore[sweep]'``; without them a sweep says how to install them.
 
 Modules: ``grid`` (cells and their keys), ``cell`` (what a worker runs for one
-cell), ``cluster`` (the local cluster sweeps start), ``cache`` (results on
-disk), ``table`` (the DataFrame and its files), ``engine`` (submitting cells,
-collecting rows), ``command`` (``ts-explore sweep``).
+cell), ``cluster`` (the local cluster sweeps start), ``bootstrap`` (whether
+this program's worker processes can start), ``worker_setup`` (preloaded by
+each local worker), ``identity`` (a user scenario's code: its digest, the
+modules sent by value), ``cache`` (results on disk), ``table`` (the
+DataFrame and its files), ``engine`` (submitting cells, collecting rows),
+``command`` (``ts-explore sweep``).
 """
 
 from __future__ import annotations

@@ -18,9 +18,12 @@ does not answer in time).
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
+import pickle
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 # Seconds a timed-out thread gets to stop before its worker process is ended (at most the timeout itself).
@@ -150,12 +153,12 @@ def run_cell(scenario: Any, config: Any, *, timeout: float | None = None,
              launch: dict[str, Any] | None = None) -> dict[str, Any]:
     """One row: verification (under our watchdog), then the launch when asked and the config verified safe.
 
-    ``scenario`` is a Scenario or a catalog name; ``launch`` holds the launch
-    options (``sizes``, ``reps``, ``timeout``, ``force``) or is None.
+    ``scenario`` is a Scenario, a catalog name or a :class:`Shipped` one;
+    ``launch`` holds the launch options (``sizes``, ``reps``, ``timeout``,
+    ``force``) or is None.
     """
-    from ..scenarios import get
-
-    sc = get(scenario)
+    sc = resolve(scenario)
+    config = unpack(config)
     worker, nanny = _worker_identity()
     start = time.perf_counter()
     row: dict[str, Any] = {"worker": worker}
@@ -179,6 +182,58 @@ def run_cell(scenario: Any, config: Any, *, timeout: float | None = None,
     return row
 
 
+@dataclass(frozen=True)
+class Shipped:
+    """A user scenario (or one cell's config of it) on its way to a worker, pickled by cloudpickle.
+
+    Dask pickles a task's arguments by reference whenever plain pickle
+    manages, so a Scenario or config whose code lives in a file the worker
+    cannot import would fail there; these bytes, made with the user modules
+    registered by value, unpickle anywhere ts-explore does.
+    """
+
+    name: str
+    blob: bytes
+    digest: str
+
+    @classmethod
+    def of(cls, value: Any, name: str = "") -> "Shipped":
+        import cloudpickle
+
+        blob = cloudpickle.dumps(value)
+        return cls(name or getattr(value, "name", type(value).__name__), blob, hashlib.sha256(blob).hexdigest())
+
+
+_LOADED: dict[str, Any] = {}  # Shipped.digest -> the Scenario, once per worker process
+
+
+def resolve(ref: Any) -> Any:
+    """The Scenario a cell names: a catalog name, a Scenario, or a :class:`Shipped` one (unpickled once)."""
+    from ..scenarios import get
+
+    if isinstance(ref, Shipped):
+        if ref.digest not in _LOADED:
+            _LOADED[ref.digest] = pickle.loads(ref.blob)
+        return _LOADED[ref.digest]
+    return get(ref)
+
+
+def unpack(value: Any) -> Any:
+    """A cell's config as sent: unpickled when it travelled as :class:`Shipped`, else as is."""
+    return pickle.loads(value.blob) if isinstance(value, Shipped) else value
+
+
+def load_check(ref: Any) -> str:
+    """Load a shipped scenario as each cell's task will; this worker's name.
+
+    Run on every worker before a user scenario's cells, so a module the
+    workers cannot import is one error up front instead of every cell's
+    traceback.
+    """
+    resolve(ref)
+    return _worker_identity()[0]
+
+
 def warm_up() -> str:
     """Import what a cell needs (the DSL, TS, the verifier) so timing a sweep leaves imports out."""
     from ..verification import verify  # noqa: F401
@@ -188,4 +243,4 @@ def warm_up() -> str:
 
 
 __all__ = ["CellTimeout", "FAILED", "INCONCLUSIVE", "REFUSED", "SAFE", "STATUSES", "UNSAFE", "Watchdog",
-           "launch_row", "measure", "run_cell", "verify_row", "warm_up"]
+           "Shipped", "launch_row", "load_check", "measure", "resolve", "unpack", "run_cell", "verify_row", "warm_up"]

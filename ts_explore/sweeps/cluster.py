@@ -13,7 +13,21 @@ spec cluster that pins ``CUDA_VISIBLE_DEVICES`` per worker). Our settings:
   process that owns the GPU and its watchdog (``distributed.worker.daemon``
   is set to False for the process: the nanny reads it again when it restarts
   a worker);
+- only its owner can reach it: the scheduler, the nannies and the workers
+  listen on 127.0.0.1 and speak TLS with a certificate made for this cluster
+  (``Security.temporary()``: mutual TLS, so a process without it cannot
+  connect, let alone run code on the workers); the dashboard listens on
+  127.0.0.1 only;
 - no fixed ports (the scheduler and the dashboard take free ones);
+- worker processes ignore Ctrl-C (the terminal sends it to every process of
+  the sweep): the client stops the sweep and closes the cluster, and no
+  worker prints a KeyboardInterrupt traceback. The first workers inherit
+  the ignored SIGINT, so the client ignores it too while they start (a few
+  seconds; Ctrl-C works again once the cluster is up);
+- before starting worker processes from a script, :mod:`.bootstrap` checks
+  that they can start (each re-runs the script's top level): a script with
+  no ``if __name__ == "__main__":`` guard, or one read from standard input,
+  fails within seconds with the fix;
 - a worker that starts slowly (a busy machine: "Nanny failed to start") does
   not fail the sweep: the cluster is started again with longer timeouts
   (:data:`START_TIMEOUTS_S`), and a :class:`SweepError` names the way out
@@ -28,25 +42,39 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import signal
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 _CLIENTS: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
-INSTALL_HINT = "pip install 'ts-explore[sweep]' (Dask distributed, dask-cuda, pandas and pyarrow)"
+INSTALL_HINT = "pip install 'ts-explore[sweep]' (Dask distributed, dask-cuda, pandas, pyarrow and cryptography)"
 START_TIMEOUTS_S = (30.0, 120.0, 300.0)  # seconds a worker may take to start and connect, attempt by attempt
 _START_ERRORS = (RuntimeError, TimeoutError, OSError)  # how distributed reports a worker that did not start
+LOCALHOST = "127.0.0.1"
+WORKER_SETUP = "ts_explore.sweeps.worker_setup"  # preloaded by every worker process
 
 
 class SweepError(RuntimeError):
-    """A sweep that cannot start (missing packages, no GPU for a launch sweep, a bad grid); names the fix."""
+    """A sweep that cannot start (missing packages, no GPU for a launch sweep, a bad grid); names the fix.
+
+    ``worker_error`` holds what a worker process printed when it could not
+    start (None otherwise).
+    """
+
+    def __init__(self, message: str, worker_error: str | None = None) -> None:
+        super().__init__(message)
+        self.worker_error = worker_error
 
 
 def require_packages() -> None:
     """Raise :class:`SweepError` saying how to install what sweeps need when Dask or pandas is missing."""
     missing = []
-    for module, package in (("distributed", "distributed"), ("dask", "dask"), ("pandas", "pandas")):
+    for module, package in (("distributed", "distributed"), ("dask", "dask"), ("pandas", "pandas"),
+                            ("cryptography", "cryptography")):  # the local cluster's TLS certificate
         try:
             __import__(module)
         except ImportError:
@@ -82,6 +110,14 @@ def start_cluster(*, launch: bool = False, workers: int | None = None) -> Any:
     require_packages()
     import dask
 
+    from .bootstrap import check_bootstrap, refuse_while_bootstrapping
+
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise SweepError(f"workers= takes a positive number of worker processes, got {workers!r}; e.g. workers=2, "
+                         "or leave it out for one per core (one per GPU for launches)")
+    refuse_while_bootstrapping()
+    check_bootstrap()
+
     if launch:
         dask.config.set({"distributed.worker.daemon": False})  # kept: the nanny reads it on every restart
     for timeout, longer in zip(START_TIMEOUTS_S, START_TIMEOUTS_S[1:]):
@@ -112,14 +148,17 @@ def _start(launch: bool, workers: int | None, timeout: float) -> Any:
     import dask
     from distributed import Client, LocalCluster
 
+    from distributed.security import Security
+
     settings = {**_sweep_config(launch), "distributed.comm.timeouts.connect": f"{timeout}s"}
-    common = {"scheduler_kwargs": {"allowed_failures": 0}, "dashboard_address": ":0",
-              "silence_logs": logging.ERROR, "death_timeout": timeout}
-    with dask.config.set(settings):
+    common = {"scheduler_kwargs": {"allowed_failures": 0}, "dashboard_address": f"{LOCALHOST}:0",
+              "silence_logs": logging.ERROR, "death_timeout": timeout, "security": Security.temporary(),
+              "host": LOCALHOST, "protocol": "tls://", "preload": [WORKER_SETUP]}
+    with dask.config.set(settings), _workers_ignore_ctrl_c():
         if not launch:
             n = workers or os.cpu_count() or 1
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, **common)
-            return Client(cluster)
+            return Client(cluster, security=common["security"])
         gpus = list(range(visible_gpus()))[: workers or None]
         try:
             from dask_cuda import LocalCUDACluster
@@ -130,18 +169,35 @@ def _start(launch: bool, workers: int | None, timeout: float) -> Any:
             logging.getLogger(__name__).warning("dask-cuda's LocalCUDACluster is not available (%s: %s); "
                                                 "starting one worker per GPU without it", type(exc).__name__, exc)
             cluster = _gpu_spec_cluster(gpus, common)
-        return Client(cluster)
+        return Client(cluster, security=common["security"])
 
 
 def _gpu_spec_cluster(gpus: list[int], common: dict[str, Any]) -> Any:
     """One nanny-managed worker per GPU, each seeing only its own device (what dask-cuda does, minus extras)."""
     from distributed import Nanny, Scheduler, SpecCluster
 
-    scheduler = {"cls": Scheduler, "options": {"allowed_failures": 0, "dashboard_address": common["dashboard_address"]}}
+    secure = {"security": common["security"], "host": common["host"], "protocol": common["protocol"]}
+    scheduler = {"cls": Scheduler, "options": {"allowed_failures": 0, "dashboard_address": common["dashboard_address"],
+                                               **secure}}
     spec = {f"gpu-{g}": {"cls": Nanny, "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": str(g)},
                                                     "silence_logs": common["silence_logs"],
-                                                    "death_timeout": common["death_timeout"]}} for g in gpus}
-    return SpecCluster(workers=spec, scheduler=scheduler, silence_logs=common["silence_logs"])
+                                                    "death_timeout": common["death_timeout"],
+                                                    "preload": common["preload"], **secure}} for g in gpus}
+    return SpecCluster(workers=spec, scheduler=scheduler, silence_logs=common["silence_logs"],
+                       security=common["security"])
+
+
+@contextmanager
+def _workers_ignore_ctrl_c() -> Iterator[None]:
+    """Worker processes started meanwhile inherit an ignored SIGINT (a restarted one: :data:`WORKER_SETUP`)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def local_client(*, launch: bool = False) -> Any:

@@ -1,9 +1,12 @@
 """``ts-explore sweep SCENARIO --grid key=v1,v2 ... [--launch] [--scheduler ADDRESS] -o results.csv``.
 
 Exit codes: 0 every cell has a result (refused configs included), 1 some
-cells failed (or the sweep was interrupted), 2 usage errors (unknown scenario
-or knob, a malformed ``--grid``, an output name that is not .csv/.parquet,
-missing packages, an unreachable scheduler).
+cells failed (or the sweep was interrupted), 2 usage errors, refused before
+any cell runs (unknown scenario or knob, a malformed ``--grid``, an output
+name that is not .csv/.parquet or whose folder is missing, ``--workers`` or
+``--timeout`` that is not a positive number, missing packages, an
+unreachable scheduler, workers that cannot start or load the scenario).
+Each prints one line.
 """
 
 from __future__ import annotations
@@ -36,8 +39,9 @@ def add_parser(sub: Any, load_target: Any = None) -> argparse.ArgumentParser:
     p.add_argument("--reps", type=int, default=20, help="timed repetitions per launch")
     p.add_argument("--force", action="store_true", help="launch configs the verifier does not prove safe")
     p.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (default: a local cluster)")
-    p.add_argument("--workers", type=int, help="local cluster workers (default: one per core, or per GPU)")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds per cell (verification, each launch step)")
+    p.add_argument("--workers", help="local cluster workers, a positive number (default: one per core, or per GPU)")
+    p.add_argument("--timeout", default="300", help="seconds per cell, a positive number (verification, each "
+                   "launch step)")
     p.add_argument("--no-cache", action="store_true", help="recompute every cell (and do not store results)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=run, load_target=load_target)
@@ -98,13 +102,62 @@ def _scenario(spec: str, load_target: Any) -> Any:
         raise UsageError(str(exc.args[0])) from None
 
 
+def parse_workers(text: str | None) -> int | None:
+    """``--workers``: a positive whole number, or None when not given.
+
+    >>> parse_workers("2"), parse_workers(None)
+    (2, None)
+    """
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UsageError(f"--workers takes a positive number of worker processes, got {text!r}; e.g. --workers 2, "
+                         "or leave it out for one per core")
+    return value
+
+
+def parse_timeout(text: str) -> float:
+    """``--timeout``: a positive, finite number of seconds (nan, 0, negatives and infinity are refused).
+
+    >>> parse_timeout("1.5")
+    1.5
+    """
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"--timeout takes a positive number of seconds per cell, got {text!r}; e.g. --timeout 300")
+    return value
+
+
+def check_output(path: str) -> None:
+    """Refuse an output file whose folder is missing or not writable, before any cell runs."""
+    import os
+    from pathlib import Path
+
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise UsageError(f"-o {path}: the folder {folder} does not exist; create it or write elsewhere")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"-o {path}: the folder {folder} is not writable; write elsewhere")
+    if Path(path).is_dir():
+        raise UsageError(f"-o {path} is a folder; give a file name ending in .csv or .parquet")
+
+
 def _client(address: str | None) -> Any:
     if address is None:
         return None
     from distributed import Client
 
     try:
-        return Client(address, timeout="20s")
+        return Client(address, timeout="20s")  # with the security of the Dask configuration (distributed.comm.tls)
     except (OSError, TimeoutError) as exc:
         raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}; start one with "
                          "`dask scheduler` (and `dask worker ADDRESS`), or leave --scheduler out") from None
@@ -121,12 +174,21 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
 
+def _one_line_warning(message: Any, category: Any, *_: Any, **__: Any) -> None:
+    """A warning during ``ts-explore sweep`` is one line on stderr (no source line)."""
+    import sys
+
+    print(f"ts-explore sweep: warning: {message}", file=sys.stderr)
+
+
 def _run(args: argparse.Namespace) -> int:
     import importlib.util
     import sys
+    import warnings
     from pathlib import Path
 
     from ..scenarios.knobs import ConfigError, configure
+    from .cache import CacheWarning
     from .cluster import INSTALL_HINT, SweepError, require_packages, start_cluster
     from .engine import Sweep
     from .grid import GridError
@@ -137,6 +199,8 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"-o {args.output}: use a .csv or .parquet file name")
     if suffix != ".csv" and importlib.util.find_spec("pyarrow") is None:
         raise UsageError(f"-o {args.output}: writing Parquet needs pyarrow ({INSTALL_HINT}); or write a .csv")
+    check_output(args.output)
+    workers, timeout = parse_workers(args.workers), parse_timeout(args.timeout)
     try:
         require_packages()
     except SweepError as exc:
@@ -152,12 +216,20 @@ def _run(args: argparse.Namespace) -> int:
     own = None
     connected = client
     try:
-        if client is None and args.workers:
-            client = own = start_cluster(launch=args.launch, workers=args.workers)
         sweep = Sweep(scenario, grid, base=base, launch=args.launch, sizes=args.size, reps=args.reps,
-                      force=args.force, client=client, timeout=args.timeout, cache=not args.no_cache,
+                      force=args.force, client=client, timeout=timeout, cache=not args.no_cache,
                       progress=not args.quiet)
-        df = sweep.run()
+        sweep.cancel_note = ""  # an interrupted sweep is said once, below
+        if client is None and workers:
+            sweep.client = own = start_cluster(launch=args.launch, workers=workers)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", CacheWarning)
+            warnings.showwarning = _one_line_warning
+            try:
+                df = sweep.run()
+            except KeyboardInterrupt:  # before the cells ran (starting the cluster): the rows so far, if any
+                sweep.cancelled = True
+                df = sweep.frame()
     except (GridError, SweepError) as exc:
         raise UsageError(str(exc)) from None
     finally:
@@ -168,8 +240,9 @@ def _run(args: argparse.Namespace) -> int:
             connected.close()
     try:
         out = write(df, args.output)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"-o {args.output}: {exc}; the rows are cached, so a re-run with another -o is quick"
+                         ) from None
     counts = df["status"].value_counts()
     summary = ", ".join(f"{int(counts[s])} {s}" for s in counts.index if counts[s])
     cached = int(df["cached"].sum()) if len(df) else 0

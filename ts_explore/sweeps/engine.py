@@ -13,6 +13,7 @@ computed.
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import time
@@ -22,14 +23,33 @@ from typing import Any
 
 from ..scenarios import CATALOG, Scenario, get
 from .cache import ResultCache, source_identity
-from .cell import FAILED, REFUSED, run_cell
+from .cell import FAILED, REFUSED, Shipped, load_check, run_cell
 from .cluster import SweepError, gpu_identity, local_client, require_packages
+from .identity import CodeIdentity, is_own, scenario_code, ship_by_value
 from .grid import Cell, expand
 from .table import frame
 
 DEFAULT_TIMEOUT_S = 300.0
 
 RowCallback = Callable[[Cell, dict[str, Any]], None]
+
+
+def check_timeout(timeout: float | None) -> float | None:
+    """``timeout`` as seconds per cell; None (no limit) passes; nan, infinity, 0 and negatives are refused.
+
+    >>> check_timeout(2), check_timeout(None)
+    (2.0, None)
+    """
+    if timeout is None:
+        return None
+    try:
+        seconds = float(timeout)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise SweepError(f"timeout= takes a positive number of seconds per cell, got {timeout!r}; pass e.g. "
+                         "timeout=300, or None for no limit")
+    return seconds
 
 
 def _dead_worker_reason(exc: BaseException, timeout: float | None) -> str:
@@ -83,6 +103,7 @@ class Sweep:
                  force: bool = False, client: Any = None, timeout: float | None = DEFAULT_TIMEOUT_S,
                  cache: bool | str = True, progress: bool = True) -> None:
         self.scenario = get(scenario)
+        timeout = check_timeout(timeout)
         self.grid, self.base = grid, base
         self.launch = bool(launch)
         self.launch_options: dict[str, Any] | None = None
@@ -103,7 +124,11 @@ class Sweep:
         self._client: Any = None
         self._slots_at, self._slots_n = -1.0, 1
         self.cache: ResultCache | None = None
+        self.code: CodeIdentity = scenario_code(self.scenario)  # the scenario's own code, when it is user code
+        self._shipped: Shipped | None = None
         self.label = f"sweep {self.scenario.name}"  # the progress line's name
+        # what the last progress line adds after a cancel ("": nothing, when the caller says it once itself)
+        self.cancel_note = "cancelled; rows computed so far are kept (re-run to resume)"
 
     # ---------------------------------------------------------------- control
     def cancel(self) -> None:
@@ -122,11 +147,47 @@ class Sweep:
 
     # ---------------------------------------------------------------- running
     def _scenario_ref(self) -> Any:
-        """The catalog name when workers can look the scenario up, else the Scenario itself (pickled)."""
-        return self.scenario.name if CATALOG.get(self.scenario.name) is self.scenario else self.scenario
+        """The catalog name for a built-in scenario (every worker registers those), else the shipped Scenario.
+
+        A scenario with user code (registered, from a file, from a notebook)
+        travels by value (:meth:`_ship`), so a worker that cannot import its
+        modules by name still runs it.
+        """
+        if self._shipped is not None:
+            return self._shipped
+        builtin = CATALOG.get(self.scenario.name) is self.scenario and is_own(self.scenario)
+        return self.scenario.name if builtin else self.scenario
+
+    def _ship(self, client: Any) -> None:
+        """Pickle a user scenario with its user modules by value, and load it on every worker before any cell.
+
+        An import a worker cannot do is then one error up front, not every
+        cell's traceback.
+        """
+        if isinstance(self._scenario_ref(), str):
+            return
+        ship_by_value(self.code)
+        try:
+            shipped = Shipped.of(self.scenario)
+        except Exception as exc:  # noqa: BLE001 - a closure over a lock, a generator: not sendable
+            raise SweepError(f"scenario {self.scenario.name!r} cannot be sent to the sweep's workers "
+                             f"({type(exc).__name__}: {exc}); define its functions at module level") from None
+        answers = client.run(load_check, shipped, on_error="return")
+        failed = {w: e for w, e in answers.items() if isinstance(e, BaseException)}
+        if failed:
+            worker, exc = next(iter(sorted(failed.items())))
+            missing = getattr(exc, "name", None) if isinstance(exc, ImportError) else None
+            fix = (f"install {missing} where the workers run, or put the folder that holds it on their PYTHONPATH"
+                   if missing else "make the scenario's module importable where the workers run")
+            raise SweepError(f"the sweep's workers cannot load scenario {self.scenario.name!r} ({len(failed)} of "
+                             f"{len(answers)}, e.g. {worker}): {type(exc).__name__}: {exc}; {fix}",
+                             worker_error=f"{type(exc).__name__}: {exc}")
+        self._shipped = shipped
 
     def _environment(self, client: Any) -> dict[str, Any]:
         env: dict[str, Any] = dict(source_identity())
+        if self.code.digest:
+            env["scenario_code"] = self.code.digest
         if self.launch_options is not None:
             env.update(client.submit(gpu_identity, pure=False).result(timeout=120))
             env.update({k: v for k, v in self.launch_options.items() if k != "timeout"})
@@ -142,16 +203,21 @@ class Sweep:
 
     def _emit(self, cell: Cell, row: dict[str, Any], cached: bool, on_row: RowCallback | None,
               progress: Progress) -> None:
-        full = {**cell.columns, **row, "cached": cached, "key": cell.key}
+        # the cell's own knob columns win: a result (cached or not) never relabels its configuration
+        result = {k: v for k, v in row.items() if k not in cell.columns and k not in ("cached", "key")}
+        full = {**result, **cell.columns, "cached": cached, "key": cell.key}
         self.rows[cell.index] = full
         if not cached and self.cache is not None:
-            self.cache.put(cell.key, {k: v for k, v in full.items() if k not in ("cached", "key")})
+            self.cache.put(cell.key, result, cell.columns)
         progress.step(full, cached)
         if on_row is not None:
             on_row(cell, full)
 
     def run(self, on_row: RowCallback | None = None) -> Any:
         """Run every cell not already cached; the DataFrame of every row (also after a cancel)."""
+        from .bootstrap import refuse_while_bootstrapping
+
+        refuse_while_bootstrapping()  # a worker re-running an unguarded script must not sweep again
         require_packages()
         progress = Progress(len(self.cells), self.label, self.progress)
         refused = [c for c in self.cells if c.refused is not None]
@@ -159,17 +225,22 @@ class Sweep:
             self._emit(cell, {"status": REFUSED, "reason": cell.refused}, False, on_row, progress)
         todo = [c for c in self.cells if c.refused is None]
         if todo and not self._stop.is_set():
-            self._client = self.client or local_client(launch=self.launch)
+            if self.launch:  # the cache's environment names the workers' GPU: ask the cluster first
+                self._client = self.client or local_client(launch=True)
             self._open_cache(self._client)
             if self.cache is not None:
                 for cell in list(todo):
-                    row = self.cache.get(cell.key)
+                    row = self.cache.get(cell.key, cell.columns)
                     if row is not None:
                         todo.remove(cell)
                         self._emit(cell, row, True, on_row, progress)
-            if todo:
+            if todo and not self._stop.is_set():  # a verification sweep found in the cache starts no cluster
+                self._client = self._client or self.client or local_client(launch=self.launch)
+                self._ship(self._client)
                 self._compute(todo, on_row, progress)
-        progress.close("cancelled; rows computed so far are kept (re-run to resume)" if self.cancelled else "")
+        # stopped before the cells were handed out: the cells left are not rows
+        self.cancelled = self.cancelled or (self._stop.is_set() and len(self.rows) < len(self.cells))
+        progress.close(self.cancel_note if self.cancelled else "")
         return self.frame()
 
     def launch_options_for(self, cell: Cell) -> dict[str, Any] | None:
@@ -207,7 +278,8 @@ class Sweep:
         def fill() -> None:
             while queue and len(running) < self._slots() and not self._stop.is_set():
                 cell = queue.popleft()
-                future = client.submit(run_cell, self._scenario_ref(), cell.config, timeout=self.timeout,
+                config = Shipped.of(cell.config) if self._shipped is not None else cell.config
+                future = client.submit(run_cell, self._scenario_ref(), config, timeout=self.timeout,
                                        launch=self.launch_options_for(cell), key=f"ts-explore-cell-{cell.index}-{token}",
                                        pure=False, retries=0)
                 running[future.key] = cell
@@ -277,14 +349,20 @@ def sweep(scenario: str | Scenario, grid: Mapping[str, Any] | Sequence[Mapping[s
     ``elapsed_s``, ``cached`` and the cell ``key``.
 
     ``client=None`` starts (once per process) a local cluster: one worker
-    process per core, or with ``launch=True`` one per visible GPU; a given
-    ``distributed.Client`` is used as is (start its scheduler with
-    ``distributed.scheduler.allowed-failures: 0``, as
-    :func:`~ts_explore.sweeps.start_cluster` does, or a cell that kills its
-    worker is retried on other workers first). ``timeout`` bounds each cell's
-    verification (and each launch step). ``cache`` keeps rows in the user's
-    cache folder (False: off; a path: there) so a re-run computes only new
-    cells. Ctrl-C returns the rows computed so far (``df.attrs["cancelled"]``).
+    process per core, or with ``launch=True`` one per visible GPU, reachable
+    by this process only (TLS on 127.0.0.1, see :mod:`.cluster`); a given
+    ``distributed.Client`` is used as is, with whatever security its cluster
+    has: anyone who can reach its scheduler can run code on its workers
+    (start its scheduler with ``distributed.scheduler.allowed-failures: 0``,
+    as :func:`~ts_explore.sweeps.start_cluster` does, or a cell that kills
+    its worker is retried on other workers first). A user scenario
+    (registered, from a file, from a notebook) is sent to the workers by
+    value. ``timeout`` bounds each cell's verification (and each launch
+    step): a positive number of seconds, or None for no limit. ``cache``
+    keeps rows in the user's cache folder (False: off; a path: there) so a
+    re-run computes only new cells; the cache is keyed by everything that
+    decides a row, the scenario's own code included (:mod:`.cache`). Ctrl-C
+    returns the rows computed so far (``df.attrs["cancelled"]``).
     """
     return Sweep(scenario, grid, base=base, launch=launch, sizes=sizes, reps=reps, force=force, client=client,
                  timeout=timeout, cache=cache, progress=progress).run(on_row)
