@@ -14,7 +14,8 @@ from ts_explore.analysis.critical_path import SLACK_NS
 from ts_explore.analysis.pipeline_model import ring_profiles
 from ts_explore.analysis.stalls import pipeline_of, stalls
 from ts_explore.analysis.timeline import step_table
-from ts_explore.model.timeline import Timeline, TraceSpec, load_trace
+from ts_explore.model.timeline import Timeline, TraceSpec
+from ts_explore.model.trace_file import load_trace
 from ts_explore.render.stalls import pipeline_colours, stalls_figure, stalls_html
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
