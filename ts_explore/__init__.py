@@ -54,7 +54,7 @@ _EXPORTS: dict[str, str] = {
     "launch": "ts_explore.gpu:launch",
     "LaunchResult": "ts_explore.gpu:LaunchResult",
     "launch_plan": "ts_explore.gpu.plan:launch_plan",
-    "load_trace": "ts_explore.model.timeline:load_trace",
+    "load_trace": "ts_explore.model.trace_file:load_trace",
     "sweep": "ts_explore.sweeps:sweep",
     "tune": "ts_explore.tuning.run:tune",
 }

@@ -26,7 +26,6 @@ import importlib.util
 import json
 import os
 import sys
-import signal
 import threading
 import time
 from pathlib import Path
@@ -227,7 +226,7 @@ class _SearchProgress:
 
     def __init__(self, every: float = 2.0) -> None:
         self.every, self._next = every, time.perf_counter() + every
-        self.stream = sys.stderr  # verify redirects sys.stderr while TaskManager runs: keep the terminal's
+        self.stream = sys.stderr  # the terminal's, whatever captures TS's printing meanwhile
 
     def __call__(self, states: int, per_s: float, elapsed: float) -> None:
         now = time.perf_counter()
@@ -290,40 +289,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.cross_check and args.checker == "ts":
         raise UsageError("--cross-check checks ts-explore's own search: use it with --checker auto, reduced or "
                          "unreduced")
-    cancel = threading.Event()
-    searched = _SearchProgress()
-    done: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            done["verdict"] = verify(**kwargs, checker=args.checker, max_states=args.max_states, progress=searched,
-                                     cancel=cancel, cross_check=args.cross_check)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
-            done["error"] = exc
-
-    def interrupted(_signum: int, _frame: Any) -> None:
-        cancel.set()  # our search stops at once; TS's reading may not, so the main thread stops waiting for it
-        raise KeyboardInterrupt
-
-    with _Progress(f"verifying {len(kwargs.get('tasks') or [])} task(s)"):
-        previous = signal.signal(signal.SIGINT, interrupted)
-        try:
-            worker = threading.Thread(target=run, name="ts-explore-verify", daemon=True)
-            worker.start()
-            while worker.is_alive():
-                worker.join(0.2)
-        finally:
-            signal.signal(signal.SIGINT, previous)
-    if isinstance(done.get("error"), (TypeError, LoopTooLong)):
-        raise UsageError(str(done["error"]))
-    if isinstance(done.get("error"), MemoryError):
+    try:  # in this thread: Ctrl-C raises KeyboardInterrupt wherever verify is (TS's reading too); main() says it
+        with _Progress(f"verifying {len(kwargs.get('tasks') or [])} task(s)"):
+            verdict = verify(**kwargs, checker=args.checker, max_states=args.max_states, progress=_SearchProgress(),
+                             cross_check=args.cross_check)
+    except (TypeError, LoopTooLong) as exc:
+        raise UsageError(str(exc)) from None
+    except MemoryError:
         print("ts-explore verify: INCONCLUSIVE: ran out of memory while verifying, so nothing was proven; verify "
               "a smaller instance (fewer tiles or loop iterations) or cap the search with --max-states",
               file=sys.stderr)
         return EXIT_INCONCLUSIVE
-    if "error" in done:
-        raise done["error"]
-    verdict = done["verdict"]
     found = _repairs(args, verdict) if args.repair and verdict.status.value == "unsafe" else None
     if args.json:
         out = verdict.to_dict()
@@ -361,45 +337,6 @@ _REFUSALS = frozenset({"no_kernel", "bad_config", "unverified", "no_cuda_python"
                        "bad_size", "unpicklable"})
 
 
-# how a launch size is typed, by the number of values the scenario's sizes hold (None: one int)
-_SIZE_SYNTAX = {None: ("int32 elements, a positive whole number", "16777216"),
-                3: ("a GEMM shape MxNxK", "4096x4096x4096"),
-                5: ("an attention shape BxHxSQxSKVxD (batch, heads, seqlen_q, seqlen_kv, head_dim)",
-                    "4x16x2048x2048x128")}
-
-
-def launch_sizes(scenario: Any, texts: Sequence[str] | None) -> tuple[Any, ...] | None:
-    """``--size`` values as the scenario's sizes (ints, or shapes ``MxNxK``...); UsageError naming the syntax.
-
-    Without ``--size``: None for a scenario whose kernel has its own default
-    sizes (a GEMM shape, say), else 16M int32 elements.
-    """
-    from .gpu import LaunchError
-    from .gpu.plan import kernel_module
-
-    try:
-        defaults = getattr(kernel_module(scenario), "DEFAULT_SIZES", None)
-    except LaunchError:
-        defaults = None  # no kernel: launch says so in its own words
-    arity = len(defaults[0]) if defaults and isinstance(defaults[0], tuple) else None
-    if not texts:
-        return None if arity is not None else (1 << 24,)
-    what, example = _SIZE_SYNTAX.get(arity, (f"{arity} positive whole numbers joined by 'x'",
-                                             "x".join(["64"] * (arity or 1))))
-    out: list[Any] = []
-    for text in texts:
-        parts = text.strip().lower().split("x")
-        try:
-            values = tuple(int(p) for p in parts)
-        except ValueError:
-            values = ()
-        if len(values) != (arity or 1) or min(values) < 1:
-            raise UsageError(f"--size {text!r} is not a size of {scenario.name}: it takes {what}, e.g. "
-                             f"--size {example} (repeat --size for more sizes)")
-        out.append(values if arity is not None else values[0])
-    return tuple(out)
-
-
 def cmd_launch(args: argparse.Namespace) -> int:
     from . import scenarios
 
@@ -410,7 +347,12 @@ def cmd_launch(args: argparse.Namespace) -> int:
     if not isinstance(scenario, scenarios.Scenario):
         raise UsageError(f"launch takes a scenario; {args.scenario} is a {type(scenario).__name__}")
     config = parse_settings(scenario, args.set)
-    sizes = launch_sizes(scenario, args.size)
+    from .gpu.sizes import SizeSyntaxError, sizes_from_text
+
+    try:
+        sizes = sizes_from_text(scenario, args.size)
+    except SizeSyntaxError as exc:
+        raise UsageError(str(exc)) from None
     if args.reps < 1:
         raise UsageError(f"--reps takes a positive number of timed repetitions, got {args.reps}")
     from .gpu import LaunchError, launch

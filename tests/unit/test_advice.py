@@ -20,7 +20,7 @@ from ts_explore.gpu.result import LaunchResult, SizeRun
 from ts_explore.gpu.safety import prove
 from ts_explore.gpu.timing import Timing
 from ts_explore.model.plan import DeviceLimits
-from ts_explore.model.timeline import load_trace
+from ts_explore.model.trace_file import load_trace
 from ts_explore.scenarios import CATALOG, get
 from ts_explore.scenarios.base import Scenario, register
 from ts_explore.scenarios.knobs import configure

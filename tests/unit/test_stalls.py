@@ -14,7 +14,8 @@ from ts_explore.analysis.critical_path import SLACK_NS
 from ts_explore.analysis.pipeline_model import ring_profiles
 from ts_explore.analysis.stalls import pipeline_of, stalls
 from ts_explore.analysis.timeline import step_table
-from ts_explore.model.timeline import Timeline, TraceSpec, load_trace
+from ts_explore.model.timeline import Timeline, TraceSpec
+from ts_explore.model.trace_file import load_trace
 from ts_explore.render.stalls import pipeline_colours, stalls_figure, stalls_html
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
@@ -168,3 +169,39 @@ def test_the_per_warp_rows_add_up_to_the_pipeline_sums(traced: tuple[str, Timeli
     for p in s.pipelines:
         mine = df[(df["pipeline"] == p.pipeline) & (df["waits for"] == p.side) & (df["task"] == p.task)]
         assert mine["wait_ns"].sum() == p.wait_ns and mine["count"].sum() == p.count
+
+
+def _scanned_release(index, e, name):  # the search the index replaced: every release of the pipeline, scanned
+    from ts_explore.analysis.critical_path import SLACK_NS
+
+    released = [r for r in index.releases.get((e.cta, name), ())
+                if r.warp != e.warp and e.start_ns <= r.end_ns <= e.end_ns + SLACK_NS]
+    return max(released, key=lambda s: s.end_ns, default=None)
+
+
+def _path_both_ways(t: Timeline, monkeypatch: pytest.MonkeyPatch):
+    from ts_explore.analysis import critical_path as cp
+
+    fast = cp.critical_path(t)
+    with monkeypatch.context() as m:
+        m.setattr(cp._Index, "_release_during", _scanned_release)
+        scanned = cp.critical_path(t)
+    return fast, scanned
+
+
+@settings(max_examples=40, deadline=None)
+@given(stages=st.integers(1, 6), items=st.integers(1, 40), producers=st.integers(1, 3), consumers=st.integers(1, 4),
+       work=st.integers(0, 2000), latency=st.integers(0, 3000), release=st.integers(0, 64))
+def test_the_indexed_release_search_finds_the_same_path_as_a_full_scan(stages, items, producers, consumers, work,
+                                                                       latency, release) -> None:
+    ring = Ring(stages=stages, items=items, producer_warps=producers, consumer_warps=consumers, work_ns=work,
+                latency_ns=latency, release_ns=release)
+    with pytest.MonkeyPatch.context() as mp:
+        fast, scanned = _path_both_ways(simulate(ring), mp)
+    assert fast == scanned
+
+
+def test_the_indexed_release_search_matches_on_the_h200_traces(traced: tuple[str, Timeline],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    fast, scanned = _path_both_ways(traced[1], monkeypatch)
+    assert fast == scanned and fast.steps

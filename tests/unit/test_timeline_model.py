@@ -25,7 +25,8 @@ from ts_explore.model import hang
 from ts_explore.model import timeline as model
 from ts_explore.model.plan import DeviceLimits
 from ts_explore.model.hang import HangReport, PredictedBlock
-from ts_explore.model.timeline import TraceSpec, load_trace
+from ts_explore.model.timeline import TraceSpec
+from ts_explore.model.trace_file import load_trace
 from ts_explore.reader import capture_task_set
 from ts_explore.scenarios import SkipRule, get
 

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from ts_explore.gpu import launch_plan
 from ts_explore.gpu.trace_run import decode_events
 from ts_explore.model.plan import DeviceLimits, Instance, LaunchPlan
-from ts_explore.model.timeline import TraceSpec, load_trace, quiet_start
+from ts_explore.model.timeline import TraceSpec, quiet_start
+from ts_explore.model.trace_file import load_trace
 
 H200 = DeviceLimits.h200()
 

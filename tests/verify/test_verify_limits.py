@@ -74,6 +74,16 @@ def test_a_loop_too_long_to_unroll_is_refused_before_anything_unrolls_it(loops: 
     assert verify(tasks=tasks, resource_dependency_graph=graph).ok  # the smaller instance it suggests
 
 
+def test_work_tiles_count_towards_the_limit() -> None:
+    from ts_explore.scenarios import get
+
+    sc = get("persistent_copy")  # each tile runs the copy's 16-row loop
+    with pytest.raises(LoopTooLong, match=r"1,000,000,000 work tiles of its domain_loop\(0, 16, 1\) are "
+                                          r"16,000,000,000 iterations.*verify fewer tiles, e.g. tiles=6250"):
+        verify(**sc.build(sc.config()).verify_kwargs(), tiles=10**9)
+    assert verify(**sc.build(sc.config()).verify_kwargs(), tiles=6).ok
+
+
 def test_the_cli_refuses_it_in_one_line_under_a_memory_cap(loops: dict[str, str], tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "capped.py"], cwd=tmp_path, env={**loops, "LOOP_END": str(2**62)},
                           text=True, capture_output=True, timeout=60)

@@ -61,3 +61,13 @@ def test_a_capturing_thread_hides_only_its_own_output(capsys) -> None:
     assert seen == {"out": "inside\n", "caught": ["mine", "mine"]}
     assert capsys.readouterr().out == "outside\n"
     assert [str(w.message) for w in other] == ["theirs"]
+
+
+def test_other_threads_see_the_real_streams_attributes_while_a_capture_runs() -> None:
+    from ts_explore.reader.capture import captured_output
+
+    stream = sys.stdout
+    with captured_output():
+        assert sys.stdout is not stream and sys.stdout.encoding == stream.encoding
+        assert sys.stdout.errors == stream.errors
+    assert sys.stdout is stream

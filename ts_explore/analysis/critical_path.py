@@ -22,6 +22,7 @@ accounts for the span from its first step to the kernel's last event.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -96,7 +97,12 @@ def _signal_kinds(event: TimelineEvent) -> tuple[Stage, ...] | None:
 
 
 class _Index:
-    """Per CTA and pipeline: each warp's commits and releases, and each warp's wait ordinals."""
+    """Per CTA and pipeline: each warp's commits and releases, and each warp's wait ordinals.
+
+    Releases are kept sorted by their end (with their end times beside them),
+    so the release that let an acquire through is found by bisection: the
+    walk back over a trace of n events stays O(n log n), not O(n^2).
+    """
 
     def __init__(self, timeline: Timeline) -> None:
         lanes: dict[tuple[int, int], list[TimelineEvent]] = {}
@@ -118,6 +124,9 @@ class _Index:
                     self.commits.setdefault((cta, name), {}).setdefault(warp, []).append(e)
                 elif e.stage is Stage.CONSUMER_RELEASE:
                     self.releases.setdefault((cta, name), []).append(e)
+        for key, found in self.releases.items():  # by end; equal ends keep the order they were found in
+            found.sort(key=lambda r: r.end_ns)
+        self.release_ends = {key: [r.end_ns for r in found] for key, found in self.releases.items()}
 
     def previous(self, e: TimelineEvent) -> TimelineEvent | None:
         key, i = self.position[id(e)]
@@ -133,9 +142,19 @@ class _Index:
             lanes = self.commits.get((e.cta, name), {})
             found = [lane[k] for w, lane in lanes.items() if w != e.warp and k < len(lane)]
             return max(found, key=lambda s: s.end_ns, default=None)
-        released = [r for r in self.releases.get((e.cta, name), ())
-                    if r.warp != e.warp and e.start_ns <= r.end_ns <= e.end_ns + SLACK_NS]
-        return max(released, key=lambda s: s.end_ns, default=None)
+        return self._release_during(e, name)
+
+    def _release_during(self, e: TimelineEvent, name: str) -> TimelineEvent | None:
+        """Another warp's release of ``name`` that ended last while ``e`` waited (the first such, on a tie)."""
+        releases, ends = self.releases.get((e.cta, name), []), self.release_ends.get((e.cta, name), [])
+        lo, hi = bisect.bisect_left(ends, e.start_ns), bisect.bisect_right(ends, e.end_ns + SLACK_NS)
+        last = hi - 1
+        while last >= lo and releases[last].warp == e.warp:
+            last -= 1
+        if last < lo:
+            return None
+        first_of_end = bisect.bisect_left(ends, ends[last], lo, last + 1)
+        return next(r for r in releases[first_of_end:last + 1] if r.warp != e.warp)
 
 
 def critical_path(timeline: Timeline) -> CriticalPath:

@@ -16,13 +16,11 @@ from typing import Any
 from ..kernels.contract import missing_members
 from ..kernels.host import SizeError
 from ..model.plan import DeviceLimits, LaunchPlan
+from ..model.timeline import MAX_REGISTERS
 from ..scenarios import Scenario, get
 from ..scenarios.knobs import configure
 from .errors import LaunchError
 from .probe import probe
-
-
-MAX_REGISTERS_PER_THREAD = 255  # the ISA's limit on every architecture the kernels target (sm_90, sm_100)
 
 
 def kernel_module(scenario: Scenario) -> ModuleType:
@@ -59,8 +57,8 @@ def plans_for(scenario: Scenario, cfg: Any, sizes: tuple[Any, ...], limits: Devi
     if registers is not None and (isinstance(registers, bool) or not isinstance(registers, int)):
         raise TypeError(f"registers={registers!r}: give the registers per thread as a whole number (what ptxas "
                         "reports, e.g. registers=128), or None to leave them out of the occupancy")
-    if registers is not None and not 1 <= registers <= MAX_REGISTERS_PER_THREAD:
-        raise ValueError(f"registers={registers}: a thread has between 1 and {MAX_REGISTERS_PER_THREAD} registers; "
+    if registers is not None and not 1 <= registers <= MAX_REGISTERS:
+        raise ValueError(f"registers={registers}: a thread has between 1 and {MAX_REGISTERS} registers; "
                          "give what ptxas reports for the kernel (e.g. registers=128), or None")
     module = kernel_module(scenario)
     try:

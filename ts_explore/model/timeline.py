@@ -9,7 +9,8 @@ kernel that hangs is read while it hangs: each warp's last blocking step
 
 ``Timeline.save(path)`` writes Chrome trace-event JSON (``traceEvents`` of
 complete ``"X"`` events, one thread per warp, one process per CTA) that the
-Perfetto UI and ``chrome://tracing`` open; :func:`load_trace` reads it back.
+Perfetto UI and ``chrome://tracing`` open; :func:`ts_explore.model.trace_file.load_trace`
+reads it back.
 
 >>> e = TimelineEvent("load", 0, 4, 2, "smem.acquire", Stage.PRODUCER_ACQUIRE, Family.ACQUIRE, Section.LOOP, 3, 0,
 ...                   1000, 1750)
@@ -22,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .plan import runs_of, span_text
 from .schedule import Family, Section, Stage
@@ -307,28 +308,6 @@ class Timeline:
         path.write_text(json.dumps(self.to_chrome(), indent=None, separators=(",", ":")) + "\n")
         return path
 
-    @classmethod
-    def from_chrome(cls, doc: dict[str, Any]) -> Timeline:
-        """Read a document written by :meth:`to_chrome` (``"X"`` events with ts-explore's ``args``)."""
-        if not isinstance(doc, dict) or "traceEvents" not in doc:
-            raise ValueError("not a Chrome trace-event document (no 'traceEvents'); pass a file written by "
-                             "Timeline.save")
-        other = doc.get("otherData") or {}
-        events = tuple(_from_chrome_event(e) for e in doc["traceEvents"]
-                       if e.get("ph") == "X" and "step" in (e.get("args") or {}))
-        if not events and other.get("format") != FORMAT:
-            raise ValueError("the trace holds no ts-explore step events (args.step); pass a file written by "
-                             "Timeline.save")
-        spec = TraceSpec(**other["spec"]) if "spec" in other else TraceSpec()
-        tasks = tuple(TaskWarps(str(n), int(a), int(b)) for n, a, b in other.get("tasks", ()))
-        if not tasks:
-            tasks = _tasks_from_events(events)
-        return cls(scenario=str(other.get("scenario", "")), events=events, tasks=tasks, spec=spec,
-                   device=str(other.get("device", "")), config=str(other.get("config", "")),
-                   kernel_ns=other.get("kernel_ns"), origin_ns=int(other.get("origin_ns", 0)),
-                   lost=tuple(tuple(int(v) for v in x) for x in other.get("lost", ())),  # type: ignore[misc]
-                   undecoded=int(other.get("undecoded", 0)))
-
 
 def _chrome_event(e: TimelineEvent) -> dict[str, Any]:
     args: dict[str, Any] = {"task": e.task, "step": e.step, "stage": e.stage.value, "family": e.family.value,
@@ -336,38 +315,6 @@ def _chrome_event(e: TimelineEvent) -> dict[str, Any]:
                             "start_ns": e.start_ns, "end_ns": e.end_ns}
     return {"name": e.label, "cat": e.family.value, "ph": "X", "ts": e.start_ns / 1e3,
             "dur": max(0, e.duration_ns) / 1e3, "pid": e.cta, "tid": e.warp, "args": args}
-
-
-def _from_chrome_event(e: dict[str, Any]) -> TimelineEvent:
-    a = e["args"]
-    start = int(a["start_ns"]) if "start_ns" in a else round(float(e["ts"]) * 1e3)
-    end = int(a["end_ns"]) if "end_ns" in a else start + round(float(e.get("dur", 0)) * 1e3)
-    iteration = a.get("iteration")
-    return TimelineEvent(task=str(a["task"]), cta=int(e.get("pid", 0)), warp=int(e.get("tid", 0)),
-                         step=int(a["step"]), label=str(e["name"]), stage=Stage(a["stage"]),
-                         family=Family(a["family"]), section=Section(a["section"]),
-                         iteration=None if iteration is None else int(iteration), tile=int(a.get("tile", 0)),
-                         start_ns=start, end_ns=end)
-
-
-def _tasks_from_events(events: Iterable[TimelineEvent]) -> tuple[TaskWarps, ...]:
-    spans: dict[str, list[int]] = {}
-    for e in events:
-        spans.setdefault(e.task, []).append(e.warp)
-    return tuple(TaskWarps(name, min(w), max(w) + 1) for name, w in sorted(spans.items(), key=lambda kv: min(kv[1])))
-
-
-def load_trace(path: str | Path) -> Timeline:
-    """Read a timeline written by :meth:`Timeline.save` (Chrome trace-event JSON)."""
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no trace file at {path}; write one with timeline.save(path)") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not JSON ({exc.msg} at line {exc.lineno}); pass a file written by "
-                         "Timeline.save") from None
-    return Timeline.from_chrome(doc)
 
 
 __all__ = [
@@ -379,5 +326,4 @@ __all__ = [
     "TimelineEvent",
     "TraceSpec",
     "quiet_start",
-    "load_trace",
 ]

@@ -64,6 +64,18 @@ class _Routed(io.TextIOBase):
     def fileno(self) -> int:
         return self.target.fileno()
 
+    @property
+    def encoding(self) -> str:  # io.TextIOBase answers None for these: the real stream's, as a caller expects
+        return getattr(self.target, "encoding", None) or "utf-8"
+
+    @property
+    def errors(self) -> str | None:
+        return getattr(self.target, "errors", None)
+
+    @property
+    def newlines(self) -> Any:
+        return getattr(self.target, "newlines", None)
+
     def __getattr__(self, name: str) -> Any:  # encoding, buffer, errors, ...: the real stream's
         return getattr(self.target, name)
 

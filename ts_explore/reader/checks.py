@@ -165,11 +165,12 @@ class CheckRecord:
         return tuple(notes)
 
 
-def check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[Any]:
+def check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any], tiles: Any = None) -> list[Any]:
     """``verify``'s tasks as a list; a TypeError naming the mistake when they are not TS Tasks and a graph.
 
-    A task whose domain_loop is too long to unroll raises
-    :class:`~ts_explore.reader.lanes.LoopTooLong` (a ValueError naming the limit).
+    A task whose domain_loop (times ``tiles``, the work tiles asked for) is
+    too long to unroll raises :class:`~ts_explore.reader.lanes.LoopTooLong`
+    (a ValueError naming the limit).
     """
     if not isinstance(tasks, (list, tuple)):
         raise TypeError(f"verify(tasks=...) takes a list of TS Task objects, got {type(tasks).__name__}")
@@ -200,7 +201,7 @@ def check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[A
             f"verify() got unknown TaskManager argument(s) {', '.join(unknown)}; "
             f"TaskManager accepts: {', '.join(sorted(_TM_PARAMS))}"
         )
-    bound_loops(list(tasks))  # a LoopTooLong (ValueError) before anything unrolls a loop
+    bound_loops(list(tasks), tiles)  # a LoopTooLong (ValueError) before anything unrolls a loop
     return list(tasks)
 
 

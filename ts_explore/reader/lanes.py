@@ -91,17 +91,29 @@ def probe_domain(task: Any) -> int | None:
     return ts_tm._try_probe_domain(task)
 
 
-def bound_loops(tasks: list[Any]) -> None:
-    """Refuse, before anything unrolls them, the tasks whose domain_loop runs more than MAX_LOOP_ITERATIONS."""
+def bound_loops(tasks: list[Any], tiles: Any = None) -> None:
+    """Refuse, before anything unrolls them, loops of more than MAX_LOOP_ITERATIONS iterations in all.
+
+    ``tiles`` (``verify(tiles=N)``) repeats each task's loop once per work
+    tile, so the bound is on iterations x tiles.
+    """
+    per_tile = tiles if isinstance(tiles, int) and not isinstance(tiles, bool) and tiles > 1 else 1
     for task in tasks:
         n = loop_iterations(task)
+        if n * per_tile <= MAX_LOOP_ITERATIONS:
+            continue
+        start, end, step = task.domain_start, probe_domain(task) if task.domain_getter else task.domain, task.step
         if n > MAX_LOOP_ITERATIONS:
-            start, end, step = task.domain_start, probe_domain(task) if task.domain_getter else task.domain, task.step
             raise LoopTooLong(
                 f"task {task_name(task)!r}: its domain_loop({start}, {end}, {step}) runs {n:,} iterations; "
                 f"verification unrolls every iteration before checking, so it takes at most "
                 f"{MAX_LOOP_ITERATIONS:,} per loop; verify a smaller instance of the same schedule, e.g. a loop "
                 f"end of {start + 64 * step} (64 iterations)")
+        raise LoopTooLong(
+            f"task {task_name(task)!r}: {per_tile:,} work tiles of its domain_loop({start}, {end}, {step}) are "
+            f"{n * per_tile:,} iterations; verification unrolls every one before checking, so it takes at most "
+            f"{MAX_LOOP_ITERATIONS:,} in all; verify fewer tiles, e.g. tiles={max(1, MAX_LOOP_ITERATIONS // n)}, "
+            "or leave tiles out to search the tile counts that cover any number")
 
 
 def loop_iterations(task: Any) -> int:

@@ -126,7 +126,7 @@ def verify(
     (False, 'Ping waits for a commit on right; only Pong commits right')
     """
     start = time.perf_counter()
-    task_list = check_arguments(tasks, resource_dependency_graph, task_manager_kwargs)
+    task_list = check_arguments(tasks, resource_dependency_graph, task_manager_kwargs, tiles)
     if tiles is not None and (isinstance(tiles, bool) or not isinstance(tiles, int) or tiles < 0):
         raise TypeError(f"verify(tiles=...) takes the number of work tiles a CTA runs (an int >= 0), got {tiles!r}")
     if isinstance(not_modelled, str):
