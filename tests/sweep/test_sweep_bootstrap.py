@@ -34,7 +34,7 @@ def test_a_script_without_a_main_guard_fails_fast_with_the_fix(tmp_path: Path) -
     done, took = _python(["sweep_it.py"], tmp_path)
     assert done.returncode == 1 and took < LIMIT_S
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("ts_explore.sweeps.cluster.SweepError: the sweep's worker processes cannot start")
+    assert last.startswith("ts_explore.sweeps.errors.SweepError: the sweep's worker processes cannot start")
     assert "starts a sweep at its top level" in last and 'under if __name__ == "__main__":' in last
     assert "[worker error: " in last and "busy" not in done.stderr
 

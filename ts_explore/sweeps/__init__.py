@@ -22,7 +22,7 @@ import importlib
 from typing import Any
 
 # public name -> module (loaded on first use, so `ts-explore --help` does not import the DSL)
-_NAMES = {"Sweep": "engine", "sweep": "engine", "SweepError": "cluster", "shutdown": "cluster",
+_NAMES = {"Sweep": "engine", "sweep": "engine", "SweepError": "errors", "shutdown": "cluster",
           "start_cluster": "cluster", "GridError": "grid", "config_of": "grid"}
 
 

@@ -11,7 +11,7 @@ blaming a busy machine.
 
 :func:`check_bootstrap` runs that same first step once, in a child process
 with multiprocessing's own preparation data, and raises a
-:class:`~.cluster.SweepError` with the fix and the child's own error when it
+:class:`~.errors.SweepError` with the fix and the child's own error when it
 fails. A process that is itself still running the main module that way
 refuses to start a cluster (:func:`refuse_while_bootstrapping`), which is the
 error the check then reports.
@@ -23,6 +23,8 @@ import pickle
 import subprocess
 import sys
 from pathlib import Path
+
+from .errors import SweepError
 
 CHECK_TIMEOUT_S = 60.0  # a main module still importing after this long is slow, not broken: the cluster starts
 GUARD = 'if __name__ == "__main__":'
@@ -47,7 +49,6 @@ def bootstrapping() -> bool:
 
 def refuse_while_bootstrapping() -> None:
     """Raise SweepError when a worker process that is starting reaches a sweep (an unguarded script's)."""
-    from .cluster import SweepError
 
     if bootstrapping():
         main = getattr(sys.modules.get("__mp_main__"), "__file__", None) or "the main module"
@@ -73,7 +74,6 @@ def _preparation() -> dict[str, object] | None:
 
 def check_bootstrap(timeout: float = CHECK_TIMEOUT_S) -> None:
     """Raise SweepError (with ``worker_error``) when worker processes of this program cannot start."""
-    from .cluster import SweepError
 
     data = _preparation()
     if data is None:

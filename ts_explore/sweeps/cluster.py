@@ -48,6 +48,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .errors import SweepError
+
 _CLIENTS: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
@@ -56,18 +58,6 @@ START_TIMEOUTS_S = (30.0, 120.0, 300.0)  # seconds a worker may take to start an
 _START_ERRORS = (RuntimeError, TimeoutError, OSError)  # how distributed reports a worker that did not start
 LOCALHOST = "127.0.0.1"
 WORKER_SETUP = "ts_explore.sweeps.worker_setup"  # preloaded by every worker process
-
-
-class SweepError(RuntimeError):
-    """A sweep that cannot start (missing packages, no GPU for a launch sweep, a bad grid); names the fix.
-
-    ``worker_error`` holds what a worker process printed when it could not
-    start (None otherwise).
-    """
-
-    def __init__(self, message: str, worker_error: str | None = None) -> None:
-        super().__init__(message)
-        self.worker_error = worker_error
 
 
 def require_packages() -> None:
