@@ -240,3 +240,17 @@ def test_host_cost_per_call_is_at_most_ten_microseconds() -> None:
             best = min(best, (time.perf_counter() - start) / 500)
             torch.cuda.synchronize()
         assert best * 1e6 <= 10.0, f"{best * 1e6:.1f} µs per call"
+
+
+def test_launch_times_the_gemm_as_the_benchmarks_do() -> None:
+    from ts_explore.gpu import launch
+    from ts_explore.gpu.timing import TIMED_S
+
+    result = launch("hopper_gemm", sizes=[(4096, 4096, 4096)], reps=10, tile="by shape")
+    run = result.runs[0]
+    timed_s = len(run.kernel.times_ms) * run.kernel.median_ms / 1e3
+    assert len(run.kernel.times_ms) > 10 and timed_s >= 0.5 * TIMED_S, (len(run.kernel.times_ms), timed_s)
+    assert [t.label for t in run.references] == ["torch.matmul"]
+    assert len(run.references[0].times_ms) == len(run.kernel.times_ms)  # alternated, round for round
+    assert run.sm_clock_mhz is not None and 500 < run.sm_clock_mhz < 2500
+    assert f"at SM {run.sm_clock_mhz} MHz" in result.summary()
