@@ -58,6 +58,7 @@ class Prepared:
     lse_shape: tuple[int, int, int]
     device: int
     from_record: bool  # loaded from a launch record of an earlier process (proven and compiled there)
+    scratch_lse: torch.Tensor  # where a call that does not return the LSE lets the kernel write it
 
     @property
     def config(self) -> Any:
@@ -84,7 +85,7 @@ def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     if found is not None:
         fn = load_shared(Path(found["library"]), found["symbol"])
         return Prepared(fn, (b, h, sq, skv), d, bool(causal), tuple(found["grid"]), (b, sq, h, d), (b, h, sq), index,
-                        True)
+                        True, q.new_empty((b, h, sq), dtype=_FP32))
     from ..kernels import attention as kernel
     from . import compiled
     from .device import arch, limits, require_launchable
@@ -98,7 +99,8 @@ def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     library = shared_library(loaded.path)
     if library.exists():
         INDEX.put(name, {"library": str(library), "symbol": loaded.path.stem, "grid": grid, "config": repr(cfg)})
-    return Prepared(loaded.function, (b, h, sq, skv), d, bool(causal), grid, (b, sq, h, d), (b, h, sq), index, False)
+    return Prepared(loaded.function, (b, h, sq, skv), d, bool(causal), grid, (b, sq, h, d), (b, h, sq), index, False,
+                    q.new_empty((b, h, sq), dtype=_FP32))
 
 
 def _lookup(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> Prepared:
@@ -109,9 +111,13 @@ def _lookup(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     return p
 
 
-def run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor | None,
-        causal: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """The op's implementation: (O, LSE) on the current stream (O into ``out`` when given)."""
+def run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor | None, causal: bool,
+        want_lse: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """The op's implementation: (O, LSE) on the current stream (O into ``out`` when given).
+
+    ``want_lse=False`` lets the kernel write the LSE into a buffer kept per shape (nobody reads it), which saves
+    an allocation per call; the LSE returned is then that buffer, to be ignored.
+    """
     p = _lookup(q, k, v, causal)
     pq, pk, pv = q.data_ptr(), k.data_ptr(), v.data_ptr()
     if ((pq | pk | pv) & 15 or not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous())
@@ -122,7 +128,7 @@ def run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor | N
     elif (out.shape != p.o_shape or out.dtype is not _BF16 or not out.is_contiguous() or out.data_ptr() & 15
           or out.get_device() != p.device):
         explain_attention(q, k, v, out)
-    lse = q.new_empty(p.lse_shape, dtype=_FP32)
+    lse = q.new_empty(p.lse_shape, dtype=_FP32) if want_lse else p.scratch_lse
     b, h, sq, skv = p.sizes
     gx, gy, gz = p.grid
     p.fn(pq, pk, pv, out.data_ptr(), lse.data_ptr(), b, h, sq, skv, gx, gy, gz, current_stream(p.device), None, None)
@@ -138,7 +144,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
     :class:`~ts_explore.ops.OpsError` naming it.
     """
     if direct(q, k, v) and (out is None or type(out) is torch.Tensor):
-        o, lse = run(q, k, v, out, causal)
+        o, lse = run(q, k, v, out, causal, return_lse)
     elif not all(isinstance(t, torch.Tensor) for t in (q, k, v)):
         raise OpsError(f"attention takes torch tensors, got {', '.join(type(t).__name__ for t in (q, k, v))}")
     elif out is None:
