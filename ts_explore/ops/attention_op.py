@@ -111,6 +111,12 @@ def _lookup(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     return p
 
 
+def _refuse(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor | None) -> None:
+    """Raise the message naming why these tensors failed a call's quick checks."""
+    explain_attention(q, k, v, out)
+    raise OpsError("q, k, v (and out) must be contiguous bf16 tensors, 16-byte aligned, on one GPU")
+
+
 def run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor | None, causal: bool,
         want_lse: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     """The op's implementation: (O, LSE) on the current stream (O into ``out`` when given).
@@ -122,12 +128,12 @@ def run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor | N
     pq, pk, pv = q.data_ptr(), k.data_ptr(), v.data_ptr()
     if ((pq | pk | pv) & 15 or not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous())
             or k.get_device() != p.device or v.get_device() != p.device):
-        explain_attention(q, k, v, out)
+        _refuse(q, k, v, out)
     if out is None:
         out = q.new_empty(p.o_shape)
     elif (out.shape != p.o_shape or out.dtype is not _BF16 or not out.is_contiguous() or out.data_ptr() & 15
           or out.get_device() != p.device):
-        explain_attention(q, k, v, out)
+        _refuse(q, k, v, out)
     lse = q.new_empty(p.lse_shape, dtype=_FP32) if want_lse else p.scratch_lse
     b, h, sq, skv = p.sizes
     gx, gy, gz = p.grid

@@ -145,6 +145,13 @@ def prepare(a: torch.Tensor, b: torch.Tensor, key: str = DEFAULT, scale_a: Any =
     return Prepared(loaded.function, key, m, n, k, grid, (1, k), (m, n), fp8, index, limits_.sms, False)
 
 
+def _refuse(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, p: Prepared) -> None:
+    """Raise the message naming why these tensors failed a call's quick checks."""
+    explain_gemm(a, b, out)
+    raise OpsError(f"the tensors do not fit the {p.m}x{p.n}x{p.k} GEMM prepared for their shapes: a must be "
+                   "contiguous, b column-major, out contiguous bf16, all 16-byte aligned on one GPU")
+
+
 def run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, key: str, scale_a: Any = None,
         scale_b: Any = None) -> torch.Tensor:
     """The op's implementation: C = a @ b on the current stream (into ``out`` when given)."""
@@ -154,12 +161,12 @@ def run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, key: str, sc
         p = _PREPARED[lookup] = prepare(a, b, key, scale_a, scale_b)
     pa, pb = a.data_ptr(), b.data_ptr()
     if (pa | pb) & 15 or b.stride() != p.b_stride or not a.is_contiguous():
-        explain_gemm(a, b, out)
+        _refuse(a, b, out, p)
     if out is None:
         out = a.new_empty(p.out_shape, dtype=_BF16) if p.fp8 else a.new_empty(p.out_shape)
     elif (out.shape != p.out_shape or out.dtype is not _BF16 or not out.is_contiguous() or out.data_ptr() & 15
           or out.get_device() != p.device):
-        explain_gemm(a, b, out)
+        _refuse(a, b, out, p)
     gx, gy, gz = p.grid
     if p.fp8:
         if scale_a is None or scale_b is None:
