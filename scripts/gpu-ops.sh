@@ -7,7 +7,7 @@
 # tests:    tests/gpu/test_ops_gpu.py                         -> $OUT/ops_gpu_tests.h200.txt
 # bench:    benchmarks/host_overhead.py                       -> $OUT/host_overhead.h200.txt
 # notebook: notebooks/14_pytorch.ipynb executed with nbconvert -> $OUT/14_pytorch.h200.ipynb
-# launch:   tests/gpu/test_launch_gpu.py (launch()'s timing)  -> $OUT/launch_gpu_tests.h200.txt
+# launch:   launch() tests of the copies, GEMM, attention  -> $OUT/launch_gpu_tests.h200.txt
 set -o pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gpu-ops-out}
@@ -25,8 +25,8 @@ for step in $steps; do
     notebook) command -v dot >/dev/null || { echo "no dot on PATH: the notebook's drawings would be missing" >&2; exit 3; }
               python3 -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=600 --output-dir "$OUT" \
                 --output 14_pytorch.h200.ipynb notebooks/14_pytorch.ipynb 2>&1 | tee "$OUT/notebook.log" || status=1 ;;
-    launch) python3 -m pytest -q -p no:cacheprovider -rs tests/gpu/test_launch_gpu.py 2>&1 \
-              | tee "$OUT/launch_gpu_tests.h200.txt" || status=1 ;;
+    launch) python3 -m pytest -q -p no:cacheprovider -rs tests/gpu/test_launch_gpu.py tests/gpu/test_gemm_gpu.py \
+              tests/gpu/test_attention_gpu.py -k "launch" 2>&1 | tee "$OUT/launch_gpu_tests.h200.txt" || status=1 ;;
     *) echo "unknown step $step (tests, bench, notebook, launch)" >&2; exit 2 ;;
   esac
 done

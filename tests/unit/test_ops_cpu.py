@@ -14,8 +14,9 @@ from ts_explore.kernels import attention, gemm
 from ts_explore.model.plan import DeviceLimits
 from ts_explore.ops import OpsError, compiled
 from ts_explore.ops.checks import explain_attention, explain_gemm, explain_scales
-from ts_explore.ops.compile_cache import CacheKey, DiskCache, source_digest
+from ts_explore.ops.compile_cache import CacheKey, DiskCache, cache_root, load_shared, shared_library, source_digest
 from ts_explore.ops.gate import ShapeGate, shape_class
+from ts_explore.ops.launch_index import LaunchIndex, record_name
 from ts_explore.scenarios.gemm import GemmFault
 
 H200 = DeviceLimits.h200()
@@ -102,12 +103,50 @@ def test_a_failed_export_leaves_no_file_behind(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("tvm_ffi") is None, reason="needs apache-tvm-ffi (the torch extra)")
 def test_the_dsl_gemm_compiles_for_tvm_ffi_exports_and_loads_back(tmp_path: Path) -> None:
+    import shutil
+
     cfg = compiled.default_gemm_config().resolved((1000, 1032, 520), 132)
     first = compiled.gemm_function(cfg, "sm_90a", DiskCache(tmp_path))
     again = DiskCache(tmp_path)
     second = compiled.gemm_function(cfg, "sm_90a", again)
     assert not first.hit and second.hit and again.compiles == 0
     assert type(second.function).__name__ == "Function" and second.seconds < 1.0
+    if shutil.which("cc"):  # the shared library TVM-FFI loads without the DSL
+        assert shared_library(first.path).exists()
+        assert type(load_shared(shared_library(first.path), first.path.stem)).__name__ == "Function"
+
+
+def test_the_cache_root_is_the_launchers_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ts_explore.gpu import user_cache
+
+    for env in ({"TS_EXPLORE_CACHE_DIR": str(tmp_path)}, {"XDG_CACHE_HOME": str(tmp_path)}, {}):
+        monkeypatch.delenv("TS_EXPLORE_CACHE_DIR", raising=False)
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        assert cache_root() == user_cache.cache_root()
+
+
+# ---- launch records ----------------------------------------------------------------------------------------
+
+
+def test_a_launch_record_is_named_by_everything_the_launch_depends_on() -> None:
+    base = dict(op="gemm", config="default", shape=(1000, 1032, 520), dtype="bf16", sms=132, cc=(9, 0))
+    name = record_name(**base)
+    assert record_name(**base) == name
+    for field, other in (("op", "attention"), ("config", "cfg-1"), ("shape", (1000, 1032, 528)), ("dtype", "fp8"),
+                         ("sms", 114), ("cc", (10, 0))):
+        assert record_name(**{**base, field: other}) != name
+
+
+def test_a_launch_record_is_read_back_only_while_its_library_exists(tmp_path: Path) -> None:
+    index = LaunchIndex(tmp_path / "launches")
+    library = tmp_path / "k.so"
+    library.write_text("")
+    index.put("abc", {"library": str(library), "symbol": "ts_gemm_x", "grid": [2, 1, 36]})
+    assert index.get("abc")["grid"] == [2, 1, 36] and index.get("other") is None
+    library.unlink()
+    assert index.get("abc") is None
 
 
 # ---- the gate ----------------------------------------------------------------------------------------------

@@ -70,7 +70,12 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     exactly against a host reference (``check``) and timed with CUDA events
     (``warmup`` untimed runs, then ``reps``); ``references`` also times a
     device-to-device ``cudaMemcpyAsync`` of the same bytes (and ``torch.copy_``
-    when torch is installed) in the same process.
+    when torch is installed) in the same process. Kernels whose data is made
+    on the GPU (the GEMM, attention) are timed as the benchmarks time them:
+    alternating with their references on one stream after a warm-up of
+    0.3 s, over ``reps`` rounds or as many more as last 0.5 s, with the SM
+    clock read while they run (``run.sm_clock_mhz``, in the summary), so a
+    notebook shows sustained rather than cold-boost figures.
 
     ``trace`` (``True``, ``"work"``, or a :class:`~ts_explore.model.timeline.TraceSpec`)
     makes the first run of each size an instrumented build that records every

@@ -29,6 +29,7 @@ class SizeRun:
     traced_timing: Timing | None = None  # the instrumented build timed like the plain one (launch(time_trace=True))
     traced_baseline: Timing | None = None  # the plain build, launched in turn with the instrumented one
     outputs: dict[str, Any] | None = None  # launch(keep_output=True): output name -> host numpy array
+    sm_clock_mhz: int | None = None  # the SM clock read while the timed rounds ran (GPU-made problems; NVML)
 
     def overhead(self) -> float | None:
         """Instrumented over plain median time (``launch(..., time_trace=True)``), e.g. 1.03.
@@ -153,8 +154,9 @@ class LaunchResult:
             state = "correct" if r.ok else ("not checked" if not r.checked else
                                             "WRONG: " + "; ".join(m.text for m in r.mismatches if m.count))
             size = r.shape or f"{r.elements:>12,d} elements"
+            clock = f" at SM {r.sm_clock_mhz} MHz" if r.sm_clock_mhz else ""
             lines.append(f"  {size}, {r.grid} CTAs: {r.kernel.median_ms:.4f} ms, {r.rate:.0f} {r.unit}"
-                         + (f" (refs: {refs})" if refs else "") + f" - {state}")
+                         + (f" (refs: {refs})" if refs else "") + clock + f" - {state}")
         if self.device.peak_gbps and any(r.unit == "GB/s" for r in self.runs):
             lines.append(f"  device peak (clock x bus width): {self.device.peak_gbps:.0f} GB/s")
         for r in self.runs:

@@ -20,7 +20,7 @@ from .errors import LaunchError
 from ..kernels.host import DeviceProblem, HostProblem
 from .reference import Mismatch, compare
 from .result import MEMCPY, SizeRun
-from .timing import Timing, time_alternating, time_events, time_torch, time_torch_copy
+from .timing import Timing, on_stream, sm_clock_mhz, time_alternating, time_events, time_steady, time_torch_copy
 from .trace_run import HangError, Layout, TraceBuffers, decode_events, decode_progress, watch
 
 
@@ -50,6 +50,7 @@ class Runner:
         self.info: DeviceInfo | None = None
         self.stream: Any = None
         self.broken = False  # a kernel fault poisons the context: the worker must restart
+        self._clock: Any = None  # reads the SM clock (NVML), made on first use
 
     def open(self) -> DeviceInfo:
         if self.info is None:
@@ -189,13 +190,16 @@ class Runner:
             wrong, total, first, heat = self.guarded(problem.check)
             mismatches = (Mismatch(problem.output, int(wrong), int(total), tuple(first), heat),)
         kept = self.guarded(problem.outputs) if m.get("keep_output") and problem.outputs is not None else None
-        timing = self.guarded(lambda: time_events(problem.launch, self.stream, m["reps"], m["warmup"], "kernel",
-                                                  problem.bytes_moved, problem.flops))
-        refs = tuple(time_torch(run, m["reps"], m["warmup"], label, problem.bytes_moved, problem.flops)
-                     for label, run in problem.references.items()) if m.get("references", True) else ()
-        return SizeRun(problem.elements, problem.bytes_moved, problem.grid, timing, refs, mismatches,
+        # as the benchmarks time: alternating with the references, warmed by time, rounds enough for steady clocks
+        references = dict(problem.references) if m.get("references", True) else {}
+        self._clock = self._clock or sm_clock_mhz()
+        timings, clock = self.guarded(lambda: time_steady(
+            (problem.launch, *(on_stream(run, self.stream) for run in references.values())), self.stream,
+            m["reps"], ("kernel", *references), problem.bytes_moved, problem.flops, clock=self._clock))
+        return SizeRun(problem.elements, problem.bytes_moved, problem.grid, timings[0], tuple(timings[1:]), mismatches,
                        checked=bool(m.get("check", True)), shape=problem.shape, timeline=timeline,
-                       traced_ms=traced_ms, traced_timing=traced_timing, traced_baseline=baseline, outputs=kept)
+                       traced_ms=traced_ms, traced_timing=traced_timing, traced_baseline=baseline, outputs=kept,
+                       sm_clock_mhz=clock)
 
     def run_size(self, fn: Any, problem: HostProblem, m: dict[str, Any], traced: Builds = (),
                  plan: Any = None, info: DeviceInfo | None = None) -> SizeRun:

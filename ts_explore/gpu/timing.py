@@ -3,6 +3,10 @@
 All repetitions are enqueued back to back before waiting, so once the GPU is
 busy each start event sits behind the previous launch and host-side launch
 overhead does not count against a kernel that runs longer than it.
+:func:`time_steady` times a kernel and its references the way the benchmarks
+do (alternating, warmed by time, enough rounds for sustained clocks, the SM
+clock read while they run): a few repetitions on a cold GPU report boost
+clocks a sustained run does not keep.
 """
 
 from __future__ import annotations
@@ -72,11 +76,13 @@ def time_events(run: Callable[[], None], stream: object, reps: int, warmup: int,
 
 
 def time_alternating(runs: tuple[Callable[[], None], ...], stream: object, reps: int, warmup: int,
-                     labels: tuple[str, ...], bytes_moved: int, flops: int = 0) -> tuple[Timing, ...]:
+                     labels: tuple[str, ...], bytes_moved: int, flops: int = 0,
+                     during: Callable[[], None] | None = None) -> tuple[Timing, ...]:
     """Time launchers of the same work in turn, one launch each per round, with CUDA events.
 
     Alternating keeps slow drifts (clocks, temperature) out of the ratio of
-    their medians, which is what an overhead table compares.
+    their medians, which is what an overhead table compares. ``during`` is
+    called once the rounds are enqueued, while the GPU runs them.
     """
     from cuda.bindings import driver as cu
 
@@ -90,6 +96,8 @@ def time_alternating(runs: tuple[Callable[[], None], ...], stream: object, reps:
             check(cu.cuEventRecord(start, stream))
             run()
             check(cu.cuEventRecord(stop, stream))
+    if during is not None:
+        during()
     check(cu.cuStreamSynchronize(stream))
     times = [tuple(float(check(cu.cuEventElapsedTime(*round_[i]))) for round_ in events) for i in range(len(runs))]
     for round_ in events:
@@ -97,6 +105,76 @@ def time_alternating(runs: tuple[Callable[[], None], ...], stream: object, reps:
             check(cu.cuEventDestroy(start))
             check(cu.cuEventDestroy(stop))
     return tuple(Timing(label, t, bytes_moved, flops) for label, t in zip(labels, times))
+
+
+WARM_S = 0.3  # alternating launches before the timed rounds: the SM clock settles within about that
+TIMED_S = 0.5  # the timed rounds last at least about this long in all, so one slow round does not set the median
+MAX_REPS = 5000
+
+
+def time_steady(runs: tuple[Callable[[], None], ...], stream: object, reps: int, labels: tuple[str, ...],
+                bytes_moved: int, flops: int = 0, clock: Callable[[], int | None] | None = None,
+                ) -> tuple[tuple[Timing, ...], int | None]:
+    """Time ``runs`` the way the benchmarks do: alternating, after a warm-up by time, over enough rounds.
+
+    Every run must enqueue its work on ``stream`` (a reference made for
+    torch's stream is wrapped with :func:`on_stream`). First the runs
+    alternate for :data:`WARM_S` so the clocks reach their sustained level;
+    then at least ``reps`` rounds, and as many more as make the timed rounds
+    last :data:`TIMED_S`, alternate with CUDA events around each launch.
+    ``clock()`` (the SM clock in MHz, e.g. :func:`sm_clock_mhz`) is read
+    while the timed rounds run. Returns the timings and the clock read.
+    """
+    import time
+
+    from cuda.bindings import driver as cu
+
+    start = time.perf_counter()
+    rounds = 0
+    while time.perf_counter() - start < WARM_S or rounds < 2:
+        for run in runs:
+            run()
+        check(cu.cuStreamSynchronize(stream))
+        rounds += 1
+    probe = time_alternating(runs, stream, 3, 0, labels, bytes_moved, flops)
+    round_ms = sum(t.median_ms for t in probe)
+    n = min(MAX_REPS, max(int(reps), int(TIMED_S * 1e3 / max(round_ms, 1e-3)) + 1))
+    seen: list[int | None] = []
+    timings = time_alternating(runs, stream, n, 0, labels, bytes_moved, flops,
+                               during=(lambda: seen.append(clock())) if clock is not None else None)
+    return timings, (seen[0] if seen else None)
+
+
+def on_stream(run: Callable[[], None], stream: object) -> Callable[[], None]:
+    """``run`` (work enqueued on torch's current stream) enqueued on the CUDA stream ``stream`` instead."""
+    import torch
+
+    external = torch.cuda.ExternalStream(int(stream))
+
+    def call() -> None:
+        with torch.cuda.stream(external):
+            run()
+
+    return call
+
+
+def sm_clock_mhz(device: int = 0) -> Callable[[], int | None]:
+    """A reader of GPU ``device``'s current SM clock in MHz through NVML (it returns None where NVML is missing)."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        handle = pynvml.nvmlDeviceGetHandleByIndex(device)
+    except Exception:  # noqa: BLE001 - no NVML (or no permission): the clock is simply not reported
+        return lambda: None
+
+    def read() -> int | None:
+        try:
+            return int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
+        except Exception:  # noqa: BLE001
+            return None
+
+    return read
 
 
 def time_torch(run: Callable[[], None], reps: int, warmup: int, label: str, bytes_moved: int,
@@ -141,4 +219,5 @@ def time_torch_copy(nbytes: int, reps: int, warmup: int) -> Timing | None:
     return Timing("torch.copy_", times, 2 * nbytes)
 
 
-__all__ = ["MATMUL", "MEMCPY", "TORCH", "Timing", "time_events", "time_torch", "time_torch_copy"]
+__all__ = ["MATMUL", "MEMCPY", "TIMED_S", "TORCH", "WARM_S", "Timing", "on_stream", "sm_clock_mhz", "time_events",
+           "time_steady", "time_torch", "time_torch_copy"]

@@ -19,19 +19,30 @@ CUDA graphs see. There is no backward: differentiating through it raises
 # No ``from __future__ import annotations`` here: torch.library reads the custom ops' annotations as objects.
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
 
-from ..kernels import attention as kernel
-from . import compiled
 from .checks import explain_attention
-from .device import arch, limits, require_launchable
-from .gate import OpsError, ShapeGate
-from .routing import current_stream, direct
+from .compile_cache import load_shared, shared_library
+from .gate import OpsError
+from .launch_index import INDEX, record_name
+from .routing import current_stream, device_key, direct
 
 _BF16, _FP32 = torch.bfloat16, torch.float32
-GATE = ShapeGate(compiled.scenario("hopper_attention"), kernel.plan)
+_GATE: list[Any] = []
+
+
+def gate() -> Any:
+    """The attention's :class:`~.gate.ShapeGate` (made on first use: it imports the scenario and the plan)."""
+    if not _GATE:
+        from ..kernels import attention as kernel
+        from . import compiled
+        from .gate import ShapeGate
+
+        _GATE.append(ShapeGate(compiled.scenario("hopper_attention"), kernel.plan))
+    return _GATE[0]
 
 
 @dataclass(frozen=True)
@@ -39,31 +50,57 @@ class Prepared:
     """One shape's attention kernel, proven and loaded."""
 
     fn: Any
-    config: Any
     sizes: tuple[int, int, int, int]  # batch, heads, seqlen_q, seqlen_kv
+    head_dim: int
+    causal: bool
     grid: tuple[int, int, int]
     o_shape: tuple[int, int, int, int]
     lse_shape: tuple[int, int, int]
     device: int
+    from_record: bool  # loaded from a launch record of an earlier process (proven and compiled there)
+    scratch_lse: torch.Tensor  # where a call that does not return the LSE lets the kernel write it
+
+    @property
+    def config(self) -> Any:
+        """The attention config the kernel was compiled from."""
+        from . import compiled
+
+        return compiled.attention_config(self.head_dim, self.causal)
 
 
 _PREPARED: dict[tuple, Prepared] = {}
 
 
 def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> Prepared:
-    """Check, prove (once per shape class), load or compile, for these shapes."""
+    """Check, then take a launch record of an earlier process, else prove (once per shape class) and load or
+    compile, for these shapes."""
     explain_attention(q, k, v)
     b, sq, h, d = q.shape
     skv = k.shape[1]
     index = q.get_device()
-    found = limits(index)
+    shape = (b, h, sq, skv, d)
+    sms, cc = device_key(index)
+    name = record_name("attention", "causal" if causal else "full", shape, "bf16", sms, cc)
+    found = INDEX.get(name)
+    if found is not None:
+        fn = load_shared(Path(found["library"]), found["symbol"])
+        return Prepared(fn, (b, h, sq, skv), d, bool(causal), tuple(found["grid"]), (b, sq, h, d), (b, h, sq), index,
+                        True, q.new_empty((b, h, sq), dtype=_FP32))
+    from ..kernels import attention as kernel
+    from . import compiled
+    from .device import arch, limits, require_launchable
+
+    limits_ = limits(index)
     cfg = compiled.attention_config(d, bool(causal))
     require_launchable("hopper_attention", cfg, index)
-    shape = (b, h, sq, skv, d)
-    GATE.admit(cfg, shape, found)
-    fn = compiled.attention_function(cfg, arch(found)).function
-    return Prepared(fn, cfg, (b, h, sq, skv), tuple(kernel.grid(cfg, shape, found.sms)), (b, sq, h, d), (b, h, sq),
-                    index)
+    gate().admit(cfg, shape, limits_)
+    loaded = compiled.attention_function(cfg, arch(limits_))
+    grid = tuple(kernel.grid(cfg, shape, limits_.sms))
+    library = shared_library(loaded.path)
+    if library.exists():
+        INDEX.put(name, {"library": str(library), "symbol": loaded.path.stem, "grid": grid, "config": repr(cfg)})
+    return Prepared(loaded.function, (b, h, sq, skv), d, bool(causal), grid, (b, sq, h, d), (b, h, sq), index, False,
+                    q.new_empty((b, h, sq), dtype=_FP32))
 
 
 def _lookup(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> Prepared:
@@ -74,24 +111,33 @@ def _lookup(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     return p
 
 
-def run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor | None,
-        causal: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """The op's implementation: (O, LSE) on the current stream (O into ``out`` when given)."""
+def _refuse(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor | None) -> None:
+    """Raise the message naming why these tensors failed a call's quick checks."""
+    explain_attention(q, k, v, out)
+    raise OpsError("q, k, v (and out) must be contiguous bf16 tensors, 16-byte aligned, on one GPU")
+
+
+def run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor | None, causal: bool,
+        want_lse: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """The op's implementation: (O, LSE) on the current stream (O into ``out`` when given).
+
+    ``want_lse=False`` lets the kernel write the LSE into a buffer kept per shape (nobody reads it), which saves
+    an allocation per call; the LSE returned is then that buffer, to be ignored.
+    """
     p = _lookup(q, k, v, causal)
-    if (not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous())
-            or (q.data_ptr() | k.data_ptr() | v.data_ptr()) & 15
+    pq, pk, pv = q.data_ptr(), k.data_ptr(), v.data_ptr()
+    if ((pq | pk | pv) & 15 or not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous())
             or k.get_device() != p.device or v.get_device() != p.device):
-        explain_attention(q, k, v, out)
+        _refuse(q, k, v, out)
     if out is None:
-        out = torch.empty(p.o_shape, dtype=_BF16, device=q.device)
+        out = q.new_empty(p.o_shape)
     elif (out.shape != p.o_shape or out.dtype is not _BF16 or not out.is_contiguous() or out.data_ptr() & 15
           or out.get_device() != p.device):
-        explain_attention(q, k, v, out)
-    lse = torch.empty(p.lse_shape, dtype=_FP32, device=q.device)
+        _refuse(q, k, v, out)
+    lse = q.new_empty(p.lse_shape, dtype=_FP32) if want_lse else p.scratch_lse
     b, h, sq, skv = p.sizes
     gx, gy, gz = p.grid
-    p.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(), b, h, sq, skv, gx, gy, gz,
-         current_stream(p.device), None, None)
+    p.fn(pq, pk, pv, out.data_ptr(), lse.data_ptr(), b, h, sq, skv, gx, gy, gz, current_stream(p.device), None, None)
     return out, lse
 
 
@@ -104,7 +150,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
     :class:`~ts_explore.ops.OpsError` naming it.
     """
     if direct(q, k, v) and (out is None or type(out) is torch.Tensor):
-        o, lse = run(q, k, v, out, causal)
+        o, lse = run(q, k, v, out, causal, return_lse)
     elif not all(isinstance(t, torch.Tensor) for t in (q, k, v)):
         raise OpsError(f"attention takes torch tensors, got {', '.join(type(t).__name__ for t in (q, k, v))}")
     elif out is None:
@@ -165,4 +211,4 @@ def prepared(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = F
     return _lookup(q, k, v, causal)
 
 
-__all__ = ["GATE", "NO_BACKWARD", "Prepared", "attention", "attention_op", "attention_out_op", "prepared", "run"]
+__all__ = ["gate", "NO_BACKWARD", "Prepared", "attention", "attention_op", "attention_out_op", "prepared", "run"]

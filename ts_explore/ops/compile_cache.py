@@ -19,6 +19,12 @@ A change to any of them gives another file name, so a stale binary is never
 loaded; old files stay until the user deletes the folder. Files are written to
 a temporary name and renamed into place, so two processes compiling the same
 key at once never load a half-written file.
+
+Beside the object file the cache links a shared library (the system's ``cc``
+against the DSL's runtime and libtvm_ffi), which TVM-FFI loads without
+importing the DSL at all: importing ``cutlass`` takes about 3 s on an H200
+machine, so a process that only loads cached kernels starts without it. Where
+no C compiler is found the object file is loaded through the DSL instead.
 """
 
 from __future__ import annotations
@@ -26,17 +32,26 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import shutil
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ..gpu.user_cache import cache_root
-
 PACKAGE = Path(__file__).resolve().parent.parent  # the ts_explore package folder
 KERNEL_CODE = ("kernels", "scenarios", "model")  # what the traced build reads
 PROOF_CODE = KERNEL_CODE + ("reader", "check", "verification", "analysis")  # ... and what proves it
+
+
+def cache_root() -> Path:
+    """The user's ts-explore cache folder: the rule of :func:`ts_explore.gpu.user_cache.cache_root`, restated here
+    because importing :mod:`ts_explore.gpu` imports the DSL, which a cached start avoids (a test keeps them equal)."""
+    if os.environ.get("TS_EXPLORE_CACHE_DIR"):
+        return Path(os.environ["TS_EXPLORE_CACHE_DIR"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "ts-explore"
 
 
 def source_digest(folders: Iterable[str], root: Path = PACKAGE) -> str:
@@ -154,15 +169,57 @@ class DiskCache:
         return loaded
 
 
+def shared_library(path: Path) -> Path:
+    """Where the shared library linked from object file ``path`` is kept."""
+    return path.with_suffix(".so")
+
+
+def link_command(obj: Path, out: Path) -> list[str] | None:
+    """The ``cc`` command linking ``obj`` into the shared library ``out`` (None when no C compiler is found)."""
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        return None
+    import tvm_ffi
+    from cutlass.cute.export.aot_config import get_libdir
+
+    runtime, ffi = get_libdir(), os.path.dirname(tvm_ffi.libinfo.find_libtvm_ffi())
+    return [compiler, "-shared", "-o", str(out), str(obj), f"-L{runtime}", f"-L{ffi}", "-lcute_dsl_runtime",
+            "-ltvm_ffi", f"-Wl,-rpath,{runtime}", f"-Wl,-rpath,{ffi}"]
+
+
 def _dsl_export(compiled: Any, path: Path, symbol: str) -> None:
+    """Export ``compiled`` to object file ``path`` and, where a C compiler is found, link the shared library."""
     compiled.export_to_c(str(path), function_name=symbol)
+    command = link_command(path, path.with_suffix(".so.tmp"))
+    if command is None:
+        return
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode == 0:
+        os.replace(path.with_suffix(".so.tmp"), shared_library(path.parent / f"{symbol}.o"))
+    elif os.path.exists(path.with_suffix(".so.tmp")):
+        os.unlink(path.with_suffix(".so.tmp"))
+
+
+_MODULES: dict[str, Any] = {}  # loaded shared libraries, kept alive while their functions are in use
+
+
+def load_shared(path: Path, symbol: str) -> Any:
+    """The TVM-FFI function ``symbol`` of shared library ``path`` (no DSL import)."""
+    import tvm_ffi
+
+    module = _MODULES.get(str(path))
+    if module is None:
+        module = _MODULES[str(path)] = tvm_ffi.load_module(str(path))
+    return module[symbol]
 
 
 def _dsl_load(path: Path, symbol: str) -> Any:
+    if shared_library(path).exists():
+        return load_shared(shared_library(path), symbol)
     import cutlass.cute as cute
 
     return cute.runtime.load_module(str(path), enable_tvm_ffi=True)[symbol]
 
 
-__all__ = ["CacheKey", "DiskCache", "KERNEL_CODE", "Loaded", "PROOF_CODE", "code_digest", "dsl_version",
-           "source_digest"]
+__all__ = ["CacheKey", "DiskCache", "KERNEL_CODE", "Loaded", "PROOF_CODE", "cache_root", "code_digest", "dsl_version",
+           "link_command", "load_shared", "shared_library", "source_digest"]

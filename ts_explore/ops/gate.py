@@ -24,9 +24,8 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from ..gpu.user_cache import cache_root
 from ..model.plan import DeviceLimits, LaunchPlan
-from .compile_cache import PROOF_CODE, code_digest, dsl_version
+from .compile_cache import PROOF_CODE, cache_root, code_digest, dsl_version
 
 
 class OpsError(ValueError):

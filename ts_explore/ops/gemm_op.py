@@ -20,22 +20,33 @@ raises :class:`NotImplementedError` saying so.
 
 import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Optional
 
 import torch
 
-from ..kernels import gemm as kernel
-from . import compiled
 from .checks import explain_gemm, explain_scales
-from .device import arch, limits, require_launchable
-from .gate import OpsError, ShapeGate
-from .routing import current_stream, direct
+from .compile_cache import load_shared, shared_library
+from .gate import OpsError
+from .launch_index import INDEX, record_name
+from .routing import current_stream, device_key, direct
 
 _BF16, _FP8 = torch.bfloat16, torch.float8_e4m3fn
-GATE = ShapeGate(compiled.scenario("hopper_gemm"), kernel.plan)
 DEFAULT = "default"
 _CONFIGS: dict[str, Any] = {}  # config key (the op's ``config`` string) -> a hopper_gemm config
 _KEYS: dict[Any, str] = {}
+_GATE: list[Any] = []
+
+
+def gate() -> Any:
+    """The GEMM's :class:`~.gate.ShapeGate` (made on first use: it imports the scenario and the kernel's plan)."""
+    if not _GATE:
+        from ..kernels import gemm as kernel
+        from . import compiled
+        from .gate import ShapeGate
+
+        _GATE.append(ShapeGate(compiled.scenario("hopper_gemm"), kernel.plan))
+    return _GATE[0]
 
 
 def config_key(config: Any) -> str:
@@ -52,6 +63,8 @@ def config_key(config: Any) -> str:
         if type(config).__name__ != "HopperGemm":
             raise OpsError(f"config must be a hopper_gemm config (ts_explore.get('hopper_gemm').config(...)), got "
                            f"{type(config).__name__}")
+        from . import compiled
+
         compiled.scenario("hopper_gemm").check(config)
         key = "cfg-" + hashlib.sha256(repr(config).encode()).hexdigest()[:16]
         _KEYS[config], _CONFIGS[key] = key, config
@@ -60,6 +73,7 @@ def config_key(config: Any) -> str:
 
 def _base_config(key: str, fp8: bool) -> Any:
     from ..kernels.gemm_geometry import DType
+    from . import compiled
 
     if key == DEFAULT:
         return compiled.default_gemm_config(fp8)
@@ -75,7 +89,7 @@ class Prepared:
     """One shape's kernel, proven and loaded: what a call needs besides its tensors."""
 
     fn: Any  # the TVM-FFI host
-    config: Any  # the concrete config it was compiled from
+    key: str  # the config key it was asked with
     m: int
     n: int
     k: int
@@ -84,25 +98,58 @@ class Prepared:
     out_shape: tuple[int, int]
     fp8: bool
     device: int
+    sms: int
+    from_record: bool  # loaded from a launch record of an earlier process (proven and compiled there)
+
+    @property
+    def config(self) -> Any:
+        """The concrete config the kernel was compiled from (rebuilt on demand: a record holds only its text)."""
+        return _base_config(self.key, self.fp8).resolved((self.m, self.n, self.k), self.sms)
 
 
 _PREPARED: dict[tuple, Prepared] = {}
 
 
+def _record(m: int, n: int, k: int, fp8: bool, key: str, index: int) -> tuple[str, int]:
+    sms, cc = device_key(index)
+    return record_name("gemm", key, (m, n, k), "fp8" if fp8 else "bf16", sms, cc), sms
+
+
 def prepare(a: torch.Tensor, b: torch.Tensor, key: str = DEFAULT, scale_a: Any = None,
             scale_b: Any = None) -> Prepared:
-    """Check, prove (once per shape class), load or compile, for the shapes of ``a`` and ``b``."""
+    """Check, then take a launch record of an earlier process, else prove (once per shape class) and load or
+    compile, for the shapes of ``a`` and ``b``."""
     explain_gemm(a, b)
     fp8 = a.dtype is _FP8
     explain_scales(fp8, scale_a, scale_b)
     (m, k), n = a.shape, b.shape[1]
     index = a.get_device()
-    found = limits(index)
-    cfg = _base_config(key, fp8).resolved((m, n, k), found.sms)
+    name, sms = _record(m, n, k, fp8, key, index)
+    found = INDEX.get(name) if key == DEFAULT else None  # a config object's key is this process's own
+    if found is not None:
+        fn = load_shared(Path(found["library"]), found["symbol"])
+        return Prepared(fn, key, m, n, k, tuple(found["grid"]), (1, k), (m, n), fp8, index, sms, True)
+    from ..kernels import gemm as kernel
+    from . import compiled
+    from .device import arch, limits, require_launchable
+
+    limits_ = limits(index)
+    cfg = _base_config(key, fp8).resolved((m, n, k), limits_.sms)
     require_launchable("hopper_gemm", cfg, index)
-    GATE.admit(cfg, (m, n, k), found)
-    fn = compiled.gemm_function(cfg, arch(found)).function
-    return Prepared(fn, cfg, m, n, k, tuple(kernel.grid(cfg, (m, n, k), found.sms)), (1, k), (m, n), fp8, index)
+    gate().admit(cfg, (m, n, k), limits_)
+    loaded = compiled.gemm_function(cfg, arch(limits_))
+    grid = tuple(kernel.grid(cfg, (m, n, k), limits_.sms))
+    library = shared_library(loaded.path)
+    if key == DEFAULT and library.exists():
+        INDEX.put(name, {"library": str(library), "symbol": loaded.path.stem, "grid": grid, "config": repr(cfg)})
+    return Prepared(loaded.function, key, m, n, k, grid, (1, k), (m, n), fp8, index, limits_.sms, False)
+
+
+def _refuse(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, p: Prepared) -> None:
+    """Raise the message naming why these tensors failed a call's quick checks."""
+    explain_gemm(a, b, out)
+    raise OpsError(f"the tensors do not fit the {p.m}x{p.n}x{p.k} GEMM prepared for their shapes: a must be "
+                   "contiguous, b column-major, out contiguous bf16, all 16-byte aligned on one GPU")
 
 
 def run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, key: str, scale_a: Any = None,
@@ -112,24 +159,24 @@ def run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, key: str, sc
     p = _PREPARED.get(lookup)
     if p is None:
         p = _PREPARED[lookup] = prepare(a, b, key, scale_a, scale_b)
-    if not a.is_contiguous() or b.stride() != p.b_stride or (a.data_ptr() | b.data_ptr()) & 15:
-        explain_gemm(a, b, out)
+    pa, pb = a.data_ptr(), b.data_ptr()
+    if (pa | pb) & 15 or b.stride() != p.b_stride or not a.is_contiguous():
+        _refuse(a, b, out, p)
     if out is None:
-        out = torch.empty(p.out_shape, dtype=_BF16, device=a.device)
+        out = a.new_empty(p.out_shape, dtype=_BF16) if p.fp8 else a.new_empty(p.out_shape)
     elif (out.shape != p.out_shape or out.dtype is not _BF16 or not out.is_contiguous() or out.data_ptr() & 15
           or out.get_device() != p.device):
-        explain_gemm(a, b, out)
+        _refuse(a, b, out, p)
     gx, gy, gz = p.grid
     if p.fp8:
         if scale_a is None or scale_b is None:
             explain_scales(True, scale_a, scale_b)
-        p.fn(a.data_ptr(), b.data_ptr(), out.data_ptr(), float(scale_a), float(scale_b), p.m, p.n, p.k, gx, gy, gz,
+        p.fn(pa, pb, out.data_ptr(), float(scale_a), float(scale_b), p.m, p.n, p.k, gx, gy, gz,
              current_stream(p.device), None, None)
     else:
         if scale_a is not None or scale_b is not None:
             explain_scales(False, scale_a, scale_b)
-        p.fn(a.data_ptr(), b.data_ptr(), out.data_ptr(), p.m, p.n, p.k, gx, gy, gz, current_stream(p.device), None,
-             None)
+        p.fn(pa, pb, out.data_ptr(), p.m, p.n, p.k, gx, gy, gz, current_stream(p.device), None, None)
     return out
 
 
@@ -143,7 +190,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, *, out: torch.Tensor | None = None, c
     (default: the tile picked by shape). Wrong dtype, device, layout or shape
     raises :class:`~ts_explore.ops.OpsError` naming it.
     """
-    key = config_key(config)
+    key = DEFAULT if config is None else config_key(config)
     if direct(a, b) and (out is None or type(out) is torch.Tensor):
         return run(a, b, out, key, scale_a, scale_b)
     if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
@@ -208,4 +255,4 @@ def prepared(a: torch.Tensor, b: torch.Tensor, config: Any = None) -> Prepared:
     return _PREPARED[lookup]
 
 
-__all__ = ["GATE", "NO_BACKWARD", "Prepared", "config_key", "gemm", "gemm_op", "gemm_out_op", "prepared", "run"]
+__all__ = ["NO_BACKWARD", "Prepared", "config_key", "gate", "gemm", "gemm_op", "gemm_out_op", "prepared", "run"]

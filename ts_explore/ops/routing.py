@@ -34,4 +34,17 @@ def direct(*tensors: Any) -> bool:
     return True
 
 
-__all__ = ["current_stream", "direct"]
+
+
+
+_DEVICES: dict[int, tuple[int, tuple[int, int]]] = {}
+
+
+def device_key(index: int) -> tuple[int, tuple[int, int]]:
+    """(SM count, compute capability) of CUDA device ``index``, read once through torch."""
+    found = _DEVICES.get(index)
+    if found is None:
+        props = torch.cuda.get_device_properties(index)
+        found = _DEVICES[index] = (props.multi_processor_count, (props.major, props.minor))
+    return found
+__all__ = ["current_stream", "device_key", "direct"]
