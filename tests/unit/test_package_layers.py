@@ -30,6 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "scenarios": {"model", "analysis", "kernels", "verification"},
     "repair": {"model", "check", "reader", "verification"},
     "gpu": {"model", "analysis", "reader", "verification", "render", "kernels", "scenarios"},
+    "ops": {"model", "kernels", "scenarios", "gpu"},
     "sweeps": {"model", "verification", "gpu", "scenarios"},
     "tuning": {"model", "gpu", "scenarios", "sweeps"},
     "app": {"model", "analysis", "reader", "verification", "render", "gallery", "scenarios", "gpu", "sweeps", "repair"},

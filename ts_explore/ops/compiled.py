@@ -62,7 +62,7 @@ def compile_gemm(cfg: Any, arch: str) -> Any:
 
     from ..kernels import gemm
     from ..kernels.build import default_stream, gmem_ptr
-    from ..kernels.gemm_resources import OUT_DTYPE, in_dtype
+    from ..kernels.gemm_mainloop import OUT_DTYPE, in_dtype
 
     sc = scenario("hopper_gemm")
     sc.check(cfg)
@@ -81,7 +81,7 @@ def compile_attention(cfg: Any, arch: str) -> Any:
     import cutlass.cute as cute
 
     from ..kernels import attention
-    from ..kernels.attention_resources import IN_DTYPE
+    from ..kernels.attention_tiles import IN_DTYPE
     from ..kernels.build import default_stream, gmem_ptr
 
     sc = scenario("hopper_attention")
