@@ -85,8 +85,9 @@ def test_a_candidates_file_with_code_in_it_runs_nothing(tmp_path, monkeypatch, c
     configs.write_text(json.dumps([{"skip": "user callable", "skip_fn": PLANTED.format(marker=str(marker))}]))
     code = main(["tune", "persistent_copy", "--shapes", "64x64x64", "--configs", str(configs),
                  "--cache-dir", str(tmp_path)])
-    assert code in (2, 3) and not marker.exists()
-    assert "ts-explore tune: error:" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert code == 2 and not marker.exists(), err
+    assert err.startswith("ts-explore tune: error: candidate 1 (skip_fn=") and "never run as code" in err
 
 
 def test_the_package_evaluates_no_text() -> None:
@@ -122,3 +123,15 @@ def test_any_int_outside_a_knob_range_is_refused_by_label(case, value) -> None:
     else:
         with pytest.raises(ConfigError, match=f"^{re.escape(k.label)}: {value} is out of range"):
             configure(sc, {k.name: value}, check=False)
+
+
+def test_tune_from_python_refuses_code_text_before_anything_starts(tmp_path) -> None:
+    from ts_explore.tuning.candidates import TuneError
+    from ts_explore.tuning.run import tune
+
+    marker = tmp_path / "ran"
+    with pytest.raises(TuneError, match=r"candidate 2 \(skip_fn=.*never run as code"):
+        tune("persistent_copy", ["64x64x64"], [{"skip": "user callable", "skip_fn": "even tiles"},
+                                               {"skip": "user callable", "skip_fn": PLANTED.format(marker=str(marker))}],
+             cache_dir=tmp_path, gpu={"gpu": "none", "driver": "0"}, progress=False)
+    assert not marker.exists()

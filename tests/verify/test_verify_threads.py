@@ -8,30 +8,74 @@ import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
+import verify_builders as B
+from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
+from cutlass.experimental.task_scheduling.task import Task
+
 from ts_explore import gallery
-from ts_explore.scenarios import get
+from ts_explore.seed_examples import resources as R
 from ts_explore.verification.verify import verify
 
 
+class RuntimeRows(Task):
+    def get_domain(self, tile_coord):  # noqa: ANN001 - TS checks this exact signature
+        return None  # known only on the GPU: TS warns and checks a stand-in count
+
+
+def runtime_rows() -> dict:
+    """A per-tile loop end TS cannot probe on the host: TaskManager warns (a Python warning)."""
+    src, dst, wq = R.GmemSource(name="src"), R.GmemSink(name="dst"), R.static_queue()
+
+    @schedule
+    def rows(src, dst, wq):
+        with work_tile_loop(wq):
+            with domain_loop(0, RuntimeRows.get_domain, 1):
+                dst.set_item(data=src.get_item())
+            wq.try_wait()
+            wq.wait()
+            wq.get_and_advance_work_tile()
+            wq.release()
+
+    task = RuntimeRows(name="rows", src_resources=[src, wq], dst_resources=[dst], warp_idx=0, num_warps=1,
+                       schedule=rows(src, dst, wq))
+    return {"tasks": [task], "resource_dependency_graph": {dst: [src], src: [], wq: []}}
+
+
+CASES = (B.head_loop_overlap, lambda: gallery.get("cross_wait").broken(), runtime_rows)
+BUILDING = threading.Lock()  # the DSL's tracer (a WorkQueue's default tile is traced) is not thread-safe
+
+
 def _verify_one(i: int) -> tuple[bool, str, tuple[str, ...]]:
-    if i % 2:
-        v = verify(**gallery.get("cross_wait").broken())
-    else:
-        sc = get("guards_demo")
-        v = verify(**sc.build(sc.config()).verify_kwargs())
-    return v.ok, v.raw_output, tuple(str(n) for n in v.warnings)
+    with BUILDING:
+        kwargs = CASES[i % len(CASES)]()  # a printed TS warning; a blocked schedule; TS's Python warning
+    v = verify(**kwargs)
+    return v.ok, v.raw_output, tuple(f"{n.kind}: {n.message}" for n in v.warnings)
 
 
 def test_verify_from_four_threads_keeps_the_process_streams_and_filters() -> None:
     stdout, stderr, filters, hook = sys.stdout, sys.stderr, list(warnings.filters), warnings.showwarning
-    alone = {i: _verify_one(i) for i in (0, 1)}  # what each verdict says when nothing else runs
-    with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(_verify_one, range(200)))
+    alone = {i: _verify_one(i) for i in range(len(CASES))}  # what each verdict says when nothing else runs
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # threads take turns often, so their verify calls interleave inside TS's checks
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(_verify_one, range(200)))
+    finally:
+        sys.setswitchinterval(interval)
     assert sys.stdout is stdout and sys.stderr is stderr
     assert warnings.filters == filters and warnings.showwarning is hook
     for i, got in enumerate(results):
-        assert got == alone[i % 2], f"call {i} lost or mixed its TS printout"
-    assert alone[0][0] and not alone[1][0]
+        assert got == alone[i % len(CASES)], f"call {i} lost or mixed its TS printout or warnings"
+    assert "[head-loop-overlap] WARNING" in alone[0][1] and "Schedule is blocked!" in alone[1][1]
+    assert any(note.startswith("ts-warning: Task 'rows': get_domain") for note in alone[2][2]), alone[2][2]
+
+
+def test_tss_warnings_become_notes_and_never_reach_the_console(capsys) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        v = verify(**runtime_rows())
+    assert caught == [] and capsys.readouterr() == ("", "")
+    assert [n.kind for n in v.warnings] == ["ts-warning"] and "did not yield a compile-time int" in v.warnings[0].message
 
 
 def test_a_capturing_thread_hides_only_its_own_output(capsys) -> None:

@@ -24,6 +24,7 @@ from ..model import Family, Section, Stage, TaskInfo, TaskSet
 from ..model.schedule import range_length
 from ..model.scope import TaskTrips
 from ..model.verdict import CheckerStep, CreditModel, CreditPool, Lane
+from .capture import quiet_warnings
 from .schedule import STAGE_FAMILY, NameOf
 from .search_input import participants
 
@@ -99,10 +100,13 @@ def bound_loops(tasks: list[Any], tiles: Any = None) -> None:
     """
     per_tile = tiles if isinstance(tiles, int) and not isinstance(tiles, bool) and tiles > 1 else 1
     for task in tasks:
-        n = loop_iterations(task)
+        with quiet_warnings():  # a probe's warning is TaskManager's to give (its checks repeat it, recorded)
+            n = loop_iterations(task)
         if n * per_tile <= MAX_LOOP_ITERATIONS:
             continue
-        start, end, step = task.domain_start, probe_domain(task) if task.domain_getter else task.domain, task.step
+        with quiet_warnings():
+            end = probe_domain(task) if task.domain_getter else task.domain
+        start, step = task.domain_start, task.step
         if n > MAX_LOOP_ITERATIONS:
             raise LoopTooLong(
                 f"task {task_name(task)!r}: its domain_loop({start}, {end}, {step}) runs {n:,} iterations; "

@@ -95,4 +95,24 @@ def candidates(scenario: str, configs: str | Iterable[Mapping[str, Any]] | None 
     return out
 
 
-__all__ = ["NoGpuError", "PRESETS", "TuneError", "candidates", "parse_shape", "parse_shapes"]
+def refuse_code(scenario: Any, configs: Iterable[Mapping[str, Any]]) -> None:
+    """TuneError when a candidate gives a callable setting text that is not one of its knob's named functions.
+
+    A candidates file is data: its text is never run as code, so such a
+    candidate could only be refused cell by cell on the GPU; it is refused here,
+    before anything starts, with the names the setting takes.
+    """
+    from ..scenarios.knobs import ConfigError, convert, knobs
+
+    table = {k.name: k for k in knobs(scenario.config_type)}
+    for i, config in enumerate(configs, 1):
+        for name, value in config.items():
+            k = table.get(name)
+            if k is not None and k.kind == "callable" and isinstance(value, str):
+                try:
+                    convert(k, value)
+                except ConfigError as exc:
+                    raise TuneError(f"candidate {i} ({name}={value!r}): {exc}") from None
+
+
+__all__ = ["NoGpuError", "PRESETS", "TuneError", "candidates", "parse_shape", "parse_shapes", "refuse_code"]

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     """The ``tune`` command; usage problems print one line naming the fix and return 2."""
     from ..sweeps.cluster import SweepError
     from ..sweeps.command import UsageError, _scenario
-    from .candidates import NoGpuError, TuneError, candidates, parse_shapes
+    from .candidates import NoGpuError, TuneError, candidates, parse_shapes, refuse_code
 
     try:
         try:
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         except UsageError as exc:
             raise TuneError(str(exc)) from None
         shapes = parse_shapes(args.shapes)
-        candidates(sc.name, args.configs)  # a bad --configs is a usage error before any cluster starts
+        refuse_code(sc, candidates(sc.name, args.configs))  # a bad --configs is a usage error before any cluster starts
         from ..sweeps.cluster import require_packages
 
         require_packages()

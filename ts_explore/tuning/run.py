@@ -26,7 +26,7 @@ from ..sweeps.cell import FAILED, REFUSED, SAFE
 from ..sweeps.engine import DEFAULT_TIMEOUT_S, Sweep
 from ..sweeps.grid import Cell, cell_value
 from ..scenarios.knobs import knobs
-from .candidates import NoGpuError, TuneError, candidates, parse_shapes
+from .candidates import NoGpuError, TuneError, candidates, parse_shapes, refuse_code
 from ..gpu.tuning_table import MEASURED, UNPROVEN, WRONG, TuningTable, config_key, shape_text
 from ..gpu.tuning_table import REFUSED as TABLE_REFUSED
 
@@ -133,7 +133,9 @@ def tune(scenario: str | Scenario = "hopper_gemm", shapes: Iterable[Any] = (), c
         raise TuneError(f"scenario {sc.name!r} has no GPU kernel to time; tune a scenario that launches "
                         "(e.g. hopper_gemm)")
     wanted = parse_shapes(shapes)
-    cands = list({config_key(c): c for c in (_canonical(sc, c) for c in candidates(sc.name, configs))}.values())
+    given = candidates(sc.name, configs)
+    refuse_code(sc, given)  # text where a function goes is refused before anything runs
+    cands = list({config_key(c): c for c in (_canonical(sc, c) for c in given)}.values())
     own = None
     if client is None:
         _require_gpu()

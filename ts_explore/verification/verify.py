@@ -37,6 +37,7 @@ from ..reader.checks import (
     run_checks,
 )
 from ..reader.instance import Instance, Searched, read_instance, search_inputs
+from ..reader.capture import quiet_warnings
 from ..reader.lanes import remembered_domains
 from ..reader.reference import reference_search
 from ..reader.schedule import ResourceNames, resource_namer
@@ -144,7 +145,8 @@ def verify(
     capture_error = ""
     if task_set is None:
         try:
-            task_set = capture_task_set(task_list, graph, name_of)
+            with quiet_warnings():  # TS's warnings on these tasks are kept when TaskManager's checks run
+                task_set = capture_task_set(task_list, graph, name_of)
         except Exception as exc:  # noqa: BLE001 - drawings lose their tree; verification still runs
             capture_error = f"{type(exc).__name__}: {exc}"
     with remembered_domains(task_list):
@@ -166,7 +168,8 @@ def _verify(
     instance: Instance | None = None
     unreadable: Exception | None = None
     try:  # everything verification needs from TS's objects, read before TaskManager or a search runs
-        instance = read_instance(task_list, task_set, resources, name_of)
+        with quiet_warnings():  # repeats of what TaskManager's checks warn (kept there)
+            instance = read_instance(task_list, task_set, resources, name_of)
     except Exception as exc:  # noqa: BLE001 - told below as the analysis check, as any other failure
         unreadable = exc
     record = run_checks(task_list, graph, tm_kwargs)
@@ -181,8 +184,9 @@ def _verify(
         if unreadable is not None:
             raise unreadable
         if _search_on(ask.engine, tm_kwargs) and record.reached_search:
-            searched, plan, unread, cut_off = _search(task_list, task_set, instance, name_of, record, tm_kwargs,
-                                                      ask)
+            with quiet_warnings():
+                searched, plan, unread, cut_off = _search(task_list, task_set, instance, name_of, record,
+                                                          tm_kwargs, ask)
             record.outcomes.append((EXHAUSTIVE, exhaustive_outcome(searched, instance.persistent)))
         runs = [s.run for s in searched if s.run is not None]
         if unread or len(runs) < len(searched):
