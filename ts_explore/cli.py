@@ -58,12 +58,13 @@ def load_target(spec: str) -> Any:
     """
     module_name, sep, attr = spec.partition(":")
     if not sep:
+        from .cli_targets import file_without_attr
         from .scenarios import CATALOG
 
         if spec in CATALOG:
             return CATALOG[spec]
         if spec.endswith(".py") or "/" in spec or os.sep in spec:
-            raise UsageError(_file_without_attr(spec))
+            raise UsageError(file_without_attr(spec))
         raise UsageError(f"no scenario named {spec!r} (the catalog has: {', '.join(sorted(CATALOG))}); "
                          "expected MODULE:ATTR (e.g. my_kernels:copy_schedule) or a catalog name")
     if not module_name or not attr:
@@ -93,36 +94,6 @@ def load_target(spec: str) -> Any:
             raise UsageError(f"{module_name!r} has no attribute {attr!r}")
         obj = getattr(obj, part)
     return obj
-
-
-def _file_without_attr(spec: str) -> str:
-    """The message for a bare file path: which object in the file to name, with the names it defines.
-
-    The file is parsed, not run, so naming its objects executes none of its code.
-    """
-    import ast
-
-    path = Path(spec)
-    if not path.is_file():
-        return f"no such file: {spec} (a target is a catalog name or MODULE:ATTR, e.g. my_kernels.py:make_tasks)"
-    if path.suffix != ".py":
-        return f"{spec} is not a .py file: a target is a catalog name or MODULE:ATTR, e.g. my_kernels.py:make_tasks"
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=spec)
-    except (SyntaxError, UnicodeDecodeError) as exc:
-        return f"{spec} is not Python that parses ({type(exc).__name__}: {exc}); fix it, then pass {spec}:ATTR"
-    names: list[str] = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.append(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names += [t.id for t in targets if isinstance(t, ast.Name)]
-    names = [n for n in dict.fromkeys(names) if not n.startswith("_")]
-    defines = f"; it defines {', '.join(names[:8])}{' ...' if len(names) > 8 else ''}" if names else ""
-    example = names[0] if names else "make_tasks"
-    return (f"{spec} is a file: name the object in it after a colon, e.g. {spec}:{example} (a Schedule, Task, "
-            f"TaskManager, or a zero-argument function returning (tasks, graph)){defines}")
 
 
 def parse_settings(scenario: Any, pairs: Sequence[str]) -> Any:

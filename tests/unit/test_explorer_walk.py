@@ -30,10 +30,10 @@ from ts_explore.scenarios.choices import choices, pick
 @pytest.mark.parametrize("name", WALKED)
 def test_every_offer_along_a_walk_is_accepted(name: str) -> None:
     sc = get(name)
-    for seed in range(scaled(4, 20)):
+    for seed in range(scaled(4, 8)):
         rng = random.Random(seed)
-        for config in control_walk.walk(sc, scaled(15, 120), rng):
-            refused = control_walk.refused_offers(sc, config, rng, sample=scaled(4, 256))
+        for config in control_walk.walk(sc, scaled(15, 80), rng):
+            refused = control_walk.refused_offers(sc, config, rng, sample=scaled(4, 128))
             assert not refused, f"{name} (seed {seed}) at {config}: {refused[:3]}"
 
 
@@ -146,3 +146,16 @@ def test_a_stranded_slider_moves_to_the_nearest_accepted_value_between_refused_o
     ex.controls["seqlen_q"].value = 1152
     assert ex.error is None and ex.config.q_tile == 8
     assert ex.adjusted and ex.adjusted[0].startswith("view Q tile set to 8")
+
+
+def test_gemm_refusals_name_the_control_to_move() -> None:
+    """fp8 with K=264 moves K to a multiple of 16, and fewer CTAs move the viewed CTA, instead of refusing."""
+    ex = Explorer("hopper_gemm", debounce_s=0, k=264)
+    assert DType.FP8 in [v for _, v in ex.controls["dtype"].options]
+    ex.controls["dtype"].value = DType.FP8
+    assert ex.error is None and ex.config.k == 256
+    assert ex.adjusted and ex.adjusted[0].startswith("K (CPU view) set to 256")
+    sc = get("hopper_gemm")
+    wide = sc.config(m=42424, n=14640, block=40)
+    moved, err = pick(sc, wide, "ctas", 5)
+    assert err is None and moved.block < moved.ctas_launched()

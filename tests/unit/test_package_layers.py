@@ -34,7 +34,9 @@ ALLOWED: dict[str, set[str]] = {
     "sweeps": {"model", "verification", "gpu", "scenarios"},
     "tuning": {"model", "gpu", "scenarios", "sweeps"},
     "app": {"model", "analysis", "reader", "verification", "render", "gallery", "scenarios", "gpu", "sweeps", "repair"},
-    "cli": {"model", "verification", "render", "app", "gpu", "scenarios", "sweeps", "tuning", "reader", "repair"},
+    "cli_targets": set(),
+    "cli": {"model", "verification", "render", "app", "gpu", "scenarios", "sweeps", "tuning", "reader", "repair",
+            "cli_targets"},
 }
 
 

@@ -69,10 +69,10 @@ def check(cfg: HopperGemm) -> None:
             "use N and K multiples of 8")
     require(cfg.dtype is DType.BF16 or cfg.k % 16 == 0,
             f"K={cfg.k} fp8 elements per row of A and B is not a multiple of 16 bytes, which TMA needs to stride "
-            "them", f"use K a multiple of 16 (e.g. {cfg.k + 16 - cfg.k % 16})")
+            "them", f"use K a multiple of 16 (e.g. {cfg.k + 16 - cfg.k % 16})", "k")
     require(cfg.block < cfg.ctas_launched(),
             f"view CTA {cfg.block} is not launched ({cfg.ctas_launched()} CTAs)",
-            f"pick block < {cfg.ctas_launched()}")
+            f"pick block < {cfg.ctas_launched()}", "block")
 
 
 MODES: dict[GemmMode, Callable[..., Built]] = {GemmMode.COOPERATIVE: cooperative.build,
