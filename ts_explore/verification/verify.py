@@ -227,8 +227,7 @@ def _search(task_list: list[Any], task_set: TaskSet | None, instance: Instance, 
     plan = None
     if instance.persistent and ask.tiles is None:  # every tile count: the tile-loop search (.tile_proof)
         opts = dict(ask.engine.options)
-        plan = prove_tiles(task_list, instance, tm_kwargs, own=ask.engine.own,
-                           options={k: opts.get(k) for k in ("max_states", "cancel", "progress")})
+        plan = prove_tiles(task_list, instance, tm_kwargs, options={k: opts.get(k) for k in ("max_states", "cancel", "progress")})
     counts = plan.failing if plan is not None else sc.tile_counts(ask.tiles, instance.skip) \
         if instance.persistent else ()
     extra = sc.extra_tile_runs(instance, tm_kwargs, counts, needed) if instance.persistent else []
