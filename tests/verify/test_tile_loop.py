@@ -64,10 +64,12 @@ def test_a_fixed_tile_count_still_searches_exactly_that_count() -> None:
     assert verify(**_piped(3), tiles=4).status is Status.UNSAFE
 
 
-def test_ts_reference_search_covers_only_its_two_tiles() -> None:
-    v = verify(**_piped(3, 2, offset_b=1024), checker="ts")
-    assert v.status is Status.INCONCLUSIVE
-    assert any("tile-loop search" in r and "checker='auto'" in r for r in v.reasons), v.reasons
+def test_with_ts_reference_search_the_tile_loop_still_decides_every_count() -> None:
+    safe = verify(**_piped(3, 2, offset_b=1024), checker="ts")
+    assert safe.ok and safe.scope.tiles_covered == "every number of work tiles (tile-loop search)"
+    racy = verify(**_piped(3), checker="ts")  # TS's own search of 4 tiles shows the race the loop found
+    assert racy.status is Status.UNSAFE
+    assert {r.num_tiles for r in racy.runs if r.races} == {4} and racy.scope.engine == "TS exhaustive_checker"
 
 
 @pytest.mark.parametrize("plans", [

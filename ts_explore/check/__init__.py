@@ -18,6 +18,9 @@ a search visits states in; both engines implement that document:
   proviso and the proof that it loses no deadlock, race or PDL violation
   are in SEMANTICS.md ("The reduction"), and each clause has a test that
   fails without it (``tests/check/test_check_clauses.py``);
+* the tile-loop search (:mod:`.tile_search` over a :class:`~.tile_loop.TileLoop`)
+  - a persistent schedule's work-tile loop searched as a cycle, so that one
+  search covers every number of work tiles (SEMANTICS.md, "The tile loop");
 * the second engine (:mod:`.oracle`) - a separately written explicit-state
   search over every interleaving, sharing only :mod:`.problem`;
   :func:`cross_check` runs both and says whether they agree

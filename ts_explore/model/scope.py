@@ -108,7 +108,7 @@ class TileCheck:
 class Abstraction:
     """A simplification the search made, and whether the argument that it loses nothing holds here."""
 
-    name: str  # two-tile | skipped-tile
+    name: str  # tile-loop | skipped-tile
     sentence: str
     sufficient: bool
 

@@ -38,8 +38,8 @@ def _stage_lcm(tasks: list[Any]) -> int:
         stages = getattr(cfg, "num_stages", None) if cfg is not None else None
         if isinstance(stages, int) and stages > 0:
             out = math.lcm(out, stages)
-            for stride in (getattr(cfg, "producer_acquire_interleave_stride", 1),
-                           getattr(cfg, "consumer_wait_interleave_stride", 1)):
+            for stride in (getattr(cfg, f"{side}_interleave_stride", 1) for side in (
+                    "producer_acquire", "producer_commit", "consumer_wait", "consumer_release")):
                 if isinstance(stride, int) and stride > 1:
                     out = math.lcm(out, stride)
     return out

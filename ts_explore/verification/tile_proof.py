@@ -29,8 +29,6 @@ from ..model import Family
 from ..reader.instance import Instance
 from ..reader.tile_loop import tile_loop
 
-TS_CANNOT = ("TS searched 2 work tiles; a CTA may run more, and the proof for every number of work tiles is "
-             "ts-explore's tile-loop search (verify(..., checker='auto'))")
 MIXED_UNPROVEN = ("the skipped-tile runs cover tiles that all skip; sequences that mix skipped and normal tiles are "
                   "not searched")
 MIXED_INERT = ("skipped and normal tiles may mix in any order: a skipped tile runs only WorkQueue and auxiliary "
@@ -82,16 +80,14 @@ def _projections(loop: TileLoop, instance: Instance) -> tuple[list[TileLoop], st
     return out, " and ".join(f"{pool.producer} + {c}" for c in pool.consumers)
 
 
-def prove_tiles(tasks: list[Any], instance: Instance, tm_kwargs: dict[str, Any], *, own: bool,
+def prove_tiles(tasks: list[Any], instance: Instance, tm_kwargs: dict[str, Any], *,
                 options: dict[str, Any]) -> TileProof:
     """Search the tile loop of every variant and key assignment of a persistent instance.
 
-    ``own``: ts-explore's checker is the engine (else TS's BFS: its two tiles
-    are all it covers, and the proof says so). ``options``: ``max_states``,
+    Whichever engine runs the unrolled searches (ours or TS's BFS), the claim
+    for every tile count rests on this search. ``options``: ``max_states``,
     ``cancel``, ``progress`` for the searches.
     """
-    if not own:
-        return TileProof(False, TS_CANNOT, mixed=MIXED_UNPROVEN if instance.skip else "", mixed_ok=not instance.skip)
     pdl = bool(tm_kwargs.get("assume_pdl_wait_completed", False))
     variants = (False, True) if instance.skip else (False,)
     failing: set[int] = set()
@@ -150,4 +146,4 @@ def prove_tiles(tasks: list[Any], instance: Instance, tm_kwargs: dict[str, Any],
                      (), mixed, mixed_ok, states, seconds)
 
 
-__all__ = ["MIXED_INERT", "MIXED_UNPROVEN", "TS_CANNOT", "TileProof", "prove_tiles", "skipped_tiles_inert"]
+__all__ = ["MIXED_INERT", "MIXED_UNPROVEN", "TileProof", "prove_tiles", "skipped_tiles_inert"]

@@ -9,7 +9,9 @@ How it works:
    the facts that decide which searches it needs and, for each of them, the
    checker's input and the lanes its findings are told in;
 3. :mod:`.scope` says which runs are needed (each key assignment, the
-   skipped-tile run, the tile counts of a persistent schedule) and the
+   skipped-tile run, TS's two tiles of a persistent schedule), the tile-loop
+   search proves every tile count of a persistent one (:mod:`.tile_proof`; a
+   finding is searched again unrolled at the count it needs), and the
    engine (:mod:`.engines`) runs them; our checker's findings become model
    findings directly (:mod:`.findings`), TS's reference search goes
    through :mod:`ts_explore.reader.reference`;
@@ -89,8 +91,9 @@ def verify(
 
     - ``tiles``: the work tiles one CTA of this instance runs (persistent
       schedules). The search then covers exactly that many; without it,
-      ts-explore searches the tile counts that cover any number, or says why
-      it cannot (the verdict is then INCONCLUSIVE).
+      ts-explore's tile-loop search covers every number of work tiles at
+      once (:mod:`ts_explore.check.tile_search`), or says why it cannot (the
+      verdict is then INCONCLUSIVE); ``verdict.scope.tiles_covered`` says which.
     - ``instance``: the instance in words (``"CTA 100"``), used in the scope
       and in the reasons (``"CTA 100 does no work (0 iterations)"``).
     - ``not_modelled``: effects outside TS's model the caller knows of (e.g.
@@ -235,8 +238,7 @@ def _search(task_list: list[Any], task_set: TaskSet | None, instance: Instance, 
     plan = None
     if instance.persistent and ask.tiles is None:  # every tile count: the tile-loop search (.tile_proof)
         opts = dict(ask.engine.options)
-        plan = prove_tiles(task_list, instance, tm_kwargs, own=ask.engine.own,
-                           options={k: opts.get(k) for k in ("max_states", "cancel", "progress")})
+        plan = prove_tiles(task_list, instance, tm_kwargs, options={k: opts.get(k) for k in ("max_states", "cancel", "progress")})
     counts = plan.failing if plan is not None else sc.tile_counts(ask.tiles, instance.skip) \
         if instance.persistent else ()
     extra = sc.extra_tile_runs(instance, tm_kwargs, counts, needed) if instance.persistent else []
