@@ -10,7 +10,7 @@ import pytest
 MODULES = [
     "ts_explore.model.scope",
     "ts_explore.model.schedule",
-    "ts_explore.analysis.tiles",
+    "ts_explore.check.tile_loop",
     "ts_explore.render.tree",
     "ts_explore.render.recording",
 ]

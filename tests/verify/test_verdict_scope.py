@@ -8,9 +8,6 @@ import pytest
 import verify_builders as B
 
 from ts_explore import gallery, verify
-from ts_explore.analysis.tiles import tile_coverage
-from ts_explore.model import Family, Stage
-from ts_explore.model.interleaving import CheckerStep, CreditModel, CreditPool, Lane
 from ts_explore.model.verdict import Status, Verdict
 
 
@@ -121,22 +118,15 @@ def test_a_failure_to_read_ts_results_is_inconclusive_not_unsafe(monkeypatch):
 # -- persistent schedules: the tile counts --------------------------------------------
 
 
-def test_persistent_pair_is_searched_over_the_tiles_its_lead_bound_needs():
-    v = verify(**B.persistent_pair(stages=2, rows=1))  # the producer can run 3 tiles ahead
+@pytest.mark.parametrize("stages, rows", [(2, 1), (2, 4), (8, 1)])
+def test_persistent_pair_is_proven_for_every_tile_count_by_the_tile_loop_search(stages, rows):
+    v = verify(**B.persistent_pair(stages=stages, rows=rows))  # the producer may run up to stages + 1 tiles ahead
     assert v.ok, v.summary()
-    assert sorted(r.num_tiles for r in v.runs) == [1, 2, 3, 4]
-    (two_tile,) = v.scope.abstractions
-    assert two_tile.sufficient and "no task leads another by more than 3 tiles" in two_tile.sentence
-    short = verify(**B.persistent_pair(stages=2, rows=4))  # 4 acquires per tile, 2 slots: 1 tile ahead at most
-    assert short.ok and sorted(r.num_tiles for r in short.runs) == [1, 2]
-
-
-def test_a_lead_too_long_to_search_is_inconclusive_unless_the_tiles_are_given():
-    v = verify(**B.persistent_pair(stages=8, rows=1))
-    assert v.status is Status.INCONCLUSIVE
-    (reason,) = v.reasons
-    assert "drift 9 tiles apart" in reason and "10 tiles" in reason
-    exact = verify(**B.persistent_pair(stages=8, rows=1), tiles=3)
+    assert sorted(r.num_tiles for r in v.runs) == [2]  # TS's own two tiles, for the Stepper and the swimlanes
+    (loop,) = v.scope.abstractions
+    assert loop.name == "tile-loop" and loop.sufficient and "searched as a cycle" in loop.sentence
+    assert v.scope.tiles_covered == "every number of work tiles (tile-loop search)"
+    exact = verify(**B.persistent_pair(stages=stages, rows=rows), tiles=3)
     assert exact.ok and 3 in {r.num_tiles for r in exact.runs} and exact.scope.tiles_per_cta == 3
 
 
@@ -150,7 +140,7 @@ def test_skipped_tiles_that_only_touch_the_queue_may_mix_with_normal_ones():
 def test_skipped_tiles_that_move_credits_leave_mixed_sequences_unproven():
     v = verify(**B.persistent_pair(skip=True, signal_outside=True))
     assert v.status is Status.INCONCLUSIVE
-    assert v.reasons == ("the skipped-tile run covers tiles that all skip; sequences that mix skipped and normal "
+    assert v.reasons == ("the skipped-tile runs cover tiles that all skip; sequences that mix skipped and normal "
                          "tiles are not searched",)
     one_tile = verify(**B.persistent_pair(skip=True, signal_outside=True), tiles=1)  # skipped or not: both searched
     assert one_tile.ok, one_tile.summary()
@@ -159,34 +149,6 @@ def test_skipped_tiles_that_move_credits_leave_mixed_sequences_unproven():
 def test_tiles_must_be_a_count():
     with pytest.raises(TypeError, match="number of work tiles"):
         verify(**B.persistent_pair(), tiles=-1)
-
-
-def _lane(task: str, *steps: tuple[str, Stage]) -> Lane:
-    return Lane(task, tuple(CheckerStep(task, i, res, st, 0, None, "", None, family=Family.WAIT)
-                            for i, (res, st) in enumerate(steps)))
-
-
-P_STEPS = (("smem", Stage.PRODUCER_ACQUIRE), ("smem", Stage.PRODUCER_COMMIT))
-C_STEPS = (("smem", Stage.CONSUMER_WAIT), ("smem", Stage.CONSUMER_RELEASE))
-
-
-@pytest.mark.parametrize("stages, lead", [(1, 2), (2, 3), (3, 4)])
-def test_lead_bound_follows_stages_per_acquire(stages, lead):
-    cov = tile_coverage((_lane("P", *P_STEPS), _lane("C", *C_STEPS)), CreditModel((CreditPool("smem", 0, stages),)))
-    assert cov.sufficient and cov.lead == lead and cov.tiles == tuple(range(1, lead + 2))
-
-
-def test_tile_argument_refuses_what_it_cannot_cover():
-    model = CreditModel((CreditPool("smem", 0, 2),))
-    unbalanced = tile_coverage((_lane("P", *P_STEPS, *P_STEPS), _lane("C", *C_STEPS)), model)
-    assert not unbalanced.sufficient and "not balanced per tile" in unbalanced.sentence
-    two_consumers = tile_coverage((_lane("P", *P_STEPS), _lane("C", *C_STEPS), _lane("D", *C_STEPS)), model)
-    assert not two_consumers.sufficient and "several producer or consumer tasks" in two_consumers.sentence
-    per_stage = tile_coverage((_lane("P", *P_STEPS), _lane("C", *C_STEPS)),
-                              CreditModel((CreditPool("smem", 0, 1), CreditPool("smem", 1, 1))))
-    assert not per_stage.sufficient and "per pipeline stage" in per_stage.sentence
-    alone = tile_coverage((_lane("P", ("gmem", Stage.PRODUCER_WORK)),), model)
-    assert alone.sufficient and alone.independent and alone.tiles == (1, 2)
 
 
 def test_a_needed_run_that_did_not_run_is_named(monkeypatch):
@@ -212,7 +174,7 @@ def test_a_needed_run_that_did_not_run_is_named(monkeypatch):
 
 
 def test_given_tiles_with_skipping_search_every_shorter_count_of_normal_tiles():
-    v = verify(**B.persistent_pair(stages=8, skip=True), tiles=3)  # the lead bound alone would need 10 tiles
+    v = verify(**B.persistent_pair(stages=8, skip=True), tiles=3)
     assert v.ok, v.summary()
     assert {r.num_tiles for r in v.runs} == {1, 2, 3}
     too_many = verify(**B.persistent_pair(stages=8, skip=True), tiles=8)

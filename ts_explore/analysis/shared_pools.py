@@ -4,8 +4,8 @@ TS counts the consumers of a pipeline together. With n consumer tasks every
 n-th wait takes a commit credit and every n-th release gives back an empty
 slot, whoever waits or releases; so one consumer may pass a wait on a credit
 another has not used yet and run any number of tiles ahead of it. No number
-of searched tiles covers that model, and the tile-shift argument
-(:mod:`ts_explore.analysis.tiles`) does not apply to it.
+of searched tiles covers that model, and the tile-loop search of the whole
+set (:mod:`ts_explore.check.tile_search`) does not close on it.
 
 The hardware does not pool. Each consumer waits for the commit of the stage
 it reads (its own phase of the stage's barrier), and a slot is free again
@@ -27,9 +27,10 @@ A race between two tasks of which at most one is a consumer of ``R`` is a race
 of the projection that keeps that consumer (ownership of what both touch is
 the same there); consumers of ``R`` only read ``R``, so two of them race only
 on other resources, which :func:`ts_explore.check.projection.project` refuses
-when they alias. Every projection has one producer and one consumer per
-pipeline, so the tile-shift argument gives its tile counts; searching each
-projection at those counts covers every number of tiles.
+when they alias. The argument holds at every tile count, and every
+projection has one producer and one consumer per pipeline, so the tile-loop
+search of each projection (:mod:`ts_explore.verification.tile_proof`) covers
+every number of tiles.
 
 >>> from ts_explore.model import Stage
 >>> from ts_explore.model.interleaving import CheckerStep, CreditModel, CreditPool, Lane

@@ -138,6 +138,7 @@ class Scope:
     not_modelled: tuple[str, ...] = DEFAULT_NOT_MODELLED
     engine: str = TS_ENGINE
     unread: str = ""  # ts-explore could not read TS's results (the reason); nothing can be claimed
+    tiles_covered: str = ""  # persistent only: which work-tile counts the verdict covers, and how
     tile_check: TileCheck | None = None  # persistent, cross_check=True: the tile counts unrolled independently
 
     # -- totals --------------------------------------------------------------------
@@ -242,9 +243,11 @@ class Scope:
             parts.append(f"Instance: {self.instance}.")
         if self.tasks:
             parts.append("Trip counts: " + "; ".join(t.describe() for t in self.tasks) + ".")
-        if self.tiles:
+        if self.tiles or self.tiles_covered:
             per_cta = "any number" if self.tiles_per_cta is None else str(self.tiles_per_cta)
-            parts.append(f"Work tiles per CTA: {per_cta}; searched {', '.join(map(str, self.tiles))}.")
+            covered = f"; covered: {self.tiles_covered}" if self.tiles_covered else ""
+            parts.append(f"Work tiles per CTA: {per_cta}{covered}; searched unrolled: "
+                         f"{', '.join(map(str, self.tiles)) or 'none'}.")
         if not self.searched:
             parts.append("No exhaustive search (switched off).")
         elif self.runs:

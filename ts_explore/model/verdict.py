@@ -61,9 +61,9 @@ class Verdict:
       run when a task has ``skip_if``, each once per assignment of the
       ``when_true``/``when_false`` keys, over the real trip count of every
       task. For persistent schedules (a WorkQueue) TS walks two work tiles;
-      SAFE then also needs the tile-shift argument of
-      :mod:`ts_explore.analysis.tiles` (with the tile counts it asks for
-      searched) or the real tiles per CTA given as ``verify(tiles=...)``, and,
+      SAFE then also needs the tile-loop search of
+      :mod:`ts_explore.check.tile_search` to close (every number of work
+      tiles) or the real tiles per CTA given as ``verify(tiles=...)``, and,
       with ``skip_if``, an argument that skipped and normal tiles may mix.
     - **INCONCLUSIVE**: nothing was found, but that is not a proof; ``reasons``
       says why: the search was switched off or ts-explore could not read its

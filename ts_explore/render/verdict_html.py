@@ -52,6 +52,11 @@ def verdict_html(v: Verdict, *, raw: bool = True) -> str:
             ", stopped at the state cap" if run.hit_state_limit else "")
         mark, col = ("&#10003;", style.PASS_COLOR) if not findings else ("&#10007;", style.FAIL_COLOR)
         rows.append(_row(mark, col, f"exhaustive search: {run.label} (by {run.run_by})", text))
+    covered = v.scope.tiles_covered if v.scope is not None else ""
+    if covered:  # persistent schedules: which work-tile counts the verdict speaks for
+        proven = covered.startswith(("every", "exactly"))
+        rows.append(_row("&#10003;" if proven else "?", style.PASS_COLOR if proven else style.WARN_COLOR,
+                         "work tiles covered", covered))
         for f in findings:
             steps = f" ({len(f.interleaving)} moves to reach it)" if f.interleaving else ""
             rows.append(_row("&#9888;", style.FAIL_COLOR, f"  {f.kind}", f.describe() + steps))

@@ -3,24 +3,22 @@
 Works on the :class:`~ts_explore.reader.instance.Instance` the reader read
 once: :func:`needed_runs` restates TaskManager's loop (each key assignment,
 the skipped-tile run when a task has ``skip_if``, two tiles for a persistent
-schedule), :func:`coverage` and :func:`tile_counts` the extra tile counts a
-persistent schedule needs (:mod:`ts_explore.analysis.tiles` says which and
-why), so that SAFE covers every number of work tiles a CTA may run, or the
-exact number the caller names with ``verify(tiles=...)``.
+schedule), :func:`tile_counts` the extra tile counts searched unrolled when the
+caller names a CTA's count with ``verify(tiles=...)``; :func:`build_scope`
+says which counts a verdict covers: every number of work tiles when the
+tile-loop search (:mod:`.tile_proof`) closed, or the caller's count.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
-from ..analysis.shared_pools import projection
-from ..analysis.tiles import INDEPENDENT, INERT, MAX_TILES, MIXED_SENTENCES, TileCoverage, mixed_tiles, tile_coverage
-from ..check.projection import project
-from ..model.interleaving import CreditModel
 from ..model.scope import TS_ENGINE, WORK_QUEUE_NOT_MODELLED, Abstraction, Scope
 from ..model.verdict import ExhaustiveRun, run_scope
-from ..reader.instance import Instance, SearchInput
+from ..reader.instance import Instance
+from .tile_proof import MIXED_INERT, MIXED_UNPROVEN, TileProof, skipped_tiles_inert
+
+MAX_TILES = 6  # with tiles=N and skip_if, shorter counts are searched up to this N (beyond: not proven)
 
 OPAQUE_ASSUMPTION = ("each when_true/when_false key keeps one value for the whole run: TS searches every "
                      "assignment of the keys, not values that change from one iteration or tile to the next")
@@ -49,35 +47,14 @@ def same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
-def coverage(instance: Instance, projections: bool = False) -> tuple[TileCoverage, str]:
-    """The tile counts a persistent schedule needs (for every key assignment), and why tile kinds may mix
-    (``projections``: the engine can search a shared pipeline's projections, see ``analysis.shared_pools``)."""
-    model = instance.credit_model
-    if model is None:
-        raise ValueError(f"the credit pools could not be read: {instance.unread}")
-    found: list[TileCoverage] = []
-    mixed: list[str] = []
-    for lanes, skipped in instance.one_tile_lanes:
-        cov = tile_coverage(lanes, model, projections=projections)
-        found.append(cov)
-        mixed.append(mixed_tiles(cov, skipped, model))
-    worst = next((c for c in found if not c.sufficient), None)
-    if worst is None:
-        worst = max(found, key=lambda c: len(c.tiles))
-    kinds = set(mixed)
-    return worst, INDEPENDENT if kinds == {INDEPENDENT} else INERT if kinds <= {INERT, INDEPENDENT} else ""
-
-
-def tile_counts(plan: tuple[TileCoverage, str], tiles: int | None, skip: bool) -> tuple[int, ...]:
-    """The tile counts to search: the plan's, or the caller's count (plus, with ``skip_if``, the shorter ones)."""
-    cov, _ = plan
-    if tiles is None:
-        return cov.tiles
-    if tiles == 0:
+def tile_counts(tiles: int | None, skip: bool) -> tuple[int, ...]:
+    """The tile counts to search unrolled when the caller names a CTA's count (plus, with ``skip_if``, the shorter
+    ones: a sequence mixing skipped and normal tiles reduces to a run of fewer normal tiles)."""
+    if not tiles:
         return ()
     counts = {tiles}
-    if skip and tiles > 1:  # mixed sequences reduce to runs of fewer normal tiles
-        counts |= set(cov.tiles) if cov.sufficient else set(range(1, tiles + 1)) if tiles <= MAX_TILES else set()
+    if skip and 1 < tiles <= MAX_TILES:
+        counts |= set(range(1, tiles + 1))
     return tuple(sorted(counts))
 
 
@@ -99,7 +76,7 @@ def build_scope(
     tm_kwargs: dict[str, Any],
     *,
     tiles: int | None,
-    tile_plan: tuple[TileCoverage, str] | None,
+    tile_proof: TileProof | None,
     instance: str | None,
     not_modelled: tuple[str, ...],
     unread: str = "",
@@ -116,20 +93,24 @@ def build_scope(
     missing = tuple(_label(kw, persistent) for kw in needed if not any(same_call(kw, c) for c in calls))
     abstractions: list[Abstraction] = []
     skip = facts.skip
-    if persistent and searched and tile_plan is not None:
-        cov, mixed = tile_plan
+    covered = ""
+    if persistent and searched and (tile_proof is not None or tiles is not None):
         searched_counts = {r.num_tiles for r in runs}
-        if tiles is None and cov.sufficient and not set(cov.tiles) <= searched_counts:
-            done = ", ".join(map(str, sorted(searched_counts))) or "no"
-            abstractions.append(Abstraction("two-tile", f"searched {done} work tile(s) only: a failure ended the "
-                                                        "search before the other tile counts", False))
-        elif tiles is None:
-            abstractions.append(Abstraction("two-tile", cov.sentence, cov.sufficient))
+        if tiles is not None:
+            covered = f"exactly {tiles} work tile{'' if tiles == 1 else 's'} (the caller's count, searched unrolled)"
+        elif tile_proof is not None:
+            sentence, proven = tile_proof.sentence, tile_proof.proven
+            shown = any(not r.safe for r in runs)
+            if tile_proof.failing and not shown and set(tile_proof.failing) <= searched_counts:
+                sentence = (f"{sentence.split(';')[0]}, which the unrolled search at "
+                            f"{', '.join(map(str, tile_proof.failing))} tiles did not reproduce")
+            abstractions.append(Abstraction("tile-loop", sentence, proven))
+            covered = "every number of work tiles (tile-loop search)" if proven else \
+                f"only the searched counts ({', '.join(map(str, sorted(searched_counts))) or 'none'} work tiles)"
         if skip and (tiles is None or tiles > 1):
-            shorter = (cov.sufficient and set(cov.tiles) <= searched_counts) or (
-                tiles is not None and set(range(1, tiles + 1)) <= searched_counts)
-            ok = mixed == INDEPENDENT or (mixed == INERT and shorter)
-            abstractions.append(Abstraction("skipped-tile", MIXED_SENTENCES[mixed if ok else ""], ok))
+            inert = skipped_tiles_inert(facts)
+            ok = inert and (tiles is None or set(range(1, tiles + 1)) <= searched_counts)
+            abstractions.append(Abstraction("skipped-tile", MIXED_INERT if ok else MIXED_UNPROVEN, ok))
     extra = tuple(not_modelled)
     if facts.python_conditions:
         extra = (PYTHON_CONDITION, *extra)
@@ -141,7 +122,7 @@ def build_scope(
         tiles=tuple(sorted({r.num_tiles for r in runs})) if persistent else (),
         tiles_per_cta=tiles if persistent else None, abstractions=tuple(abstractions),
         assumptions=(OPAQUE_ASSUMPTION,) if facts.opaque_keys else (), unread=unread,
-        engine=engine,
+        engine=engine, tiles_covered=covered,
     )
     return scope.extended(not_modelled=extra)
 
@@ -155,22 +136,4 @@ def _label(kwargs: dict[str, Any], persistent: bool) -> str:
     return ("skipped-tile" if kwargs.get("skipped_tile") else "normal") + (f" ({', '.join(details)})" if details else "")
 
 
-def projected(inputs: tuple[SearchInput, ...], plan: tuple[TileCoverage, str] | None,
-              model: CreditModel | None) -> list[SearchInput]:
-    """With a shared pipeline in the plan: each input's projections, one per consumer (else the inputs)."""
-    pool = plan[0].shared if plan is not None else None
-    if pool is None:
-        return list(inputs)
-    out = []
-    for inp in inputs:
-        if inp.problem is None or inp.lanes is None or model is None:
-            raise ValueError(f"{pool.resource}'s projections need the checker's input of the whole task set")
-        for keep in pool.consumers:
-            drop = tuple(c for c in pool.consumers if c != keep)
-            lanes, alone = projection(inp.lanes, model, pool, keep)
-            out.append(replace(inp, problem=project(inp.problem, pool.resource, keep, drop), lanes=lanes,
-                               alone=keep, credit_model=alone))
-    return out
-
-
-__all__ = ["build_scope", "coverage", "extra_tile_runs", "needed_runs", "projected", "same_call", "tile_counts"]
+__all__ = ["MAX_TILES", "build_scope", "extra_tile_runs", "needed_runs", "same_call", "tile_counts"]

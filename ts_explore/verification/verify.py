@@ -45,6 +45,7 @@ from ..reader.simulation import SIMULATION, simulation_findings
 from ..reader.tasks import _all_resources, capture_task_set
 from . import scope as sc
 from .engines import Engine, cross_check_tiles, cross_checks, engine_for
+from .tile_proof import prove_tiles
 from .outcomes import EXHAUSTIVE, exhaustive_outcome, raw_output, unconsumed_outputs
 from .rules import run_rules
 from .simulation_limit import overrule_cut_off
@@ -196,7 +197,7 @@ def _verify(
         unread = unread or f"{type(exc).__name__}: {exc}"
     checks = record.checks() + run_rules(ask.rules, task_set, capture_error)
     scope = sc.build_scope(
-        instance, runs, [s.input.kwargs for s in searched], tm_kwargs, tiles=ask.tiles, tile_plan=plan,
+        instance, runs, [s.input.kwargs for s in searched], tm_kwargs, tiles=ask.tiles, tile_proof=plan,
         instance=ask.instance, not_modelled=ask.not_modelled, unread=unread, engine=ask.engine.name,
     ) if instance is not None else None
     if scope is not None and tile_check is not None:
@@ -223,17 +224,20 @@ def _search_on(engine: Engine, tm_kwargs: dict[str, Any]) -> bool:
 
 def _search(task_list: list[Any], task_set: TaskSet | None, instance: Instance, name_of: ResourceNames,
             record: CheckRecord, tm_kwargs: dict[str, Any], ask: _Ask) -> tuple[list[Searched], Any, str, Any]:
-    """Every search run the instance needs, read first, then run; the tile plan; what could not be read; the note
-    when TS's credit simulation was cut off by its round limit (:mod:`.simulation_limit`)."""
+    """Every search run the instance needs, read first, then run; the tile-loop proof (persistent schedules,
+    :mod:`.tile_proof`); what could not be read; the note when TS's credit simulation was cut off by its round
+    limit (:mod:`.simulation_limit`)."""
     needed = sc.needed_runs(instance, tm_kwargs)
-    plan = sc.coverage(instance, projections=ask.engine.own) if instance.persistent else None
-    shared = plan is not None and plan[0].shared is not None  # every tile count searched again, as projections
-    extra = sc.extra_tile_runs(instance, tm_kwargs, sc.tile_counts(plan, ask.tiles, instance.skip),
-                               [] if shared else needed) if plan is not None else []
+    plan = None
+    if instance.persistent and ask.tiles is None:  # every tile count: the tile-loop search (.tile_proof)
+        opts = dict(ask.engine.options)
+        plan = prove_tiles(task_list, instance, tm_kwargs, own=ask.engine.own,
+                           options={k: opts.get(k) for k in ("max_states", "cancel", "progress")})
+    counts = plan.failing if plan is not None else sc.tile_counts(ask.tiles, instance.skip) \
+        if instance.persistent else ()
+    extra = sc.extra_tile_runs(instance, tm_kwargs, counts, needed) if instance.persistent else []
     inputs, unread = search_inputs(task_list, task_set, instance, name_of, [*needed, *extra],
                                    problems=ask.engine.own)
-    if shared and not unread:
-        inputs = (*inputs[:len(needed)], *sc.projected(inputs[len(needed):], plan, instance.credit_model))
     stalled = any(name == SIMULATION and exc is not None for name, exc in record.outcomes)
     reference = None if ask.engine.own else reference_search(task_list, instance, stalled=stalled)
     searched = [ask.engine.search(i, instance, reference) for i in inputs[:len(needed)]
