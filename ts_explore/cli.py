@@ -21,23 +21,18 @@ code  meaning
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import json
 import os
 import sys
 import threading
 import time
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
+
+from .cli_targets import UsageError, load_target, parse_settings, resolve, verify_kwargs, drawable  # noqa: F401 - re-exported
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_REFUSED, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130  # what shells report for a command ended by SIGINT
 VERIFY_EXIT = {"safe": EXIT_OK, "unsafe": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}
-
-
-class UsageError(Exception):
-    """A problem with the command line or the thing it names (exit 2)."""
 
 
 def emit(text: str) -> None:
@@ -48,144 +43,6 @@ def emit(text: str) -> None:
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush goes nowhere instead of failing
-
-
-def load_target(spec: str) -> Any:
-    """What a command's target names: a catalog scenario (``pipelined_copy``) or ``MODULE:ATTR``.
-
-    MODULE is a dotted name or a .py path. Every command resolves its target
-    here, so each accepts what the others do.
-    """
-    module_name, sep, attr = spec.partition(":")
-    if not sep:
-        from .cli_targets import file_without_attr
-        from .scenarios import CATALOG
-
-        if spec in CATALOG:
-            return CATALOG[spec]
-        if spec.endswith(".py") or "/" in spec or os.sep in spec:
-            raise UsageError(file_without_attr(spec))
-        raise UsageError(f"no scenario named {spec!r} (the catalog has: {', '.join(sorted(CATALOG))}); "
-                         "expected MODULE:ATTR (e.g. my_kernels:copy_schedule) or a catalog name")
-    if not module_name or not attr:
-        raise UsageError(f"expected MODULE:ATTR (e.g. my_kernels:copy_schedule), got {spec!r}")
-    try:
-        if module_name.endswith(".py") or "/" in module_name:
-            path = Path(module_name)
-            if not path.exists():
-                raise UsageError(f"no such file: {module_name}")
-            mod_spec = importlib.util.spec_from_file_location(path.stem, path)
-            assert mod_spec is not None and mod_spec.loader is not None
-            module = importlib.util.module_from_spec(mod_spec)
-            sys.modules[path.stem] = module
-            mod_spec.loader.exec_module(module)
-        else:
-            sys.path.insert(0, str(Path.cwd()))
-            module = importlib.import_module(module_name)
-    except UsageError:
-        raise
-    except ModuleNotFoundError as exc:
-        raise UsageError(f"cannot import module {module_name!r}: {exc}. Run from the folder that holds it, or pass a .py path.") from exc
-    except Exception as exc:  # noqa: BLE001 - the user's module failed while importing
-        raise UsageError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from exc
-    obj: Any = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise UsageError(f"{module_name!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
-    return obj
-
-
-def parse_settings(scenario: Any, pairs: Sequence[str]) -> Any:
-    """``--set key=value`` pairs through the scenario's one coercion (labels in errors, knob ranges, checks)."""
-    from .scenarios.knobs import ConfigError, configure
-
-    values: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep:
-            raise UsageError(f"--set takes key=value, got {pair!r}")
-        values[key.strip()] = raw
-    try:
-        return configure(scenario, values)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _scenario_type() -> type:
-    from .scenarios import Scenario
-
-    return Scenario
-
-
-def _users(what: str, call: Callable[[], Any]) -> Any:
-    """Run user code (a factory, a scenario build); its exception becomes one line (exit 2)."""
-    try:
-        return call()
-    except UsageError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the user's code failed: say so in one line
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise UsageError(f"{what} raised {type(exc).__name__}" + (f": {first}" if first else "")) from None
-
-
-def _materialize(obj: Any, spec: str) -> Any:
-    """Call zero-argument factories; leave objects (and @schedule functions) alone."""
-    import inspect
-
-    scenario_type = _scenario_type()
-    if not callable(obj) or isinstance(obj, (type, scenario_type)) or hasattr(obj, "__wrapped__"):
-        return obj
-    try:
-        inspect.signature(obj).bind()
-    except TypeError as exc:
-        raise UsageError(f"{spec!r} must take no arguments: {exc}") from None
-    except ValueError:  # no signature (a builtin): just call it
-        pass
-    return _users(f"the factory {spec}", obj)
-
-
-def _verify_kwargs_of(value: Any) -> dict[str, Any] | None:
-    """``verify`` keyword arguments from what a target gives: a dict, a (tasks, graph) pair or a Built."""
-    if isinstance(value, dict) and "tasks" in value:
-        return dict(value)
-    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], dict):
-        return {"tasks": list(value[0]), "resource_dependency_graph": value[1]}
-    if hasattr(value, "verify_kwargs"):
-        return value.verify_kwargs()
-    return None
-
-
-def resolve(spec: str, settings: Sequence[str] = ()) -> tuple[dict[str, Any] | None, Any]:
-    """What ``spec`` names, for ``verify`` (its keyword arguments, or None) and for ``render`` (a drawable)."""
-    obj = load_target(spec)
-    if isinstance(obj, _scenario_type()):
-        config = parse_settings(obj, settings)
-        built = _users(f"building scenario {obj.name!r}", lambda: obj.build(config))
-        return built.verify_kwargs(), None
-    if settings:
-        raise UsageError("--set only applies to scenarios")
-    value = _materialize(obj, spec)
-    return _verify_kwargs_of(value), value
-
-
-def _verify_kwargs(spec: str, settings: Sequence[str] = ()) -> dict[str, Any]:
-    kwargs, value = resolve(spec, settings)
-    if kwargs is None:
-        raise UsageError(
-            "verify needs a scenario or a zero-argument callable returning (tasks, resource_dependency_graph), "
-            f"dict(tasks=..., resource_dependency_graph=...) or a Built; got {type(value).__name__}"
-        )
-    return kwargs
-
-
-def _drawable(spec: str, settings: Sequence[str]) -> Any:
-    kwargs, value = resolve(spec, settings)
-    if kwargs is not None:
-        from .app.drawings import task_set
-
-        return task_set(kwargs)
-    return value
 
 
 class _SearchProgress:
@@ -239,7 +96,7 @@ class _Progress:
 def cmd_render(args: argparse.Namespace) -> int:
     from .app.drawings import save
 
-    obj = _drawable(args.target, args.set)
+    obj = drawable(args.target, args.set)
     try:
         out = save(obj, args.output)
     except TypeError as exc:
@@ -254,7 +111,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from .reader.lanes import LoopTooLong
     from .verification.verify import verify
 
-    kwargs = _verify_kwargs(args.target, args.set)
+    kwargs = verify_kwargs(args.target, args.set)
     if args.max_states is not None and args.max_states < 1:
         raise UsageError(f"--max-states takes a positive number of states, got {args.max_states}")
     if args.cross_check and args.checker == "ts":
@@ -291,7 +148,7 @@ def _repairs(args: argparse.Namespace, verdict: Any) -> Any:
     from .repair import repairs
 
     with _Progress("searching for repairs"):
-        return repairs(verdict, lambda: _verify_kwargs(args.target, args.set), seconds=args.repair_seconds)
+        return repairs(verdict, lambda: verify_kwargs(args.target, args.set), seconds=args.repair_seconds)
 
 
 def _repairs_text(found: Any) -> str:

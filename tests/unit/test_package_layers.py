@@ -34,7 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "sweeps": {"model", "verification", "gpu", "scenarios"},
     "tuning": {"model", "gpu", "scenarios", "sweeps"},
     "app": {"model", "analysis", "reader", "verification", "render", "gallery", "scenarios", "gpu", "sweeps", "repair"},
-    "cli_targets": set(),
+    "cli_targets": {"app", "scenarios"},  # what a CLI target names: a scenario, a factory, a drawable
     "cli": {"model", "verification", "render", "app", "gpu", "scenarios", "sweeps", "tuning", "reader", "repair",
             "cli_targets"},
 }
