@@ -37,6 +37,7 @@ from ts_explore.check.engine import search
 from ts_explore.reader.search_input import search_problem
 
 BRUTE_STATES = 2_000_000  # per run; a capped run makes the row "unknown", never race-free
+VERIFY_STATES = 20_000  # per search of verify: keeps one slow proof from holding up the whole tally
 
 
 @dataclass(frozen=True)
@@ -132,12 +133,16 @@ class Compared:
         return line + ("\n" + spec.describe() if spec is not None else "")
 
 
-def compare(spec: TileSetSpec) -> Compared:
-    """``verify`` (and, where it says SAFE, ``verify(..., cross_check=True)``) beside :func:`unrolled`."""
+def compare(spec: TileSetSpec, max_states: int = VERIFY_STATES) -> Compared:
+    """``verify`` (and, where it says SAFE, ``verify(..., cross_check=True)``) beside :func:`unrolled`.
+
+    ``max_states`` caps each of verify's searches (a capped search is INCONCLUSIVE, never SAFE, so the cap
+    can lower the share proven but cannot hide a wrong SAFE).
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        v = verify(**spec.build())
-        checked = verify(**spec.build(), cross_check=True) if v.ok else v
+        v = verify(**spec.build(), max_states=max_states)
+        checked = verify(**spec.build(), cross_check=True, max_states=max_states) if v.ok else v
     brute = unrolled(spec.build, spec.tiles_needed(), skip=spec.skip_if)
     return Compared(spec.seed, v.status.value, checked.status.value, brute, tuple(checked.reasons))
 
@@ -198,13 +203,13 @@ class Tally:
         return "\n".join([*lines, *(r.text(self.specs[r.seed]) for r in self.rows)])
 
 
-def tally(seeds: Iterable[int]) -> Tally:
+def tally(seeds: Iterable[int], max_states: int = VERIFY_STATES) -> Tally:
     """:func:`compare` over the sets of ``seeds``."""
     out = Tally()
     for seed in seeds:
         spec = tile_set(seed)
-        out.add(compare(spec), spec)
+        out.add(compare(spec, max_states), spec)
     return out
 
 
-__all__ = ["BRUTE_STATES", "Compared", "Tally", "Unrolled", "compare", "tally", "unrolled"]
+__all__ = ["BRUTE_STATES", "VERIFY_STATES", "Compared", "Tally", "Unrolled", "compare", "tally", "unrolled"]
