@@ -33,7 +33,7 @@ lab: install
 
 test: install
 	@scripts/system-deps.sh chromium --optional
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --nbmake --nbmake-timeout=300 --doctest-modules \
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --durations=15 --nbmake --nbmake-timeout=300 --doctest-modules \
 		ts_explore tests notebooks
 
 clean:
