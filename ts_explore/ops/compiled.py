@@ -55,43 +55,44 @@ def _compile_options(arch: str) -> str:
     return f"--gpu-arch {arch} {TVM_FFI}"
 
 
+def _compile(name: str, kernel: Any, cfg: Any, arch: str, args: list[Any]) -> Any:
+    """``cute.compile`` of ``kernel``'s host for ``cfg`` with placeholder ``args``, once the scenario accepts the
+    config and the kernel can launch it on ``arch`` (else the refusal as an :class:`OpsError`)."""
+    import cutlass.cute as cute
+
+    sc = scenario(name)
+    sc.check(cfg)
+    refusal = kernel.launch_refusal(cfg, arch)
+    if refusal is not None:
+        raise OpsError(refusal)
+    return cute.compile(kernel.host_function(sc, cfg), *args, options=_compile_options(arch))
+
+
 def compile_gemm(cfg: Any, arch: str) -> Any:
     """``cute.compile`` of the GEMM host for concrete ``cfg`` (no ``tile='by shape'``), for TVM-FFI calls."""
     import cutlass
-    import cutlass.cute as cute
 
     from ..kernels import gemm
     from ..kernels.build import default_stream, gmem_ptr
     from ..kernels.gemm_mainloop import OUT_DTYPE, in_dtype
 
-    sc = scenario("hopper_gemm")
-    sc.check(cfg)
-    refusal = gemm.launch_refusal(cfg, arch)
-    if refusal is not None:
-        raise OpsError(refusal)
     geo = cfg.geometry()
     args = [gmem_ptr(0, in_dtype(geo)), gmem_ptr(0, in_dtype(geo)), gmem_ptr(0, OUT_DTYPE)]
     args += [cutlass.Float32(1.0)] * geo.dtype.scale_args + [cutlass.Int32(8)] * 6 + [default_stream()]
-    return cute.compile(gemm.host_function(sc, cfg), *args, options=_compile_options(arch))
+    return _compile("hopper_gemm", gemm, cfg, arch, args)
 
 
 def compile_attention(cfg: Any, arch: str) -> Any:
     """``cute.compile`` of the attention host for ``cfg``, for TVM-FFI calls."""
     import cutlass
-    import cutlass.cute as cute
 
     from ..kernels import attention
     from ..kernels.attention_tiles import IN_DTYPE
     from ..kernels.build import default_stream, gmem_ptr
 
-    sc = scenario("hopper_attention")
-    sc.check(cfg)
-    refusal = attention.launch_refusal(cfg, arch)
-    if refusal is not None:
-        raise OpsError(refusal)
     args = [gmem_ptr(0, IN_DTYPE)] * 4 + [gmem_ptr(0, cutlass.Float32)] + [cutlass.Int32(128)] * 7
     args.append(default_stream())
-    return cute.compile(attention.host_function(sc, cfg), *args, options=_compile_options(arch))
+    return _compile("hopper_attention", attention, cfg, arch, args)
 
 
 def gemm_function(cfg: Any, arch: str, cache: DiskCache = CACHE) -> Loaded:
