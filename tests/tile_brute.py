@@ -81,22 +81,22 @@ def unrolled(build: Callable[[], dict[str, Any]], tiles: int, *, skip: bool = Fa
     complete = True
     variants = (False, True) if skip else (False,)
     tasks = build()["tasks"]  # reading the checker input leaves the tasks as they were (no TaskManager here)
-    for n in range(1, tiles + 1):
+
+    def run(n: int, reduce: bool) -> None:
+        nonlocal states, complete
         for skipped in variants:
-            result = search(_problem(tasks, n, skipped), reduce=True, early_exit=True, max_states=max_states)
+            result = search(_problem(tasks, n, skipped), reduce=reduce, early_exit=True, max_states=max_states)
             states += result.states_explored
             for f in result.findings:
                 first.setdefault(f.kind, n)
             complete &= bool(result.findings) or result.complete
+
+    for n in range(1, tiles + 1):
+        run(n, reduce=True)
         if first:
             break
     if not first:
-        for skipped in variants:
-            result = search(_problem(tasks, tiles, skipped), reduce=False, early_exit=True, max_states=max_states)
-            states += result.states_explored
-            for f in result.findings:
-                first.setdefault(f.kind, tiles)
-            complete &= bool(result.findings) or result.complete
+        run(tiles, reduce=False)
     return Unrolled(frozenset(first), tuple(sorted(first.items())), complete, tiles, states)
 
 
