@@ -196,18 +196,16 @@ def main(argv: list[str] | None = None) -> int:
              (f"SDPA {shape_a}", lambda: F.scaled_dot_product_attention(qt, kt, vt))]
     from ts_explore.ops.gemm_op import prepared as gemm_prepared
     from ts_explore.ops.gemm_op import run as gemm_run
-    from ts_explore.ops.routing import current_stream, direct
+    from ts_explore.ops.routing import direct
 
     p = gemm_prepared(a, b)
     c = torch.empty(p.out_shape, dtype=torch.bfloat16, device="cuda")
-    pa, pb, pc, stream = a.data_ptr(), b.data_ptr(), c.data_ptr(), current_stream(0)
     rows += [
-        ("  part: the TVM-FFI host alone (ints precomputed)",
-         lambda: p.fn(pa, pb, pc, p.m, p.n, p.k, *p.grid, stream, None, None)),
+        ("  part: the TVM-FFI host alone (tensors in, grid precomputed)", lambda: p.fn(a, b, c, *p.grid)),
         ("  part: torch.empty of C", lambda: torch.empty(p.out_shape, dtype=torch.bfloat16, device=a.device)),
         ("  part: a.new_empty of C", lambda: a.new_empty(p.out_shape)),
         ("  part: ops' run() into a given C", lambda: gemm_run(a, b, c, "default")),
-        ("  part: direct() and current_stream()", lambda: (direct(a, b), current_stream(0))),
+        ("  part: direct()", lambda: direct(a, b)),
     ]
     dsl_gemm, dsl_attention = dsl_default_calls(torch)
     rows += [(f"DSL default call path, gemm {'x'.join(map(str, EAGER_GEMM))} (before)", dsl_gemm),

@@ -47,15 +47,34 @@ def test_gemm_matches_an_fp32_product(shape: tuple[int, int, int]) -> None:
 
 
 def test_gemm_writes_into_out_and_runs_on_the_current_stream() -> None:
+    """On a side stream, A is written only after a 50 ms sleep: a launch on any other stream would read the zeros."""
     a, w, b = operands(1000, 1032, 520, seed=1)
+    late = torch.zeros_like(a)
     out = torch.full((1000, 1032), float("nan"), device="cuda", dtype=torch.bfloat16)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
-        got = ops.gemm(a, b, out=out)
+        torch.cuda._sleep(100_000_000)  # about 50 ms of GPU cycles
+        late.copy_(a)
+        got = ops.gemm(late, b, out=out)
     side.synchronize()
     assert got is out
     assert_gemm_close(out, a, w)
+
+
+def test_attention_runs_on_the_current_stream() -> None:
+    q, k, v = attention_kernel.make_inputs((1, 4, 256, 256, 128))
+    late = torch.zeros_like(q)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(100_000_000)
+        late.copy_(q)
+        o = ops.attention(late, k, v)
+    side.synchronize()
+    want = ops.attention(q, k, v)
+    torch.cuda.synchronize()
+    assert torch.equal(o, want)
 
 
 def test_gemm_fp8_with_scales() -> None:

@@ -28,7 +28,7 @@ from .checks import explain_attention
 from .compile_cache import load_shared, shared_library
 from .gate import OpsError
 from .launch_index import INDEX, record_name
-from .routing import current_stream, device_key, direct
+from .routing import device_key, direct
 
 _BF16, _FP32 = torch.bfloat16, torch.float32
 _GATE: list[Any] = []
@@ -57,6 +57,7 @@ class Prepared:
     o_shape: tuple[int, int, int, int]
     lse_shape: tuple[int, int, int]
     device: int
+    place: torch.device  # where outputs are allocated
     from_record: bool  # loaded from a launch record of an earlier process (proven and compiled there)
     scratch_lse: torch.Tensor  # where a call that does not return the LSE lets the kernel write it
 
@@ -85,7 +86,7 @@ def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     if found is not None:
         fn = load_shared(Path(found["library"]), found["symbol"])
         return Prepared(fn, (b, h, sq, skv), d, bool(causal), tuple(found["grid"]), (b, sq, h, d), (b, h, sq), index,
-                        True, q.new_empty((b, h, sq), dtype=_FP32))
+                        q.device, True, q.new_empty((b, h, sq), dtype=_FP32))
     from ..kernels import attention as kernel
     from . import compiled
     from .device import arch, limits, require_launchable
@@ -99,8 +100,8 @@ def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     library = shared_library(loaded.path)
     if library.exists():
         INDEX.put(name, {"library": str(library), "symbol": loaded.path.stem, "grid": grid, "config": repr(cfg)})
-    return Prepared(loaded.function, (b, h, sq, skv), d, bool(causal), grid, (b, sq, h, d), (b, h, sq), index, False,
-                    q.new_empty((b, h, sq), dtype=_FP32))
+    return Prepared(loaded.function, (b, h, sq, skv), d, bool(causal), grid, (b, sq, h, d), (b, h, sq), index,
+                    q.device, False, q.new_empty((b, h, sq), dtype=_FP32))
 
 
 def _lookup(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> Prepared:
@@ -111,33 +112,37 @@ def _lookup(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     return p
 
 
-def _refuse(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor | None) -> None:
-    """Raise the message naming why these tensors failed a call's quick checks."""
+def _refuse(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor | None,
+            cause: Exception | None = None) -> None:
+    """Raise the message naming why these tensors failed a call's checks (ours, or TVM-FFI's against the compiled
+    placeholders)."""
     explain_attention(q, k, v, out)
-    raise OpsError("q, k, v (and out) must be contiguous bf16 tensors, 16-byte aligned, on one GPU")
+    said = f" (the kernel's check said: {cause})" if cause is not None else ""
+    raise OpsError("q, k, v (and out) must be contiguous bf16 tensors, 16-byte aligned, on one GPU" + said) from cause
 
 
 def run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor | None, causal: bool,
         want_lse: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     """The op's implementation: (O, LSE) on the current stream (O into ``out`` when given).
 
-    ``want_lse=False`` lets the kernel write the LSE into a buffer kept per shape (nobody reads it), which saves
-    an allocation per call; the LSE returned is then that buffer, to be ignored.
+    TVM-FFI checks the tensors' dtype, device, sizes and alignment against the compiled placeholders and launches
+    on torch's current stream; the strides between tokens and batches it cannot tie to the sizes, so contiguity is
+    checked here. ``want_lse=False`` lets the kernel write the LSE into a buffer kept per shape (nobody reads it),
+    which saves an allocation per call; the LSE returned is then that buffer, to be ignored.
     """
     p = _lookup(q, k, v, causal)
-    pq, pk, pv = q.data_ptr(), k.data_ptr(), v.data_ptr()
-    if ((pq | pk | pv) & 15 or not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous())
-            or k.get_device() != p.device or v.get_device() != p.device):
+    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
         _refuse(q, k, v, out)
     if out is None:
-        out = q.new_empty(p.o_shape)
-    elif (out.shape != p.o_shape or out.dtype is not _BF16 or not out.is_contiguous() or out.data_ptr() & 15
-          or out.get_device() != p.device):
+        out = torch.empty(p.o_shape, dtype=_BF16, device=p.place)
+    elif not out.is_contiguous():
         _refuse(q, k, v, out)
-    lse = q.new_empty(p.lse_shape, dtype=_FP32) if want_lse else p.scratch_lse
-    b, h, sq, skv = p.sizes
+    lse = torch.empty(p.lse_shape, dtype=_FP32, device=p.place) if want_lse else p.scratch_lse
     gx, gy, gz = p.grid
-    p.fn(pq, pk, pv, out.data_ptr(), lse.data_ptr(), b, h, sq, skv, gx, gy, gz, current_stream(p.device), None, None)
+    try:
+        p.fn(q, k, v, out, lse, gx, gy, gz)
+    except Exception as cause:  # TVM-FFI's refusal: name the tensor and the fix
+        _refuse(q, k, v, out, cause)
     return out, lse
 
 

@@ -43,6 +43,9 @@ from typing import Any, Callable, Iterable
 PACKAGE = Path(__file__).resolve().parent.parent  # the ts_explore package folder
 KERNEL_CODE = ("kernels", "scenarios", "model")  # what the traced build reads
 PROOF_CODE = KERNEL_CODE + ("reader", "check", "verification", "analysis")  # ... and what proves it
+# How a compiled function is called (torch tensors in, the stream from TVM-FFI's environment): part of every
+# cache key and launch record, so a binary of another calling convention is never loaded.
+CALLING = "tensors, env stream"
 
 
 def cache_root() -> Path:
@@ -221,5 +224,5 @@ def _dsl_load(path: Path, symbol: str) -> Any:
     return cute.runtime.load_module(str(path), enable_tvm_ffi=True)[symbol]
 
 
-__all__ = ["CacheKey", "DiskCache", "KERNEL_CODE", "Loaded", "PROOF_CODE", "cache_root", "code_digest", "dsl_version",
-           "link_command", "load_shared", "shared_library", "source_digest"]
+__all__ = ["CALLING", "CacheKey", "DiskCache", "KERNEL_CODE", "Loaded", "PROOF_CODE", "cache_root", "code_digest",
+           "dsl_version", "link_command", "load_shared", "shared_library", "source_digest"]

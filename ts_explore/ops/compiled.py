@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from .compile_cache import CacheKey, DiskCache, Loaded
+from .compile_cache import CALLING, CacheKey, DiskCache, Loaded
 from .gate import OpsError
 
 TVM_FFI = "--enable-tvm-ffi"
@@ -55,9 +55,24 @@ def _compile_options(arch: str) -> str:
     return f"--gpu-arch {arch} {TVM_FFI}"
 
 
-def _compile(name: str, kernel: Any, cfg: Any, arch: str, args: list[Any]) -> Any:
-    """``cute.compile`` of ``kernel``'s host for ``cfg`` with placeholder ``args``, once the scenario accepts the
-    config and the kernel can launch it on ``arch`` (else the refusal as an :class:`OpsError`)."""
+def _env_stream() -> Any:
+    """The stream placeholder that TVM-FFI fills, per call, with torch's current stream on the tensors' GPU."""
+    import cutlass.cute as cute
+
+    return cute.runtime.make_fake_stream(use_tvm_ffi_env_stream=True)
+
+
+def _fake(dtype: Any, shape: tuple, stride: tuple) -> Any:
+    """A placeholder tensor: TVM-FFI checks a call's tensor against it (dtype, device, shape and strides bound to the
+    same symbols, 16-byte alignment), so a wrong operand is refused in C before anything launches."""
+    import cutlass.cute as cute
+
+    return cute.runtime.make_fake_tensor(dtype, shape, stride=stride, assumed_align=16)
+
+
+def _compile(name: str, kernel: Any, cfg: Any, arch: str, host: Any, args: list[Any]) -> Any:
+    """``cute.compile`` of ``host`` (a wrapper of ``kernel``'s host for ``cfg``) with placeholder ``args``, once the
+    scenario accepts the config and the kernel can launch it on ``arch`` (else the refusal as an :class:`OpsError`)."""
     import cutlass.cute as cute
 
     sc = scenario(name)
@@ -65,45 +80,63 @@ def _compile(name: str, kernel: Any, cfg: Any, arch: str, args: list[Any]) -> An
     refusal = kernel.launch_refusal(cfg, arch)
     if refusal is not None:
         raise OpsError(refusal)
-    return cute.compile(kernel.host_function(sc, cfg), *args, options=_compile_options(arch))
+    return cute.compile(host(kernel.host_function(sc, cfg)), *args, _env_stream(), options=_compile_options(arch))
 
 
 def compile_gemm(cfg: Any, arch: str) -> Any:
-    """``cute.compile`` of the GEMM host for concrete ``cfg`` (no ``tile='by shape'``), for TVM-FFI calls."""
+    """``cute.compile`` of the GEMM for concrete ``cfg`` (no ``tile='by shape'``), for TVM-FFI calls with tensors:
+    A (M, K) row-major, B (K, N) column-major (``w.t()``), C (M, N) row-major bf16."""
     import cutlass
+    import cutlass.cute as cute
 
     from ..kernels import gemm
-    from ..kernels.build import default_stream, gmem_ptr
+    from . import tensor_hosts
     from ..kernels.gemm_mainloop import OUT_DTYPE, in_dtype
 
     geo = cfg.geometry()
-    args = [gmem_ptr(0, in_dtype(geo)), gmem_ptr(0, in_dtype(geo)), gmem_ptr(0, OUT_DTYPE)]
-    args += [cutlass.Float32(1.0)] * geo.dtype.scale_args + [cutlass.Int32(8)] * 6 + [default_stream()]
-    return _compile("hopper_gemm", gemm, cfg, arch, args)
+    m = cute.sym_int()
+    k = cute.sym_int(divisibility=16 // geo.dtype.bytes)
+    n = cute.sym_int(divisibility=8)
+    args = [_fake(in_dtype(geo), (m, k), (k, 1)), _fake(in_dtype(geo), (k, n), (1, k)),
+            _fake(OUT_DTYPE, (m, n), (n, 1))]
+    args += [cutlass.Float32(1.0)] * geo.dtype.scale_args + [cutlass.Int32(1)] * 3
+    return _compile("hopper_gemm", gemm, cfg, arch, tensor_hosts.gemm_host(geo.dtype.scale_args > 0), args)
 
 
 def compile_attention(cfg: Any, arch: str) -> Any:
-    """``cute.compile`` of the attention host for ``cfg``, for TVM-FFI calls."""
+    """``cute.compile`` of the attention for ``cfg``, for TVM-FFI calls with tensors. The strides between tokens and
+    batches are not tied to the sizes here (TVM-FFI binds symbols, not their products), so a call checks that its
+    tensors are contiguous."""
     import cutlass
+    import cutlass.cute as cute
 
     from ..kernels import attention
+    from . import tensor_hosts
     from ..kernels.attention_tiles import IN_DTYPE
-    from ..kernels.build import default_stream, gmem_ptr
 
-    args = [gmem_ptr(0, IN_DTYPE)] * 4 + [gmem_ptr(0, cutlass.Float32)] + [cutlass.Int32(128)] * 7
-    args.append(default_stream())
-    return _compile("hopper_attention", attention, cfg, arch, args)
+    b, h, sq, skv = cute.sym_int(), cute.sym_int(), cute.sym_int(), cute.sym_int()
+    d = cfg.head_dim
+
+    def qkv(rows: Any) -> Any:
+        strides = (cute.sym_int64(divisibility=8), cute.sym_int64(divisibility=8), d, 1)
+        return _fake(IN_DTYPE, (b, rows, h, d), strides)
+
+    args = [qkv(sq), qkv(skv), qkv(skv), qkv(sq),
+            _fake(cutlass.Float32, (b, h, sq), (cute.sym_int64(), cute.sym_int64(), 1))]
+    args += [cutlass.Int32(1)] * 3
+    return _compile("hopper_attention", attention, cfg, arch, tensor_hosts.attention_host, args)
 
 
 def gemm_function(cfg: Any, arch: str, cache: DiskCache = CACHE) -> Loaded:
     """The TVM-FFI GEMM for concrete ``cfg`` on ``arch``: loaded from the disk cache, or compiled into it."""
-    return cache.function(CacheKey.of("gemm", cfg, arch, TVM_FFI), lambda: compile_gemm(cfg, arch))
+    return cache.function(CacheKey.of("gemm", cfg, arch, f"{TVM_FFI} {CALLING}"), lambda: compile_gemm(cfg, arch))
 
 
 def attention_function(cfg: Any, arch: str, cache: DiskCache = CACHE) -> Loaded:
     """The TVM-FFI attention for ``cfg`` on ``arch``: loaded from the disk cache, or compiled into it."""
-    return cache.function(CacheKey.of("attention", cfg, arch, TVM_FFI), lambda: compile_attention(cfg, arch))
+    key = CacheKey.of("attention", cfg, arch, f"{TVM_FFI} {CALLING}")
+    return cache.function(key, lambda: compile_attention(cfg, arch))
 
 
-__all__ = ["CACHE", "TVM_FFI", "attention_config", "attention_function", "compile_attention", "compile_gemm",
-           "default_gemm_config", "gemm_function", "scenario"]
+__all__ = ["CACHE", "CALLING", "TVM_FFI", "attention_config", "attention_function", "compile_attention",
+           "compile_gemm", "default_gemm_config", "gemm_function", "scenario"]

@@ -29,7 +29,7 @@ from .checks import explain_gemm, explain_scales
 from .compile_cache import load_shared, shared_library
 from .gate import OpsError
 from .launch_index import INDEX, record_name
-from .routing import current_stream, device_key, direct
+from .routing import device_key, direct
 
 _BF16, _FP8 = torch.bfloat16, torch.float8_e4m3fn
 DEFAULT = "default"
@@ -99,6 +99,7 @@ class Prepared:
     fp8: bool
     device: int
     sms: int
+    place: torch.device  # where outputs are allocated
     from_record: bool  # loaded from a launch record of an earlier process (proven and compiled there)
 
     @property
@@ -128,7 +129,7 @@ def prepare(a: torch.Tensor, b: torch.Tensor, key: str = DEFAULT, scale_a: Any =
     found = INDEX.get(name) if key == DEFAULT else None  # a config object's key is this process's own
     if found is not None:
         fn = load_shared(Path(found["library"]), found["symbol"])
-        return Prepared(fn, key, m, n, k, tuple(found["grid"]), (1, k), (m, n), fp8, index, sms, True)
+        return Prepared(fn, key, m, n, k, tuple(found["grid"]), (1, k), (m, n), fp8, index, sms, a.device, True)
     from ..kernels import gemm as kernel
     from . import compiled
     from .device import arch, limits, require_launchable
@@ -142,41 +143,44 @@ def prepare(a: torch.Tensor, b: torch.Tensor, key: str = DEFAULT, scale_a: Any =
     library = shared_library(loaded.path)
     if key == DEFAULT and library.exists():
         INDEX.put(name, {"library": str(library), "symbol": loaded.path.stem, "grid": grid, "config": repr(cfg)})
-    return Prepared(loaded.function, key, m, n, k, grid, (1, k), (m, n), fp8, index, limits_.sms, False)
+    return Prepared(loaded.function, key, m, n, k, grid, (1, k), (m, n), fp8, index, limits_.sms, a.device,
+                    False)
 
 
-def _refuse(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, p: Prepared) -> None:
-    """Raise the message naming why these tensors failed a call's quick checks."""
+def _refuse(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, p: Prepared, cause: Exception) -> None:
+    """Raise the message naming why TVM-FFI refused these tensors (it checks them against the compiled placeholders)."""
     explain_gemm(a, b, out)
     raise OpsError(f"the tensors do not fit the {p.m}x{p.n}x{p.k} GEMM prepared for their shapes: a must be "
-                   "contiguous, b column-major, out contiguous bf16, all 16-byte aligned on one GPU")
+                   "contiguous, b column-major, out contiguous bf16, all 16-byte aligned on one GPU "
+                   f"(the kernel's check said: {cause})") from cause
 
 
 def run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, key: str, scale_a: Any = None,
         scale_b: Any = None) -> torch.Tensor:
-    """The op's implementation: C = a @ b on the current stream (into ``out`` when given)."""
-    lookup = (a.shape, b.shape, a.dtype, b.dtype, a.get_device(), key)
-    p = _PREPARED.get(lookup)
+    """The op's implementation: C = a @ b on the current stream (into ``out`` when given).
+
+    The tensors go to the compiled function as they are: TVM-FFI checks their dtype, device, shapes, strides and
+    alignment against the placeholders the kernel was compiled with, in C, and launches on torch's current stream.
+    """
+    p = _PREPARED.get((a.shape, b.shape, a.dtype, b.dtype, a.get_device(), key))
     if p is None:
-        p = _PREPARED[lookup] = prepare(a, b, key, scale_a, scale_b)
-    pa, pb = a.data_ptr(), b.data_ptr()
-    if (pa | pb) & 15 or b.stride() != p.b_stride or not a.is_contiguous():
-        _refuse(a, b, out, p)
+        p = _PREPARED[(a.shape, b.shape, a.dtype, b.dtype, a.get_device(), key)] = prepare(a, b, key, scale_a, scale_b)
     if out is None:
-        out = a.new_empty(p.out_shape, dtype=_BF16) if p.fp8 else a.new_empty(p.out_shape)
-    elif (out.shape != p.out_shape or out.dtype is not _BF16 or not out.is_contiguous() or out.data_ptr() & 15
-          or out.get_device() != p.device):
-        _refuse(a, b, out, p)
+        out = torch.empty(p.out_shape, dtype=_BF16, device=p.place)
     gx, gy, gz = p.grid
-    if p.fp8:
-        if scale_a is None or scale_b is None:
-            explain_scales(True, scale_a, scale_b)
-        p.fn(pa, pb, out.data_ptr(), float(scale_a), float(scale_b), p.m, p.n, p.k, gx, gy, gz,
-             current_stream(p.device), None, None)
-    else:
-        if scale_a is not None or scale_b is not None:
-            explain_scales(False, scale_a, scale_b)
-        p.fn(pa, pb, out.data_ptr(), p.m, p.n, p.k, gx, gy, gz, current_stream(p.device), None, None)
+    try:
+        if p.fp8:
+            if scale_a is None or scale_b is None:
+                explain_scales(True, scale_a, scale_b)
+            p.fn(a, b, out, float(scale_a), float(scale_b), gx, gy, gz)
+        else:
+            if scale_a is not None or scale_b is not None:
+                explain_scales(False, scale_a, scale_b)
+            p.fn(a, b, out, gx, gy, gz)
+    except OpsError:
+        raise
+    except Exception as cause:  # TVM-FFI's refusal (ValueError, TypeError, ...): name the tensor and the fix
+        _refuse(a, b, out, p, cause)
     return out
 
 

@@ -7,7 +7,8 @@ text. A later process calling the same shape reads the record and loads the
 library through TVM-FFI: it neither imports ``cutlass`` (about 3 s on an H200
 machine) nor the scenarios, plans or checker. The record's name is a digest
 of the op, its config key, the exact shape and dtype, the GPU's SM count and
-compute capability, the DSL version and the sources of both the kernel
+compute capability, the DSL version, the calling convention
+(:data:`~.compile_cache.CALLING`) and the sources of both the kernel
 (:data:`~.compile_cache.KERNEL_CODE`) and the proof
 (:data:`~.compile_cache.PROOF_CODE`): a change to any of them misses, and the
 call goes the long way (prove, load or compile), writing a new record. A
@@ -23,12 +24,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .compile_cache import KERNEL_CODE, PROOF_CODE, cache_root, code_digest, dsl_version
+from .compile_cache import CALLING, KERNEL_CODE, PROOF_CODE, cache_root, code_digest, dsl_version
 
 
 def record_name(op: str, config: str, shape: tuple[int, ...], dtype: str, sms: int, cc: tuple[int, int]) -> str:
     """The digest naming one shape's record in this installation."""
-    text = "\n".join((op, config, repr(tuple(shape)), dtype, str(sms), repr(tuple(cc)), dsl_version(),
+    text = "\n".join((op, config, repr(tuple(shape)), dtype, str(sms), repr(tuple(cc)), dsl_version(), CALLING,
                       code_digest(KERNEL_CODE), code_digest(PROOF_CODE)))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 

@@ -20,7 +20,6 @@ _compiling = torch.compiler.is_compiling
 _grad = torch.is_grad_enabled
 _dispatch_modes = getattr(torch._C, "_len_torch_dispatch_mode", lambda: 0)
 _function_modes = getattr(torch._C, "_is_torch_function_mode_enabled", lambda: False)
-current_stream = torch._C._cuda_getCurrentRawStream  # device index -> the current stream's handle (an int)
 
 
 def direct(*tensors: Any) -> bool:
@@ -34,9 +33,6 @@ def direct(*tensors: Any) -> bool:
     return True
 
 
-
-
-
 _DEVICES: dict[int, tuple[int, tuple[int, int]]] = {}
 
 
@@ -47,4 +43,6 @@ def device_key(index: int) -> tuple[int, tuple[int, int]]:
         props = torch.cuda.get_device_properties(index)
         found = _DEVICES[index] = (props.multi_processor_count, (props.major, props.minor))
     return found
-__all__ = ["current_stream", "device_key", "direct"]
+
+
+__all__ = ["device_key", "direct"]
