@@ -1,6 +1,6 @@
 """TS-scheduled Hopper attention forward vs FlashAttention-4 and every torch SDPA backend, timed in one process.
 
-    python benchmarks/attention.py [--quick] [--out FILE]
+    python benchmarks/attention.py [--quick] [--out FILE] [--budget S]
 
 Cases follow FlashAttention's own benchmark: head_dim 64 and 128, causal and
 not, seqlen 1k/2k/4k/8k/16k (seqlen_q = seqlen_kv), batch = 16384 / seqlen and
@@ -251,7 +251,9 @@ def targets_met(rows: list[Row]) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="only hd128 8k, causal and not (every config there)")
-    parser.add_argument("--out", help="also write the report to this file")
+    parser.add_argument("--out", help="also write the report to this file, line by line as rows finish")
+    parser.add_argument("--budget", type=float, default=0.0, metavar="S",
+                        help="start no new row after S seconds (0: no limit); the rows left out are named")
     args = parser.parse_args(argv)
     import torch
 
@@ -267,18 +269,29 @@ def main(argv: list[str] | None = None) -> int:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     stream = torch.cuda.Stream()
     handle = cuda.CUstream(stream.cuda_stream)
+    out = open(args.out, "w") if args.out else None  # noqa: SIM115 (written as rows finish, closed at the end)
+
+    def emit(line: str) -> None:
+        print(line, flush=True)
+        if out is not None:
+            out.write(line + "\n")
+            out.flush()
+
     lines = [f"# {torch.cuda.get_device_name(0)}, torch {torch.__version__}; ours: TS-scheduled FlashAttention-3-style "
              "forward (ts_explore.kernels.attention), O and LSE; FA4: flash_attn.cute.flash_attn_func, return_lse",
              "# TFLOP/s = 4·b·h·s²·d (halved for causal) / time; (N.NNx) = their time / ours; spread = max-min of the "
              f"last {RUNS_AGREEING} runs' ratios", ""]
-    header = (f"{'hd':>3} {'causal':>6} {'seqlen':>6} {'b x h':>7}  {'config':<30} {'ours':>6}  "
-              "others (TFLOP/s, ours/them)")
-    lines.append(header)
-    print(header, flush=True)
+    lines.append(f"{'hd':>3} {'causal':>6} {'seqlen':>6} {'b x h':>7}  {'config':<30} {'ours':>6}  "
+                 "others (TFLOP/s, ours/them)")
+    for line in lines:
+        emit(line)
     compiled: dict = {}
     rows: list[Row] = []
     began = time.perf_counter()
     for d, causal, s, b, h in cases(args.quick):
+        if args.budget and time.perf_counter() - began > args.budget:
+            emit(f"{d:>3} {str(causal):>6} {s:>6} {f'{b}x{h}':>7}  not timed: the {args.budget:.0f} s budget is spent")
+            continue
         q, k, v = attention.make_inputs((b, h, s, s, d))
         o = torch.empty((b, s, h, d), device="cuda", dtype=torch.bfloat16)
         lse = torch.empty((b, h, s), device="cuda", dtype=torch.float32)
@@ -328,19 +341,16 @@ def main(argv: list[str] | None = None) -> int:
                         + "; ".join(parts) + f"  [±{timed.worst_spread * 100:.1f}%, {len(timed.runs)} runs"
                         + ("" if timed.settled else ", unsettled")
                         + "".join(f", {n} {w}" for n, w in timed.how.items() if w != "graph") + "]")
-                lines.append(line)
-                print(line, flush=True)
+                emit(line)
         for note in notes:
-            line = f"{d:>3} {str(causal):>6} {s:>6} {f'{b}x{h}':>7}  {note}"
-            lines.append(line)
-            print(line, flush=True)
+            emit(f"{d:>3} {str(causal):>6} {s:>6} {f'{b}x{h}':>7}  {note}")
         del q, k, v, o, lse, ref, ours, others
         torch.cuda.empty_cache()
-    lines += ["", LIMITS, "", f"# {time.perf_counter() - began:.0f} s in all (compiles included)", closing_line(rows)]
-    print("\n".join(lines[-2:]))
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write("\n".join(lines) + "\n")
+    for line in ["", LIMITS, "", f"# {time.perf_counter() - began:.0f} s in all (compiles included)",
+                 closing_line(rows)]:
+        emit(line)
+    if out is not None:
+        out.close()
     return 0 if targets_met(rows) else 1
 
 
