@@ -316,6 +316,14 @@ def main(argv: list[str] | None = None) -> int:
         call, why = fa4(q, k, v, causal)
         if call is not None:
             others[FA4] = call
+            try:  # the same tolerances as ours: a like-for-like check
+                fa4_o, fa4_lse = call()
+                bad_o, bad_lse = attention.mismatches(fa4_o, fa4_lse, *ref)
+                if bool(bad_o.any()) or bool(bad_lse.any()):
+                    notes.append(f"FA4: {int(bad_o.sum())} O elements and {int(bad_lse.sum())} LSE rows off the "
+                                 "references (timed all the same)")
+            except Exception as exc:  # noqa: BLE001 (an unexpected output form is said, the timing goes on)
+                notes.append(f"FA4: its O and LSE could not be compared: {type(exc).__name__}: {str(exc)[:160]}")
         else:
             notes.append(why)
         sdpa = attention.sdpa_references(q, k, v, causal)
