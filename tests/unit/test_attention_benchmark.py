@@ -31,11 +31,13 @@ def test_every_row_holds_16k_tokens_of_a_2048_wide_model_at_each_seqlen_from_1k_
     assert bench.cases(quick=True) == [(128, False, 8192, 2, 16), (128, True, 8192, 2, 16)]
 
 
-def test_the_math_backend_sits_out_where_its_score_matrix_passes_2_to_the_31_and_says_so() -> None:
-    assert bench.math_refusal(2, 16, 8192, 8192) is None  # hd128 8k: 2^31 scores exactly
+def test_the_math_backend_sits_out_where_its_score_matrix_passes_2_to_the_30_and_says_so() -> None:
+    assert bench.math_refusal(4, 16, 4096, 4096) is None  # hd128 4k: 2^30 scores exactly
     said = bench.math_refusal(1, 16, 16384, 16384)
-    assert said is not None and "math skipped" in said and "4Gi scores" in said and "8 GiB" in said
-    assert bench.math_refusal(1, 32, 8192, 8192) is None and bench.math_refusal(2, 32, 8192, 8192) is not None
+    assert said is not None and "math skipped" in said and "4Gi scores" in said and "16 GiB" in said
+    assert bench.math_refusal(8, 32, 2048, 2048) is None and bench.math_refusal(4, 32, 4096, 4096) is not None
+    timed = [(d, s) for d, _, s, b, h in bench.cases() if bench.math_refusal(b, h, s, s) is None]
+    assert set(timed) == {(128, 1024), (128, 2048), (128, 4096), (64, 1024), (64, 2048)}
 
 
 def test_a_row_settles_only_once_the_last_runs_agree_within_two_percent_on_every_ratio() -> None:
