@@ -146,8 +146,8 @@ def test_a_single_row_whose_max_rises_in_a_late_block_is_rescaled_while_its_warp
 
 
 @pytest.mark.parametrize("head_dim", [128, 64])
-def test_rows_whose_max_rises_in_every_block_are_rescaled_every_block(head_dim: int) -> None:
-    """Keys grow block by block, so every row's max rises in every block: O is rescaled each time."""
+def test_rows_whose_max_rises_block_after_block_are_rescaled_each_time(head_dim: int) -> None:
+    """Keys grow in size block by block, so most rows' max rises in most blocks: O is rescaled again and again."""
     b, h, s = 1, 2, 1024
     q, k, v = attention.make_inputs((b, h, s, s, head_dim), seed=6)
     k *= torch.linspace(0.25, 2.0, s, device="cuda", dtype=torch.float32).to(torch.bfloat16)[None, :, None, None]
