@@ -75,6 +75,7 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
         ("128x128 2wg", dict(overlap=False, pingpong=False)),
         ("128x128 2wg ping-pong overlap", dict()),
         ("128x128 2wg ping-pong static", dict(overlap=False, persistence=Persistence.STATIC)),
+        ("128x160 2wg ping-pong", dict(overlap=False, tile_k=160)),
     ]
 
 

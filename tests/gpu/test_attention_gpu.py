@@ -85,6 +85,8 @@ CONTROLS: list[dict[str, Any]] = [
     dict(tile_k=64),
     dict(tile_k=64, stages=4),
     dict(tile_k=64, stages=5),
+    dict(tile_k=160),
+    dict(tile_k=160, head_dim=64),
     dict(consumer_wgs=1, tile_q=64),
     dict(consumer_wgs=1, tile_q=64, overlap=False),
     dict(head_dim=64, stages=6),

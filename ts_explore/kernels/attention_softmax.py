@@ -164,7 +164,7 @@ class QTile(MemoryResource):
             st[M + r] = m_new
             st[L + r] = total
             st[F + r] = rescale
-        return s.load().to(IN_DTYPE), st.load()
+        return _packed_bf16(s, n_s), st.load()
 
 
 @cute.jit
@@ -176,6 +176,19 @@ def _row_max(s: Any, r: cutlass.Constexpr[int], n_s: cutlass.Constexpr[int]) -> 
     for j in cutlass.range_constexpr(4, len(cols)):
         part[j % 4] = cute.arch.fmax(part[j % 4], s[cols[j]])
     return cute.arch.fmax(cute.arch.fmax(part[0], part[1]), cute.arch.fmax(part[2], part[3]))
+
+
+@cute.jit
+def _packed_bf16(s: Any, n: cutlass.Constexpr[int]) -> Any:
+    """P in bf16, converted two values at a time (one ``cvt.rn.bf16x2.f32`` each) into the registers the P·V
+    WGMMA reads. Converting the whole vector at once leaves the pairing to LLVM, which packs 64 values but
+    converts a K/V block of 160 keys (80 values) one by one and packs them between the WGMMAs, where ptxas
+    has to inject warpgroup arrives (C7519)."""
+    p = cute.make_rmem_tensor((n,), IN_DTYPE)
+    for i in cutlass.range_constexpr(n // 2):
+        pair = cute.make_tensor(s.iterator + 2 * i, cute.make_layout(2))
+        cute.make_tensor(p.iterator + 2 * i, cute.make_layout(2)).store(pair.load().to(IN_DTYPE))
+    return p.load()
 
 
 @cute.jit
