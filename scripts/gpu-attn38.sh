@@ -27,14 +27,16 @@ start=$(date +%s)
 stamp() { echo "[$(date -u +%H:%M:%S) +$(( $(date +%s) - start ))s] $*"; }
 
 python3 -c "import cutlass, ts_explore" || { echo "source .gpu/b/env.sh first" >&2; exit 3; }
-stamp "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $(git log -1 --format='%h %s' 2>/dev/null | cut -c1-100)"
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)
+stamp "$gpu; $(git log -1 --format='%h %s' 2>/dev/null | cut -c1-90)"
 python3 -c "import flash_attn.cute, importlib.metadata as m; print('FA4', m.version('flash-attn-4'))" 2>&1 | tail -1
 
 stamp "tests: tests/gpu/test_attention_gpu.py in $SHARDS processes (limit ${TESTS_S}s)"
 ids=/tmp/attn38-ids.txt
 python3 -m pytest -q -p no:cacheprovider --collect-only -m gpu tests/gpu/test_attention_gpu.py 2>/dev/null \
   | grep '::' > "$ids"
-[ -s "$ids" ] || echo "no GPU test collected (no CUDA device seen?): python3 -m pytest -m gpu tests/gpu/test_attention_gpu.py -rs says why"
+[ -s "$ids" ] || echo "no GPU test collected (no CUDA device seen?):" \
+  "python3 -m pytest -m gpu tests/gpu/test_attention_gpu.py -rs says why"
 rm -f /tmp/attn38-shard.*
 split -n l/$SHARDS -d "$ids" /tmp/attn38-shard.
 pids=()
