@@ -30,6 +30,8 @@ SHAPES = [
     (1, 2, 777, 200),     # seqlen_q > seqlen_kv: causal rows before the diagonal see no key
     (1, 1, 1, 1),
     (3, 1, 65, 129),      # just past one block in each
+    (1, 2, 128, 128),     # exactly one block
+    (1, 2, 4096, 4096),   # 32 K/V blocks: most blocks raise no row's max, so warps skip the O rescale
 ]
 
 
@@ -45,8 +47,15 @@ def sms() -> int:
 def check(shape: tuple[int, int, int, int], seed: int = 0, **overrides: Any) -> None:
     cfg = SCENARIO.config(**overrides)
     b, h, sq, skv = shape
-    q, k, v = attention.make_inputs((b, h, sq, skv, cfg.head_dim), seed)
-    o = torch.full((b, sq, h, cfg.head_dim), float("nan"), device="cuda", dtype=torch.bfloat16)
+    check_on(*attention.make_inputs((b, h, sq, skv, cfg.head_dim), seed), **overrides)
+
+
+def check_on(q: Any, k: Any, v: Any, **overrides: Any) -> None:
+    """Launch on the given (batch, seqlen, heads, head_dim) tensors and compare O and LSE with the references."""
+    cfg = SCENARIO.config(**overrides)
+    b, sq, h, d = q.shape
+    shape = (b, h, sq, k.shape[1])
+    o = torch.full((b, sq, h, d), float("nan"), device="cuda", dtype=torch.bfloat16)
     lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
     attention.launcher(compiled(**overrides), q, k, v, o, lse, cfg, sms())()
     torch.cuda.synchronize()
@@ -76,6 +85,8 @@ CONTROLS: list[dict[str, Any]] = [
     dict(tile_k=64),
     dict(tile_k=64, stages=4),
     dict(tile_k=64, stages=5),
+    dict(tile_k=160),
+    dict(tile_k=160, head_dim=64),
     dict(consumer_wgs=1, tile_q=64),
     dict(consumer_wgs=1, tile_q=64, overlap=False),
     dict(head_dim=64, stages=6),
@@ -120,3 +131,26 @@ def test_launch_runs_attention_through_the_gate_and_times_the_torch_backends() -
     assert tails.mismatches[0].total == 1000 * 3 * 128 + 3 * 1000
     causal = launch("hopper_attention", causal=True, sizes=[(2, 4, 1000, 1500, 128)], reps=3, warmup=1)
     assert causal.ok, causal.summary()
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", [128, 64])
+def test_a_single_row_whose_max_rises_in_a_late_block_is_rescaled_while_its_warp_neighbours_keep_theirs(
+        head_dim: int, causal: bool) -> None:
+    """The O rescale is skipped only where no row of a warp raised its max: here one row of one warp meets its
+    largest score in the last K/V block (key 1000 of 1024 is that row's query, scaled up), all others early."""
+    b, h, s = 1, 2, 1024
+    q, k, v = attention.make_inputs((b, h, s, s, head_dim), seed=5)
+    row, key = 1010, 1000  # the key is visible to the row under the causal mask too
+    k[0, key, 0] = (q[0, row, 0].float() * 4.0).to(torch.bfloat16)
+    k[0, 3, :] = k[0, 3, :] * 3  # an early key every row weighs heavily: later blocks rarely raise a max
+    check_on(q, k, v, head_dim=head_dim, causal=causal)
+
+
+@pytest.mark.parametrize("head_dim", [128, 64])
+def test_rows_whose_max_rises_block_after_block_are_rescaled_each_time(head_dim: int) -> None:
+    """Keys grow in size block by block, so most rows' max rises in most blocks: O is rescaled again and again."""
+    b, h, s = 1, 2, 1024
+    q, k, v = attention.make_inputs((b, h, s, s, head_dim), seed=6)
+    k *= torch.linspace(0.25, 2.0, s, device="cuda", dtype=torch.float32).to(torch.bfloat16)[None, :, None, None]
+    check_on(q, k, v, head_dim=head_dim)

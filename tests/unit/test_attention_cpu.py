@@ -28,7 +28,8 @@ from ts_explore.verification.verify import verify
 SC = get("hopper_attention")
 
 CONTROL_VALUES: list[dict[str, Any]] = [
-    dict(tile_q=64, consumer_wgs=1), dict(tile_k=64), dict(tile_k=64, stages=4),
+    dict(tile_q=64, consumer_wgs=1), dict(tile_k=64), dict(tile_k=64, stages=4), dict(tile_k=160),
+    dict(tile_k=160, seqlen_kv=500, causal=True, q_tile=2),
     dict(head_dim=64), dict(head_dim=64, stages=6), dict(consumer_wgs=1, tile_q=64),
     dict(pingpong=False), dict(overlap=False), dict(overlap=False, pingpong=False),
     dict(persistence=Persistence.STATIC, consumer_wgs=1, tile_q=64), dict(causal=True, q_tile=1),
@@ -140,6 +141,14 @@ def test_a_k_stage_released_before_its_s_gemm_completes_is_a_race_ts_alone_calls
     assert {f.task for f in report.findings} == {"mma0", "mma1"}
     assert check_async_reads(model(cfg), async_reads("v_smem")).safe
     assert check_async_reads(model(SC.default_config()), async_reads("k_smem")).safe
+
+
+@pytest.mark.parametrize("fault", [f for f in AttentionFault if f is not AttentionFault.NONE], ids=lambda f: f.name)
+def test_every_planted_fault_is_caught_with_the_160_key_block_too(fault: AttentionFault) -> None:
+    """The 128x160 tile keeps the schedule's synchronisation: each planted fault stays a race or a deadlock."""
+    verdict = verify(**SC.build(SC.config(tile_k=160, fault=fault)).verify_kwargs())
+    assert verdict.status.value == "unsafe", verdict.summary()
+    assert verify(**SC.build(SC.config(tile_k=160)).verify_kwargs()).status.value == "safe"
 
 
 def test_the_v_rule_catches_a_release_of_a_v_stage_without_waiting_for_its_p_v_gemm() -> None:

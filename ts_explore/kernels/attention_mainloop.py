@@ -223,11 +223,15 @@ class VStages(MemoryResource):
         acc.store(acc_o)
         st = cute.make_rmem_tensor((STAT_SLOTS,), ACC_DTYPE)
         st.store(stats)
-        for r in cutlass.range_constexpr(2):
-            factor = st[F + r]
-            for nb in cutlass.range_constexpr(n_o // 4):
-                for c0 in cutlass.range_constexpr(2):
-                    acc[c0 + 2 * r + 4 * nb] = acc[c0 + 2 * r + 4 * nb] * factor
+        # A factor is exp2(m_old - m_new) <= 1, and exactly 1 where the block left the row's max as it was: the
+        # usual case once a row has seen a few blocks. A warp whose 16 rows all kept their max skips the rescale
+        # (its FMULs sit between the V stage's wait and the P·V issue); the vote keeps the branch warp-uniform.
+        if cute.arch.vote_any_sync(st[F] * st[F + 1] < ACC_DTYPE(1.0)):
+            for r in cutlass.range_constexpr(2):
+                factor = st[F + r]
+                for nb in cutlass.range_constexpr(n_o // 4):
+                    for c0 in cutlass.range_constexpr(2):
+                        acc[c0 + 2 * r + 4 * nb] = acc[c0 + 2 * r + 4 * nb] * factor
         mma = pv_mma(geo)
         _, t = consumer_thread()
         thr = mma.get_slice(t)

@@ -141,30 +141,54 @@ class QTile(MemoryResource):
                         s[c0 + 4 * nb] = -ACC_DTYPE.inf
                     if key >= lim1:
                         s[c0 + 2 + 4 * nb] = -ACC_DTYPE.inf
+        # Row maxima of the raw scores (scaled once, below): four partial maxima per row, so a row's 32 values
+        # reach the quad shuffle in 9 dependent FMNMX instead of 31 (the first exp2 waits on that chain).
+        row_max = [_row_max(s, 0, n_s), _row_max(s, 1, n_s)]
+        for offset in cutlass.range_constexpr(1, 3):
+            other = [cute.arch.shuffle_sync_bfly(row_max[r], offset=offset) for r in range(2)]
+            row_max = [cute.arch.fmax(row_max[r], other[r]) for r in range(2)]
         for r in cutlass.range_constexpr(2):
-            mx = s[2 * r]
-            for nb in cutlass.range_constexpr(n_s // 4):
-                for c0 in cutlass.range_constexpr(2):
-                    mx = cute.arch.fmax(mx, s[c0 + 2 * r + 4 * nb])
-            mx = cute.arch.fmax(mx, cute.arch.shuffle_sync_bfly(mx, offset=1))
-            mx = cute.arch.fmax(mx, cute.arch.shuffle_sync_bfly(mx, offset=2))
             m_old = st[M + r]
-            m_new = cute.arch.fmax(m_old, mx * c)
+            m_new = cute.arch.fmax(m_old, row_max[r] * c)
             m_safe = m_new
             if m_new == -ACC_DTYPE.inf:
                 m_safe = ACC_DTYPE(0.0)
             rescale = cute.math.exp2(m_old - m_safe, fastmath=True)
-            total = ACC_DTYPE(0.0)
+            total = st[L + r] * rescale  # the running sum seeds this block's: no separate add at the end
             for nb in cutlass.range_constexpr(n_s // 4):
                 for c0 in cutlass.range_constexpr(2):
                     i = c0 + 2 * r + 4 * nb
-                    p = cute.math.exp2(s[i] * c - m_safe, fastmath=True)
+                    p = cute.math.exp2(s[i] * c - m_safe, fastmath=True)  # one FFMA, then ex2.approx.ftz
                     s[i] = p
                     total = total + p
             st[M + r] = m_new
-            st[L + r] = st[L + r] * rescale + total
+            st[L + r] = total
             st[F + r] = rescale
-        return s.load().to(IN_DTYPE), st.load()
+        return _packed_bf16(s, n_s), st.load()
+
+
+@cute.jit
+def _row_max(s: Any, r: cutlass.Constexpr[int], n_s: cutlass.Constexpr[int]) -> Any:
+    """Max of row ``r``'s scores in this thread (columns ``c0 + 2r + 4nb``), as four independent partial maxima
+    combined pairwise: FMNMX's latency, not its issue rate, bounds a single chain."""
+    cols = [c0 + 2 * r + 4 * nb for nb in range(n_s // 4) for c0 in range(2)]  # unrolled while tracing
+    part = [s[cols[j]] for j in range(4)]
+    for j in cutlass.range_constexpr(4, len(cols)):
+        part[j % 4] = cute.arch.fmax(part[j % 4], s[cols[j]])
+    return cute.arch.fmax(cute.arch.fmax(part[0], part[1]), cute.arch.fmax(part[2], part[3]))
+
+
+@cute.jit
+def _packed_bf16(s: Any, n: cutlass.Constexpr[int]) -> Any:
+    """P in bf16, converted two values at a time (one ``cvt.rn.bf16x2.f32`` each) into the registers the P·V
+    WGMMA reads. Converting the whole vector at once leaves the pairing to LLVM, which packs 64 values but
+    converts a K/V block of 160 keys (80 values) one by one and packs them between the WGMMAs, where ptxas
+    has to inject warpgroup arrives (C7519)."""
+    p = cute.make_rmem_tensor((n,), IN_DTYPE)
+    for i in cutlass.range_constexpr(n // 2):
+        pair = cute.make_tensor(s.iterator + 2 * i, cute.make_layout(2))
+        cute.make_tensor(p.iterator + 2 * i, cute.make_layout(2)).store(pair.load().to(IN_DTYPE))
+    return p.load()
 
 
 @cute.jit

@@ -63,7 +63,7 @@ class HopperAttention:
 
     tile_q: int = knob(128, options=(64, 128), label="Q tile (rows per CTA)",
                        help="each consumer warpgroup owns tile_q / consumer_wgs rows, a multiple of 64")
-    tile_k: int = knob(128, options=(64, 128), label="K/V block (keys)")
+    tile_k: int = knob(128, options=(64, 128, 160), label="K/V block (keys)")
     stages: int = knob(2, min=2, max=8, label="K/V stages",
                        help="each of K and V has this many; bounded by 227 KiB. One stage deadlocks the "
                             "ping-pong consumers (mma1 waits for K[j+1] while mma0 holds the turn and K[j])")

@@ -1,0 +1,75 @@
+"""benchmarks/attention.py on the CPU: the rows it times, when torch's math backend sits out, when a row's timing
+has settled, and the closing line's exact form (the issue quotes it)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCH))  # it imports its timing helpers from benchmarks/gemm.py
+_SPEC = importlib.util.spec_from_file_location("attention_benchmark", BENCH / "attention.py")
+bench = importlib.util.module_from_spec(_SPEC)  # type: ignore[arg-type]
+sys.modules["attention_benchmark"] = bench  # its dataclasses look their module up
+try:
+    _SPEC.loader.exec_module(bench)  # type: ignore[union-attr]
+finally:
+    sys.path.remove(str(BENCH))
+
+LINE = re.compile(r"hd128 8k: (.+): (\d+) TFLOP/s = (\d\.\d\d)x FA4 \((\d\.\d\d)x cuDNN\); causal (\d\.\d\d)x FA4; "
+                  r"worst (\d\.\d\d)x FA4")
+
+
+def test_every_row_holds_16k_tokens_of_a_2048_wide_model_at_each_seqlen_from_1k_to_16k() -> None:
+    rows = bench.cases()
+    assert len(rows) == 2 * 2 * 5
+    assert {(d, c, s) for d, c, s, _, _ in rows} == {(d, c, s) for d in (64, 128) for c in (False, True)
+                                                      for s in (1024, 2048, 4096, 8192, 16384)}
+    assert all(b * s == 16384 and h * d == 2048 for d, _, s, b, h in rows)
+    assert bench.cases(quick=True) == [(128, False, 8192, 2, 16), (128, True, 8192, 2, 16)]
+
+
+def test_the_math_backend_sits_out_where_its_score_matrix_passes_2_to_the_30_and_says_so() -> None:
+    assert bench.math_refusal(4, 16, 4096, 4096) is None  # hd128 4k: 2^30 scores exactly
+    said = bench.math_refusal(1, 16, 16384, 16384)
+    assert said is not None and "math skipped" in said and "4Gi scores" in said and "16 GiB" in said
+    assert bench.math_refusal(8, 32, 2048, 2048) is None and bench.math_refusal(4, 32, 4096, 4096) is not None
+    timed = [(d, s) for d, _, s, b, h in bench.cases() if bench.math_refusal(b, h, s, s) is None]
+    assert set(timed) == {(128, 1024), (128, 2048), (128, 4096), (64, 1024), (64, 2048)}
+
+
+def test_a_row_settles_only_once_the_last_runs_agree_within_two_percent_on_every_ratio() -> None:
+    steady = {"ours": 1.0, "FA4": 1.2, "cuDNN": 1.1}
+    assert bench.settled([steady] * 2, "ours") == (False, 1.0)
+    assert bench.settled([steady] * 3, "ours") == (True, 0.0)
+    drifting = [steady, steady, {**steady, "cuDNN": 1.1 * 1.03}]
+    done, worst = bench.settled(drifting, "ours")
+    assert not done and 0.02 < worst < 0.04
+    # the ratios agree although both sides slowed down together (clocks): that is settled
+    assert bench.settled([steady, steady, {k: 1.05 * t for k, t in steady.items()}], "ours")[0]
+
+
+def _row(d: int, causal: bool, s: int, config: str, rate: float, fa4: float, cudnn: float) -> object:
+    return bench.Row(d, causal, s, config, rate, {"FA4": fa4, "cuDNN": cudnn, "flash": 1.6})
+
+
+def test_the_closing_line_names_the_best_config_at_hd128_8k_and_the_worst_row_against_fa4() -> None:
+    rows = [_row(128, False, 8192, "128x128 2wg ping-pong", 543.2, 0.83, 0.90),
+            _row(128, False, 8192, "128x128 2wg", 500.0, 0.77, 0.83),
+            _row(128, True, 8192, "128x128 2wg ping-pong", 510.0, 0.84, 1.02),
+            _row(64, True, 1024, "128x128 2wg ping-pong", 208.0, 0.61, 0.62)]
+    line = bench.closing_line(rows)
+    assert line == ("hd128 8k: 128x128 2wg ping-pong: 543 TFLOP/s = 0.83x FA4 (0.90x cuDNN); causal 0.84x FA4; "
+                    "worst 0.61x FA4")
+    assert LINE.fullmatch(line)
+    assert not bench.targets_met(rows)
+    assert bench.targets_met([_row(128, c, 8192, "x", 700.0, 1.01, 1.2) for c in (False, True)])
+
+
+def test_without_fa4_the_closing_line_keeps_its_form_with_n_a_and_the_targets_are_not_met() -> None:
+    rows = [bench.Row(128, c, 8192, "128x128 2wg ping-pong", 543.0, {"cuDNN": 0.9}) for c in (False, True)]
+    line = bench.closing_line(rows)
+    assert line == "hd128 8k: 128x128 2wg ping-pong: 543 TFLOP/s = n/a FA4 (0.90x cuDNN); causal n/a FA4; worst n/a FA4"
+    assert not bench.targets_met(rows)
