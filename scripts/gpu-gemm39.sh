@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Issue 39 on the H200: the GPU tests of the 192-wide GEMM tiles, then benchmarks/gemm.py's full suite against
+# torch.matmul and QuACK (default and, at three shapes, autotuned).
+#
+# Run on the GPU machine from the project root, after QuACK (quack-kernels 0.6.5 and its wheels) is installed
+# into /tmp/site:
+#   source .gpu/b/env.sh && bash scripts/gpu-gemm39.sh
+# Writes five files to $OUT, each step's log as it runs:
+#   gemm39_env.txt           GPU, driver, package versions, each step's start, end and exit status
+#   gemm39_gpu_tests.txt     pytest tests/gpu/test_gemm_gpu.py -k '192 or by_shape_ping_pong' (about 2 minutes)
+#   gemm39_bench.txt         python3 benchmarks/gemm.py --suite full --no-diagnosis --budget-s 240 (its table,
+#                            the best config per shape and the closing line)
+#   gemm39_bench_stderr.txt  the benchmark's compile times, QuACK's autotuning, failures
+#   gemm39_summary.txt       the test tally and the closing line
+# Budget: at most 7 minutes in all (tests 120 s, benchmark 290 s, both under `timeout`). A failing or timed-out
+# step does not stop the next one; the script's exit status is the worst of them.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 3
+export PYTHONPATH=$PWD:${PYTHONPATH:-} MPLBACKEND=Agg PYTHONUNBUFFERED=1
+OUT=${OUT:?set OUT to the folder that collects the results}
+mkdir -p "$OUT"
+ENV="$OUT/gemm39_env.txt"
+stamp() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$ENV"; }
+python3 -c "import cutlass, ts_explore" || { echo "source .gpu/b/env.sh first" >&2; exit 3; }
+
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | head -1
+  python3 - <<'EOF'
+import importlib.metadata as md
+for dist in ("torch", "nvidia-cutlass-dsl", "quack-kernels", "apache-tvm-ffi"):
+    try:
+        print(f"{dist} {md.version(dist)}")
+    except md.PackageNotFoundError:
+        print(f"{dist} not installed")
+try:
+    import quack.gemm_interface  # noqa: F401
+    print("quack.gemm_interface imports")
+except Exception as exc:  # the benchmark then times torch.matmul only, and says so
+    print(f"quack.gemm_interface does not import: {type(exc).__name__}: {exc}")
+EOF
+} >> "$ENV" 2>&1
+status=0
+
+stamp "gpu tests: start"
+PARALLEL=()
+python3 -c "import xdist" 2> /dev/null && PARALLEL=(-n 4)  # the compiles run side by side; the tests do not time
+timeout 120 python3 -m pytest -q -p no:cacheprovider "${PARALLEL[@]}" tests/gpu/test_gemm_gpu.py \
+  -k "192 or by_shape_ping_pong" -rfE > "$OUT/gemm39_gpu_tests.txt" 2>&1
+rc=$?
+stamp "gpu tests: exit $rc$([ $rc = 124 ] && echo ' (timed out at 120 s)')"
+[ $rc -ne 0 ] && status=1
+
+stamp "benchmark: start"
+timeout 290 python3 benchmarks/gemm.py --suite full --no-diagnosis --budget-s 240 \
+  > "$OUT/gemm39_bench.txt" 2> "$OUT/gemm39_bench_stderr.txt"
+rc=$?
+stamp "benchmark: exit $rc$([ $rc = 124 ] && echo ' (timed out at 290 s)') (1: a target of issue 39 missed)"
+[ $rc -gt 1 ] && status=1
+
+{
+  echo "gpu tests: $(tail -1 "$OUT/gemm39_gpu_tests.txt")"
+  grep -E "^(FAILED|ERROR) " "$OUT/gemm39_gpu_tests.txt" | head -20
+  echo "benchmark: $(grep -E '^8192³' "$OUT/gemm39_bench.txt" | tail -1)"
+  grep -E "^stopped|QuACK not installed" "$OUT/gemm39_bench.txt" | head -3
+} > "$OUT/gemm39_summary.txt"
+cat "$OUT/gemm39_summary.txt"
+stamp "done (exit $status)"
+exit $status
