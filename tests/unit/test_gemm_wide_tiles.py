@@ -151,3 +151,14 @@ def test_the_unstaged_load_boxes_equal_the_sliced_staged_layouts_they_replace() 
     layouts()
     assert len(seen) == 9 and all(old == new for old, new in seen[:-1]), seen
     assert "(8,3)" in seen[-1][1], seen[-1]
+
+
+def test_tune_searches_the_wide_tiles_and_every_default_candidate_is_a_valid_config() -> None:
+    from ts_explore.scenarios.knobs import configure
+    from ts_explore.tuning.candidates import candidates
+
+    configs = [configure(SC, c) for c in candidates("hopper_gemm")]
+    tiles = {(c.mode, c.tile, c.cluster) for c in configs}
+    assert {(GemmMode.PINGPONG, TileShape.T128x192, Cluster.C1x1), (GemmMode.PINGPONG, TileShape.T128x192, Cluster.C2x1),
+            (GemmMode.COOPERATIVE, TileShape.T128x192, Cluster.C1x1), (GemmMode.PINGPONG, TileShape.BY_SHAPE,
+                                                                        Cluster.C1x1)} <= tiles
