@@ -161,9 +161,10 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
 
 # The small tiles are there for the small shape; on the large ones they only cost device time.
 LARGE_ONLY = {"pingpong 128x192 4st static", "pingpong 128x192 4st static swz8", "128x192 2wg 5st static swz8",
-              "128x192 2wg 5st static 2x1 swz8", "256x192 2wg 3st static swz8", "128x256 2wg 4st static swz4", "128x256 2wg 4st static swz8", "128x256 2wg 4st static swz16",
-              "128x256 2wg 4st static 2x1 swz8", "128x256 2wg 4st static 1x2 swz8",
-              "128x256 2wg 4st static swz8 handoff", "128x256 2wg 4st static 2x1 swz8 handoff"}
+              "128x192 2wg 5st static 2x1 swz8", "256x192 2wg 3st static swz8", "128x256 2wg 4st static swz4",
+              "128x256 2wg 4st static swz8", "128x256 2wg 4st static swz16", "128x256 2wg 4st static 2x1 swz8",
+              "128x256 2wg 4st static 1x2 swz8", "128x256 2wg 4st static swz8 handoff",
+              "128x256 2wg 4st static 2x1 swz8 handoff"}
 SMALL_ONLY = {"128x128 2wg 4st static", "64x256 1wg 4st static", "64x128 1wg 4st static", "64x128 1wg 6st no-queue",
               "128x128 2wg 4st no-queue", "128x128 2wg 4st static 2x1", "128x128 2wg 4st no-queue 2x1",
               "128x128 2wg 4st static wait0", "128x128 1wg 4st static", "128x128 2wg 4st static 1x2",
@@ -736,7 +737,8 @@ by 0-1 %, except where the rows of A and B straddle 128-byte lines (K·2 not a m
 loses about 20 % and 2x1 wins most of it back, so tile 'by shape' then runs 2x1
 (gemm_alignment*.h200.txt). The 'handoff' rows hand C to a store task: +1.5 % with 16 k-blocks per tile,
 within the noise at 8192^3, where the epilogue is about 2 % of a tile's time. A larger cooperative tile
-(256x256) would need 256 accumulators per thread; 256x192 needs 192 and leaves room for 3 stages. The 'swz' rows hand tiles out in groups (L2 swizzle);
+(256x256) would need 256 accumulators per thread; 256x192 needs 192 and leaves room for 3 stages. The 'swz'
+rows hand tiles out in groups (L2 swizzle);
 small grids are bound by each SM's reads."""
 
 

@@ -140,5 +140,6 @@ def pick_tile(shape: tuple[int, int, int], sms: int, elem_bytes: int = BF16_BYTE
                     cluster_m=2 if best[0].mn[0] == 128 else 1, pingpong=pingpong)
 
 
-__all__ = ["FILL_SHARE", "LINE_BYTES", "PINGPONG_CANDIDATES", "TILE_CANDIDATES", "TilePick", "pick_tile", "rows_straddle_lines",
+__all__ = ["FILL_SHARE", "LINE_BYTES", "PINGPONG_CANDIDATES", "TILE_CANDIDATES", "TilePick", "pick_tile",
+           "rows_straddle_lines",
            "straddle_note"]
