@@ -13,8 +13,8 @@
 #                            the best config per shape and the closing line)
 #   gemm39_bench_stderr.txt  the benchmark's compile times, QuACK's autotuning, failures
 #   gemm39_summary.txt       the test tally and the closing line
-# Budget: at most 7 minutes in all (tests 110 s, benchmark 290 s, each under `timeout`; the benchmark starts no shape after 260 s). A failing or timed-out
-# step does not stop the next one; the script's exit status is the worst of them.
+# Budget: at most 7 minutes in all (tests 110 s, benchmark 290 s, each under `timeout`; the benchmark starts no
+# shape after 260 s). A failing or timed-out step does not stop the next one; the exit status is the worst.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 3
 export PYTHONPATH=$PWD:${PYTHONPATH:-} MPLBACKEND=Agg PYTHONUNBUFFERED=1
