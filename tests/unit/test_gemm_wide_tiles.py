@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from scenario_support import compiled_as_recorded, ident
+from ts_explore.app.drawings import dependency_graph, schedule_graph
 from ts_explore.gpu.plan import launch_plan
 from ts_explore.gpu.safety import prove
 from ts_explore.kernels import gemm
@@ -25,6 +26,7 @@ from ts_explore.kernels.gemm_geometry import (
 )
 from ts_explore.kernels.gemm_tile_pick import PINGPONG_CANDIDATES, pick_tile
 from ts_explore.model.plan import DeviceLimits
+from ts_explore.reader import capture_task_set
 from ts_explore.scenarios import get
 from ts_explore.scenarios.gemm import GemmFault
 from ts_explore.verification.verify import verify
@@ -62,10 +64,15 @@ def test_every_tile_rotates_its_epilogue_parts_through_a_divisor_of_them(tm: int
 
 
 @pytest.mark.parametrize("overrides", WIDE, ids=ident)
-def test_the_wide_tile_schedules_are_proven_safe(overrides: dict[str, Any]) -> None:
+def test_the_wide_tile_schedules_are_drawn_and_proven_safe(overrides: dict[str, Any]) -> None:
     cfg = SC.config(**overrides)
     SC.check(cfg)
-    verdict = verify(**SC.build(cfg).verify_kwargs())
+    built = SC.build(cfg)
+    ts = capture_task_set(built.tasks, built.resource_dependency_graph)
+    assert "smem_ab" in dependency_graph(ts).source and "mma" in schedule_graph(built.tasks[-1]).source
+    geo = cfg.geometry()
+    assert f"output tiles of {geo.tile_m} x 192" in " ".join(built.notes)
+    verdict = verify(**built.verify_kwargs())
     assert verdict.status.value == "safe", verdict.summary()
 
 
