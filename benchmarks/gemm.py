@@ -84,11 +84,12 @@ SUITE = {"full": list(dict.fromkeys(SQUARE + [(m, n, k) for m in TOKENS for _, _
          "quick": [TARGET, (4096, 6144, 4096), (4096, 4096, 14336), (16384, 28672, 4096), (4096, 57344, 8192), TAILS]}
 # per shape besides 8192^3: the launch plan's pick, the new ping-pong tile (QuACK's default shape), the best earlier
 SUITE_CONFIGS = ("by shape", "pingpong 128x192 4st static 2x1 swz8", "128x256 2wg 4st static 2x1 swz8")
-# 8192^3: the 192-wide tiles in each mode beside the earlier configs that led there (gemm_8192_every_config.h200.txt)
+# 8192^3: the 192-wide tiles in each mode beside the earlier configs that led there (gemm_8192_every_config.h200.txt);
+# 'pingpong by shape' resolves to 128x192 there: the GPU tests run it, the benchmark does not time one kernel twice
 TARGET_CONFIGS = ("by shape", "128x256 2wg 4st static swz8", "128x256 2wg 4st static 2x1 swz8",
                   "pingpong 128x192 4st static", "pingpong 128x192 4st static swz8",
                   "pingpong 128x192 4st static 2x1 swz8", "128x192 2wg 5st static swz8",
-                  "128x192 2wg 5st static 2x1 swz8", "256x192 2wg 3st static swz8", "pingpong by shape")
+                  "128x192 2wg 5st static 2x1 swz8", "256x192 2wg 3st static swz8")
 QUACK_TUNED_SHAPES = (TARGET, (4096, 6144, 4096), TAILS)  # QuACK's autotuner: 20-40 s a shape
 TARGET_RATIO, GEOMEAN_RATIO, WORST_RATIO = 1.05, 1.02, 0.95  # the targets, against the faster baseline
 REPLAY_MS = 10.0  # one graph replay lasts about this long
