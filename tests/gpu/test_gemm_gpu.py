@@ -468,3 +468,65 @@ def test_handoff_trace_shows_the_store_task_sending_c_under_the_next_mainloop() 
     assert len(tiles) >= 2 and set(tiles) <= set(stores), (main, stores)
     under = [t for t, nxt in zip(tiles, tiles[1:]) if stores[t][0] < main[nxt][1] and main[nxt][0] < stores[t][1]]
     assert under, f"no tile's stores overlapped the next tile's mainloop: {stores} vs {main}"
+
+
+# ---- the 192-wide tiles (issue 39): 128x192 ping-pong and cooperative, 256x192 cooperative --------------------------
+
+PP192 = dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x192, stages=4)
+WIDE_CONTROLS: list[dict[str, Any]] = [
+    PP192,
+    dict(PP192, cluster=Cluster.C2x1, swizzle=8),  # QuACK's default shape: 2x1, B multicast in 24-row slices
+    dict(PP192, persistence=QueueKind.NONE),
+    dict(tile=TileShape.T128x192, stages=5, swizzle=8),  # six epilogue parts through three buffers
+    dict(tile=TileShape.T128x192, stages=5, cluster=Cluster.C2x1),
+    dict(tile=TileShape.T128x192, stages=4, epilogue=Epilogue.HANDOFF),
+    dict(tile=TileShape.T256x192, stages=3, swizzle=8),
+]
+# aligned to the 192-wide tile, N tails of it (1032 = 5 x 192 + 72, 3080 = 16 x 192 + 8), K tails, tiny
+WIDE_SHAPES = [(4096, 6144, 4096), (1000, 1032, 520), (5000, 3080, 4136), (130, 264, 72), (1, 8, 8)]
+
+
+def _wide_id(overrides: dict[str, Any]) -> str:
+    return ",".join(f"{k}={getattr(v, 'name', v)}" for k, v in overrides.items())
+
+
+@pytest.mark.parametrize("shape", WIDE_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("overrides", WIDE_CONTROLS, ids=_wide_id)
+def test_the_192_wide_tiles_match_the_fp32_product(overrides: dict[str, Any], shape: tuple[int, int, int]) -> None:
+    check(shape, **overrides)
+
+
+def test_the_128x192_ping_pong_launch_at_8192_cubed_is_proven_and_correct() -> None:
+    from ts_explore.gpu import launch
+
+    result = launch("hopper_gemm", sizes=[(8192, 8192, 8192)], reps=5, warmup=2, **PP192, cluster=Cluster.C2x1,
+                    swizzle=8)
+    assert result.ok, result.summary()
+    assert result.gate is not None and result.gate.ok and result.runs[0].ratio("torch.matmul") > 0.5, result.summary()
+
+
+def test_by_shape_ping_pong_runs_the_planned_tile_and_matches() -> None:
+    for shape in [(8192, 8192, 1024), (1000, 1032, 520)]:
+        check(shape, mode=GemmMode.PINGPONG, tile=TileShape.BY_SHAPE)
+
+
+def test_the_128x192_ping_pong_traced_launch_aligns_with_the_schedule() -> None:
+    """A traced launch of the 192-accumulator consumers: the recorder's registers still fit and every traced
+    task's steps align with the recorded schedule."""
+    from ts_explore.gpu import launch
+    from ts_explore.model.timeline import TraceSpec
+
+    result = launch("hopper_gemm", sizes=[(4096, 4096, 1024)], reps=2, warmup=1, trace=TraceSpec(stages="work"),
+                    **PP192)
+    assert result.ok, result.summary()
+    alignment = result.compare()
+    assert alignment.ok, alignment.summary()
+    tasks = {e.task for e in result.timeline.events}
+    assert {"mma0", "mma1"} <= tasks, tasks
+
+
+@pytest.mark.parametrize("overrides", [PP192, dict(PP192, cluster=Cluster.C2x1),
+                                       dict(tile=TileShape.T256x192, stages=3)], ids=_wide_id)
+def test_the_192_wide_tiles_in_fp8_match_the_dequantized_product(overrides: dict[str, Any]) -> None:
+    check_fp8((520, 1056, 592), seed=1, **overrides)  # tails in M, N and K; N % 16 for torch._scaled_mm
+    check_fp8((1000, 1040, 528), seed=2, **overrides)

@@ -24,10 +24,12 @@ from ts_explore.scenarios.gemm import async_reads
 
 SC = get("hopper_gemm")
 
-# Every value of every control; companions keep the config valid (one consumer warpgroup needs 128x128).
+# Every value of every control; companions keep the config valid (one consumer warpgroup needs 128x128 or
+# 128x192, 256x192 leaves room for 3 stages).
 CONTROL_VALUES: list[dict[str, Any]] = [
-    *(dict(tile=t) for t in TileShape if t not in (TileShape.T64x128, TileShape.T64x256)),
+    *(dict(tile=t) for t in TileShape if t not in (TileShape.T64x128, TileShape.T64x256, TileShape.T256x192)),
     dict(tile=TileShape.T64x128, consumer_wgs=1), dict(tile=TileShape.T64x256, consumer_wgs=1),
+    dict(tile=TileShape.T256x192, stages=3), dict(tile=TileShape.T128x192, consumer_wgs=1),
     dict(stages=2), dict(stages=4), dict(tile=TileShape.T128x128, stages=6),
     dict(consumer_wgs=1, tile=TileShape.T128x128), dict(consumer_wgs=2),
     *(dict(persistence=q) for q in QueueKind),

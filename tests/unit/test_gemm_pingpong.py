@@ -89,12 +89,13 @@ def test_the_async_read_rule_covers_both_consumers_wgmma_reads() -> None:
 
 
 REFUSED: list[tuple[dict[str, Any], str]] = [
-    (dict(PP, tile=TileShape.T128x256), "tile 128x128x64 or 64x256x64"),
-    (dict(PP, tile=TileShape.T256x128), "tile 128x128x64 or 64x256x64"),
+    (dict(PP, tile=TileShape.T128x256), "tile 128x192x64, 128x128x64 or 64x256x64"),
+    (dict(PP, tile=TileShape.T256x128), "tile 128x192x64, 128x128x64 or 64x256x64"),
+    (dict(PP, tile=TileShape.T256x192), "needs 384 fp32 accumulators"),
+    (dict(PP, tile=TileShape.T128x192, stages=5), "stages <= 4"),
     (dict(PP, consumer_wgs=1), "consumer_wgs=2"),
     (dict(PP, stages=7), "stages <= 6"),
     (dict(PP, tile=TileShape.T64x256, stages=6), "stages <= 5"),
-    (dict(PP, tile=TileShape.BY_SHAPE), "128x128x64 or 64x256x64"),
     (dict(PP, persistence=QueueKind.CLC), "persistence=static or none"),
     (dict(fault=GemmFault.PINGPONG_BROKEN), "mode=ping-pong"),
 ]

@@ -105,7 +105,7 @@ def launch(scenario: str | Scenario, config: Any = None, *, sizes: Iterable[Any]
     change loop bounds or add a stage are refused (the message says why).
 
     ``tuned``: with no config given (or the scenario's default config) and no
-    overrides, each size whose shape has a pick in this GPU's tuning table
+    overrides, or with only ``tile='by shape'`` (and ``dtype``) chosen, each size whose shape has a pick in this GPU's tuning table
     (``ts_explore.tune``) runs that pick, compiled and proven like any config;
     sizes with different picks are launched one config at a time and their
     runs come back in the order of ``sizes``. ``result.tuned`` (and the

@@ -1,9 +1,9 @@
 """Which config ``launch`` runs for each size when the caller left the config to it: a tuning table's pick.
 
 ``launch("hopper_gemm", sizes=[shape])`` with no config (or the scenario's
-default config, and no overrides) looks the shape up in this GPU's tuning
-table (:mod:`.tuning_table`, written by ``ts_explore.tune``); a
-size with a pick runs the picked config, a size without one the default. An
+default config, and no overrides, or only ``tile='by shape'``) looks the shape
+up in this GPU's tuning table (:mod:`.tuning_table`, written by ``ts_explore.tune``); a
+size with a pick runs the picked config, a size without one the config asked for. An
 explicit config always wins, and ``tuned=False`` turns the lookup off. The
 launch result says which pick each size used (``LaunchResult.tuned``).
 """
@@ -52,10 +52,31 @@ def _spellings(value: Any) -> frozenset[str]:
 
 
 def wants_table(sc: Scenario, config: Any, overrides: dict[str, Any], tuned: bool) -> bool:
-    """Whether the caller left the config to launch: ``tuned`` on, no overrides, no config or the defaults."""
-    if not tuned or overrides:
+    """Whether the caller left the config to launch: ``tuned`` on, and no config or the defaults, or nothing
+    chosen but ``tile='by shape'`` (and what a launch computes, ``dtype``): a shape the table has a pick for
+    runs the pick, the others the launch plan's own 'by shape' tile."""
+    if not tuned:
         return False
-    return config is None or config == sc.default_config()
+    if not overrides and (config is None or config == sc.default_config()):
+        return True
+    return leaves_tile_to_launch(sc, config, overrides)
+
+
+def leaves_tile_to_launch(sc: Scenario, config: Any, overrides: dict[str, Any]) -> bool:
+    """Whether the config asked for differs from the defaults only in ``tile='by shape'`` (and in ``dtype``)."""
+    from dataclasses import fields
+
+    from ..scenarios.knobs import ConfigError, configure
+
+    try:
+        cfg = configure(sc, overrides, base=sc.default_config() if config is None else config, check=False)
+    except ConfigError:
+        return False  # the launch itself reports the bad setting
+    if getattr(getattr(cfg, "tile", None), "name", None) != "BY_SHAPE":
+        return False
+    default = sc.default_config()
+    changed = {f.name for f in fields(cfg) if getattr(cfg, f.name) != getattr(default, f.name)}
+    return changed <= {"tile", *COMPUTES}
 
 
 def size_picks(sc: Scenario, default: Any, sizes: tuple[Any, ...], cache_dir: Any = None) -> tuple[SizePick, ...]:
@@ -94,4 +115,4 @@ def size_picks(sc: Scenario, default: Any, sizes: tuple[Any, ...], cache_dir: An
     return tuple(out)
 
 
-__all__ = ["SizePick", "size_picks", "table_for", "this_gpu", "wants_table"]
+__all__ = ["SizePick", "leaves_tile_to_launch", "size_picks", "table_for", "this_gpu", "wants_table"]

@@ -56,7 +56,7 @@ from .gemm_geometry import (
     shape_refusal, tile_counts,
 )
 from .gemm_host import close, error_tiles, grid, kernel_args, launcher, make_inputs, reference, run
-from .gemm_mainloop import OUT_DTYPE, in_dtype, smem_layouts
+from .gemm_mainloop import OUT_DTYPE, in_dtype, slice_layout, smem_layouts
 from .gemm_tile_scheduler import work_units
 from .trace import address, recorder_for
 
@@ -162,14 +162,11 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
         b = cute.make_tensor(b_ptr, cute.make_layout((n8, k8), stride=(k8, 1)))
         c = cute.make_tensor(c_ptr, cute.make_layout((m, n8), stride=(n8, 1)))
         rows_a, rows_b = load_slices(geo, geo.load_warps)
-        slice_geo = Geometry(tile_m=rows_a, tile_n=rows_b, stages=1, consumer_wgs=1, dtype=geo.dtype)
-        a_slice, b_slice, _ = smem_layouts(slice_geo)
         _, _, c_layout = smem_layouts(geo)
         # The operand the cluster shares goes by multicast: A along a 1x2 cluster, B along a 2x1 one.
         a_op, b_op = tma_load_ops(geo)
-        tma_a, g_a = cpasync.make_tiled_tma_atom(a_op, a, cute.slice_(a_slice, (None, None, 0)), (rows_a, geo.tile_k))
-        tma_b, g_b = cpasync.make_tiled_tma_atom(b_op, b, cute.slice_(b_slice, (None, None, 0)),
-                                                 (rows_b, geo.tile_k))
+        tma_a, g_a = cpasync.make_tiled_tma_atom(a_op, a, slice_layout(geo, rows_a), (rows_a, geo.tile_k))
+        tma_b, g_b = cpasync.make_tiled_tma_atom(b_op, b, slice_layout(geo, rows_b), (rows_b, geo.tile_k))
         tma_c, g_c = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), c,
                                                  cute.slice_(c_layout, (None, None, 0)), (geo.tile_m, EPILOGUE_N))
         tiles_m = (m + geo.work_tile_m - 1) // geo.work_tile_m  # ping-pong: units of two tiles along M
@@ -247,7 +244,7 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: int | None = None
     if geo.dtype is DType.FP8:
         assumptions += (f"fp8 e4m3 A and B with per-tensor scales, {geo.tile_k} elements of K per k-block",)
     if by_shape:
-        assumptions += (f"tile by shape: {pick_tile(shape, limits.sms, geo.dtype.bytes).text}",)
+        assumptions += (f"tile by shape: {pick_tile(shape, limits.sms, geo.dtype.bytes, geo.pingpong).text}",)
     straddle = straddle_note(shape, geo.dtype.bytes)
     if straddle is not None:
         assumptions += (straddle,)

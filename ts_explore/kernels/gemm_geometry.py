@@ -38,8 +38,8 @@ LOAD_WARPS = 4  # the load task holds a whole warpgroup, so setmaxnreg can lower
 HANDOFF_LOAD_WARPS = 2  # with the hand-off epilogue the load task keeps warps 0-1 ...
 STORE_WARPS = 2  # ... and the store task takes warps 2-3 of the same warpgroup (same register count)
 SMEM_LIMIT = 227 * 1024  # Hopper's opt-in shared memory per CTA
-MAX_ACCUMULATORS = 128  # fp32 accumulators per thread that still leave room in 232 registers
-TILE_SHAPES = ((128, 128), (128, 256), (256, 128), (64, 128), (64, 256))
+MAX_ACCUMULATORS = 192  # fp32 accumulators per thread that still leave room in 232 registers (a 128x192 ping-pong tile)
+TILE_SHAPES = ((128, 128), (128, 256), (256, 128), (64, 128), (64, 256), (128, 192), (256, 192))
 H200_DENSE_BF16_TFLOPS = 989.0  # vendor datasheet, dense (no sparsity)
 H200_DENSE_FP8_TFLOPS = 1979.0  # vendor datasheet, dense (no sparsity)
 BF16_BYTES = 2
@@ -93,6 +93,8 @@ class TileShape(str, Enum):
     T256x128 = "256x128x64"
     T64x128 = "64x128x64"
     T64x256 = "64x256x64"
+    T128x192 = "128x192x64"  # six epilogue parts; ping-pong: 192 accumulators per consumer thread
+    T256x192 = "256x192x64"  # cooperative only: 192 accumulators per thread of two warpgroups
     BY_SHAPE = "by shape (the launch plan picks)"
 
     @property
@@ -257,10 +259,18 @@ class Geometry:
 
     @property
     def epilogue_buffers(self) -> int:
-        """Shared-memory buffers the epilogue rotates through (a divisor of the parts)."""
+        """Shared-memory buffers the epilogue rotates through: a divisor of the parts, so that part p of every
+        tile takes buffer ``p % buffers`` and a tile's first part never lands in a buffer whose store from the
+        previous tile may still be reading it (six parts of a 192-wide tile: 3 buffers, not 4).
+
+        >>> Geometry(128, 256, 4, 2).epilogue_buffers, Geometry(128, 192, 5, 2).epilogue_buffers
+        (4, 3)
+        """
         if self.pingpong:
             return 2  # per consumer: the other's mainloop hides its store waits, and the ring needs the room
-        return 4 if self.tile_m <= 128 else 2
+        if self.tile_m > 128:
+            return 2
+        return next(b for b in (4, 3, 2, 1) if self.epilogue_parts % b == 0)
 
     @property
     def epilogue_bytes(self) -> int:

@@ -76,6 +76,16 @@ def smem_layouts(geo: Geometry) -> tuple[Any, Any, Any]:
     return a, b, c
 
 
+def slice_layout(geo: Geometry, rows: int) -> Any:
+    """One stage's swizzled layout of ``rows`` rows of A or B (one load warp's TMA box), built unstaged.
+
+    Slicing the stage mode off a staged layout aborts the DSL when the rows are an odd number of 8-row swizzle
+    atoms (24 rows: a 192-wide B split over a 2x1 cluster's eight load warps), so the box is tiled directly.
+    """
+    atom_kind = sm90.get_smem_layout_atom(ROW_MAJOR, in_dtype(geo), geo.tile_k)
+    return cute.tile_to_shape(sm90.make_smem_layout_atom(atom_kind, in_dtype(geo)), (rows, geo.tile_k), order=(0, 1))
+
+
 def swizzled(base: Any, offset: int, layout: Any, dtype: Any = IN_DTYPE) -> Any:
     """A shared-memory tensor of ``dtype`` at ``base + offset`` bytes with a swizzled (composed) layout."""
     ptr = cute.make_ptr(dtype, base + offset, mem_space=cute.AddressSpace.smem, assumed_align=1024)
@@ -273,6 +283,7 @@ __all__ = [
     "SmemOperands",
     "accumulator_shape",
     "in_dtype",
+    "slice_layout",
     "smem_layouts",
     "swizzled",
     "tiled_mma",

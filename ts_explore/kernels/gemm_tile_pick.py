@@ -9,6 +9,8 @@ arithmetic: nothing here needs a GPU or the DSL.
 tiles, under half of them)'
 >>> pick_tile((8192, 8192, 8192), sms=132).tile.value
 '128x256x64'
+>>> pick_tile((8192, 8192, 8192), sms=132, pingpong=True).text
+'128x192x64 ping-pong in 2 consumer warpgroups: 1376 work units of two tiles on 132 SMs'
 """
 
 from __future__ import annotations
@@ -31,16 +33,23 @@ class TilePick:
     sms: int
     why: str
     cluster_m: int = 1  # 2: pairs of M-neighbours share B by TMA multicast
+    pingpong: bool = False  # ``tiles`` counts work units of two tiles stacked along M
 
     @property
     def text(self) -> str:
         pair = " in 2x1 clusters (B multicast)" if self.cluster_m == 2 else ""
+        if self.pingpong:
+            return (f"{self.tile.value} ping-pong in {self.consumer_wgs} consumer warpgroups{pair}: {self.tiles} work "
+                    f"unit{'s' if self.tiles != 1 else ''} of two tiles on {self.sms} SMs{self.why}")
         return (f"{self.tile.value} with {self.consumer_wgs} consumer warpgroup{'s' if self.consumer_wgs > 1 else ''}"
                 f"{pair}: {self.tiles} tile{'s' if self.tiles != 1 else ''} on {self.sms} SMs{self.why}")
 
 
 # (tile, consumer warpgroups) from the largest to the smallest; a 64-row tile is one warpgroup's WGMMA.
 TILE_CANDIDATES = ((TileShape.T128x256, 2), (TileShape.T128x128, 2), (TileShape.T64x256, 1), (TileShape.T64x128, 1))
+# Ping-pong: each of the two consumer warpgroups holds a whole tile, so at most 192 accumulators per thread;
+# 128x192 (QuACK's sm_90 default) first, then the two 128-accumulator tiles.
+PINGPONG_CANDIDATES = ((TileShape.T128x192, 2), (TileShape.T128x128, 2), (TileShape.T64x256, 2))
 
 
 def rows_straddle_lines(k: int, elem_bytes: int = BF16_BYTES) -> bool:
@@ -67,7 +76,7 @@ def straddle_note(shape: tuple[int, int, int], elem_bytes: int = BF16_BYTES) -> 
             f"2x1 clusters, which multicast B, win most of it back; K={aligned} would not straddle")
 
 
-def pick_tile(shape: tuple[int, int, int], sms: int, elem_bytes: int = BF16_BYTES) -> TilePick:
+def pick_tile(shape: tuple[int, int, int], sms: int, elem_bytes: int = BF16_BYTES, pingpong: bool = False) -> TilePick:
     """The tile for (M, N, K) on ``sms`` multiprocessors: the one function behind ``tile='by shape'``.
 
     The large 128x256 tile is kept while its grid covers at least
@@ -95,28 +104,42 @@ def pick_tile(shape: tuple[int, int, int], sms: int, elem_bytes: int = BF16_BYTE
     >>> pick_tile((5000, 3080, 4136), 132).text  # doctest: +NORMALIZE_WHITESPACE
     '128x256x64 with 2 consumer warpgroups in 2x1 clusters (B multicast): 520 tiles on 132 SMs (rows of 8272 B
     straddle 128-byte lines)'
+
+    ``pingpong=True`` picks for ``mode=ping-pong`` by the same rule, from
+    :data:`PINGPONG_CANDIDATES` and counting work units (two tiles stacked
+    along M, one per consumer) instead of tiles: 128x192 while its units cover
+    half the SMs, else the cheapest of the three.
+
+    >>> pick_tile((1000, 1032, 520), 132, pingpong=True).text  # doctest: +NORMALIZE_WHITESPACE
+    '128x128x64 ping-pong in 2 consumer warpgroups in 2x1 clusters (B multicast): 36 work units of two tiles on
+    132 SMs (128x192x64 would make 24 work units, under half of them)'
     """
+    candidates = PINGPONG_CANDIDATES if pingpong else TILE_CANDIDATES
+    rows = 2 if pingpong else 1  # a ping-pong work unit stacks two tiles along M
+
     def count(tile: TileShape) -> int:
         tm, tn = tile.mn
-        return -(-shape[0] // tm) * -(-shape[1] // tn)
+        return -(-shape[0] // (rows * tm)) * -(-shape[1] // tn)
 
-    default, wgs = TILE_CANDIDATES[0]
+    default, wgs = candidates[0]
     big = count(default)
+    unit = "work unit" if pingpong else "tile"
     if big >= FILL_SHARE * sms:
         if rows_straddle_lines(shape[2], elem_bytes):
-            return TilePick(default, wgs, big, sms,
-                            f" (rows of {shape[2] * elem_bytes} B straddle {LINE_BYTES}-byte lines)", cluster_m=2)
-        return TilePick(default, wgs, big, sms, "")
+            return TilePick(default, wgs, big, sms, f" (rows of {shape[2] * elem_bytes} B straddle {LINE_BYTES}-byte "
+                            "lines)", cluster_m=2, pingpong=pingpong)
+        return TilePick(default, wgs, big, sms, "", pingpong=pingpong)
 
     def cost(candidate: tuple[TileShape, int]) -> int:
         tm, tn = candidate[0].mn
-        return -(-count(candidate[0]) // sms) * tm * tn
+        return -(-count(candidate[0]) // sms) * rows * tm * tn
 
-    best = min(TILE_CANDIDATES, key=cost)  # min keeps the first (largest) of equal costs
+    best = min(candidates, key=cost)  # min keeps the first (largest) of equal costs
     return TilePick(best[0], best[1], count(best[0]), sms,
-                    f" ({default.value} would make {big} tile{'s' if big != 1 else ''}, under half of them)",
-                    cluster_m=2 if best[0].mn[0] == 128 else 1)
+                    f" ({default.value} would make {big} {unit}{'s' if big != 1 else ''}, under half of them)",
+                    cluster_m=2 if best[0].mn[0] == 128 else 1, pingpong=pingpong)
 
 
-__all__ = ["FILL_SHARE", "LINE_BYTES", "TILE_CANDIDATES", "TilePick", "pick_tile", "rows_straddle_lines",
+__all__ = ["FILL_SHARE", "LINE_BYTES", "PINGPONG_CANDIDATES", "TILE_CANDIDATES", "TilePick", "pick_tile",
+           "rows_straddle_lines",
            "straddle_note"]

@@ -54,7 +54,7 @@ def check(cfg: HopperGemm) -> None:
     require(geo.accumulators_per_thread <= MAX_ACCUMULATORS,
             f"tile {cfg.tile.value} with {cfg.consumer_wgs} consumer warpgroup(s) needs "
             f"{geo.accumulators_per_thread} fp32 accumulators per thread, more than the {MAX_ACCUMULATORS} "
-            "that fit beside the addresses in 232 registers", "use consumer_wgs=2 or tile 128x128x64")
+            "that fit beside the addresses in 232 registers", "use consumer_wgs=2 or tile 128x128x64 or 128x192x64")
     require(cfg.stages <= geo.max_stages(),
             f"{cfg.stages} stages x {geo.stage_bytes} B + "
             f"{geo.epilogue_bytes} B of epilogue buffers exceed "

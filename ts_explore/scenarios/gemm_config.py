@@ -75,7 +75,8 @@ class HopperGemm:
     def resolved(self, shape: tuple[int, int, int] | None = None, sms: int | None = None) -> HopperGemm:
         """This config with ``tile='by shape'`` replaced by the tile :func:`pick_tile` picks (else itself).
 
-        The pick also sets the consumer warpgroups (a 64-row tile is one
+        With ``mode=ping-pong`` the pick is among the ping-pong tiles (128x192 first). The pick also sets the
+        consumer warpgroups (a 64-row tile is one
         warpgroup's WGMMA) and the cluster (2x1 B multicast for a small grid of
         128-row tiles or rows of A and B that straddle 128-byte lines; otherwise
         this config's own cluster, 1x2 included), and
@@ -84,10 +85,12 @@ class HopperGemm:
         """
         if self.tile is not TileShape.BY_SHAPE:
             return self
+        pingpong = self.mode is GemmMode.PINGPONG
         pick = pick_tile(tuple(shape) if shape is not None else self.shape,
-                         sms or self.ctas or DeviceLimits.h200().sms, self.dtype.bytes)
+                         sms or self.ctas or DeviceLimits.h200().sms, self.dtype.bytes, pingpong=pingpong)
         tm, tn = pick.tile.mn
-        most = Geometry(tile_m=tm, tile_n=tn, stages=2, consumer_wgs=pick.consumer_wgs, dtype=self.dtype).max_stages()
+        most = Geometry(tile_m=tm, tile_n=tn, stages=2, consumer_wgs=pick.consumer_wgs, dtype=self.dtype,
+                        pingpong=pingpong).max_stages()
         return replace(self, tile=pick.tile, consumer_wgs=pick.consumer_wgs, stages=min(self.stages, most),
                        cluster=Cluster.C2x1 if pick.cluster_m == 2 else self.cluster)
 

@@ -35,7 +35,8 @@ releases. Per unit the overlap is:
 
 **Registers.** The load task holds the whole load warpgroup again, so
 ``setmaxnreg`` gives it 40 registers and each consumer warpgroup 232: room
-for a whole tile's 128 fp32 accumulators.
+for a whole tile's fp32 accumulators, up to 192 of a 128x192 tile (ptxas
+allocates them without spilling; ``tests/unit/test_gemm_wide_tiles.py``).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from cutlass.experimental.task_scheduling.memory import SmemAllocator
 
 from ..analysis.async_reads import SCOPE_NOTE
 from ..kernels.gemm_epilogue import EPILOGUE_BARRIER_ID, OutputTile
-from ..kernels.gemm_geometry import LOAD_WARPS, MAX_ACCUMULATORS, WARPGROUP_THREADS, Geometry, Release, TileShape
+from ..kernels.gemm_geometry import LOAD_WARPS, MAX_ACCUMULATORS, WARPGROUP_THREADS, Geometry, Release
 from ..kernels.gemm_mainloop import GlobalOperands, SmemOperands
 from ..model import QueueKind
 from ..verification.rules import AsyncReadRule
@@ -183,9 +184,6 @@ def tasks(src: Any, ring: Any, outs: list[OutputTile], wq: Any, n_k: Any, *, rel
 
 def check(cfg: HopperGemm) -> None:
     """What ping-pong needs: two consumer warpgroups, a tile one warpgroup holds, a queue it can walk."""
-    require(cfg.tile is not TileShape.BY_SHAPE,
-            "tile 'by shape' picks a tile for the cooperative mode; ping-pong gives each warpgroup a whole tile",
-            "use mode=ping-pong with tile 128x128x64 or 64x256x64", "tile")
     require(cfg.consumer_wgs == 2,
             f"ping-pong alternates tiles between two consumer warpgroups; consumer_wgs={cfg.consumer_wgs}",
             "use consumer_wgs=2 (or mode=cooperative)", "consumer_wgs")
@@ -193,10 +191,11 @@ def check(cfg: HopperGemm) -> None:
     require(geo.accumulators_per_thread <= MAX_ACCUMULATORS,
             f"ping-pong tile {cfg.tile.value} in one warpgroup needs {geo.accumulators_per_thread} fp32 "
             f"accumulators per thread, more than the {MAX_ACCUMULATORS} that fit beside the addresses in a "
-            f"consumer's {shared.MMA_REGISTERS} registers", "use tile 128x128x64 or 64x256x64 with ping-pong", "tile")
+            f"consumer's {shared.MMA_REGISTERS} registers",
+            "use tile 128x192x64, 128x128x64 or 64x256x64 with ping-pong", "tile")
     require(cfg.persistence is not QueueKind.CLC,
             "ping-pong with CLC would need a 13th (scheduler) warp, which leaves 128 registers per thread, too few "
-            "beside a whole tile's 128 accumulators (and CLC runs on no GPU with WGMMA)",
+            "beside a whole tile's accumulators (and CLC runs on no GPU with WGMMA)",
             "use persistence=static or none with ping-pong", "persistence")
 
 

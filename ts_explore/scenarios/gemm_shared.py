@@ -90,7 +90,7 @@ def notes(cfg: HopperGemm, geo: Geometry, where: Any, by_shape: bool = False,
                      "multiplies the fp32 accumulators by scale_a·scale_b before the bf16 conversion")
     if by_shape:
         sms = cfg.ctas or DeviceLimits.h200().sms
-        notes.append(f"tile by shape: {pick_tile(cfg.shape, sms, cfg.dtype.bytes).text}")
+        notes.append(f"tile by shape: {pick_tile(cfg.shape, sms, cfg.dtype.bytes, geo.pingpong).text}")
     unit = "work units of two tiles" if geo.pingpong else "tiles"
     if cfg.persistence is QueueKind.STATIC:
         order = f"in groups of {cfg.swizzle} tile {'columns' if cfg.raster is Raster.ALONG_M else 'rows'}, " \

@@ -21,7 +21,9 @@ from typing import Any
 
 # Per scenario, named candidate lists. hopper_gemm's default: the scenario's defaults, the launch plan's
 # 'by shape' pick, L2-swizzled tile order, the other tile shapes, B multicast in a 2x1 cluster, A multicast
-# in a 1x2 cluster, and the hand-off epilogue (a store task sends C) on the swizzled 128x256 tile, alone and in 2x1.
+# in a 1x2 cluster, the hand-off epilogue (a store task sends C) on the swizzled 128x256 tile, alone and in 2x1,
+# and the 192-wide tiles: 128x192 ping-pong (QuACK's sm_90 default shape) and cooperative, alone and in 2x1, and
+# ping-pong 'by shape'.
 PRESETS: dict[str, dict[str, list[dict[str, Any]]]] = {
     "hopper_gemm": {
         "quick": [{}, {"tile": "by_shape"}, {"swizzle": 8}],
@@ -29,7 +31,12 @@ PRESETS: dict[str, dict[str, list[dict[str, Any]]]] = {
                     {"tile": "t256x128", "swizzle": 8}, {"tile": "t128x128", "stages": 6},
                     {"cluster": "c2x1", "swizzle": 8}, {"tile": "t128x128", "cluster": "c2x1"},
                     {"cluster": "c1x2", "swizzle": 8}, {"swizzle": 8, "epilogue": "handoff"},
-                    {"cluster": "c2x1", "swizzle": 8, "epilogue": "handoff"}],
+                    {"cluster": "c2x1", "swizzle": 8, "epilogue": "handoff"},
+                    {"mode": "pingpong", "tile": "t128x192", "stages": 4, "swizzle": 8},
+                    {"mode": "pingpong", "tile": "t128x192", "stages": 4, "cluster": "c2x1", "swizzle": 8},
+                    {"mode": "pingpong", "tile": "by_shape"},
+                    {"tile": "t128x192", "stages": 5, "swizzle": 8},
+                    {"tile": "t128x192", "stages": 5, "cluster": "c2x1", "swizzle": 8}],
     },
 }
 
