@@ -57,7 +57,6 @@ class Prepared:
     o_shape: tuple[int, int, int, int]
     lse_shape: tuple[int, int, int]
     device: int
-    place: torch.device  # where outputs are allocated
     from_record: bool  # loaded from a launch record of an earlier process (proven and compiled there)
     scratch_lse: torch.Tensor  # where a call that does not return the LSE lets the kernel write it
 
@@ -86,7 +85,7 @@ def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     if found is not None:
         fn = load_shared(Path(found["library"]), found["symbol"])
         return Prepared(fn, (b, h, sq, skv), d, bool(causal), tuple(found["grid"]), (b, sq, h, d), (b, h, sq), index,
-                        q.device, True, q.new_empty((b, h, sq), dtype=_FP32))
+                        True, q.new_empty((b, h, sq), dtype=_FP32))
     from ..kernels import attention as kernel
     from . import compiled
     from .device import arch, limits, require_launchable
@@ -101,11 +100,11 @@ def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     if library.exists():
         INDEX.put(name, {"library": str(library), "symbol": loaded.path.stem, "grid": grid, "config": repr(cfg)})
     return Prepared(loaded.function, (b, h, sq, skv), d, bool(causal), grid, (b, sq, h, d), (b, h, sq), index,
-                    q.device, False, q.new_empty((b, h, sq), dtype=_FP32))
+                    False, q.new_empty((b, h, sq), dtype=_FP32))
 
 
 def _lookup(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> Prepared:
-    key = (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.get_device(), bool(causal))
+    key = (q.shape, k.shape, q.get_device(), bool(causal))  # v's shape and every dtype: TVM-FFI checks them
     p = _PREPARED.get(key)
     if p is None:
         p = _PREPARED[key] = prepare(q, k, v, causal)
@@ -133,11 +132,11 @@ def run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor | N
     p = _lookup(q, k, v, causal)
     if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
         _refuse(q, k, v, out)
-    if out is None:
-        out = torch.empty(p.o_shape, dtype=_BF16, device=p.place)
+    if out is None:  # O has q's shape and dtype; empty_like is the cheapest allocation measured (1.6 µs)
+        out = torch.empty_like(q)
     elif not out.is_contiguous():
         _refuse(q, k, v, out)
-    lse = torch.empty(p.lse_shape, dtype=_FP32, device=p.place) if want_lse else p.scratch_lse
+    lse = q.new_empty(p.lse_shape, dtype=_FP32) if want_lse else p.scratch_lse
     gx, gy, gz = p.grid
     try:
         p.fn(q, k, v, out, lse, gx, gy, gz)

@@ -99,7 +99,6 @@ class Prepared:
     fp8: bool
     device: int
     sms: int
-    place: torch.device  # where outputs are allocated
     from_record: bool  # loaded from a launch record of an earlier process (proven and compiled there)
 
     @property
@@ -129,7 +128,7 @@ def prepare(a: torch.Tensor, b: torch.Tensor, key: str = DEFAULT, scale_a: Any =
     found = INDEX.get(name) if key == DEFAULT else None  # a config object's key is this process's own
     if found is not None:
         fn = load_shared(Path(found["library"]), found["symbol"])
-        return Prepared(fn, key, m, n, k, tuple(found["grid"]), (1, k), (m, n), fp8, index, sms, a.device, True)
+        return Prepared(fn, key, m, n, k, tuple(found["grid"]), (1, k), (m, n), fp8, index, sms, True)
     from ..kernels import gemm as kernel
     from . import compiled
     from .device import arch, limits, require_launchable
@@ -143,8 +142,7 @@ def prepare(a: torch.Tensor, b: torch.Tensor, key: str = DEFAULT, scale_a: Any =
     library = shared_library(loaded.path)
     if key == DEFAULT and library.exists():
         INDEX.put(name, {"library": str(library), "symbol": loaded.path.stem, "grid": grid, "config": repr(cfg)})
-    return Prepared(loaded.function, key, m, n, k, grid, (1, k), (m, n), fp8, index, limits_.sms, a.device,
-                    False)
+    return Prepared(loaded.function, key, m, n, k, grid, (1, k), (m, n), fp8, index, limits_.sms, False)
 
 
 def _refuse(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, p: Prepared, cause: Exception) -> None:
@@ -162,11 +160,12 @@ def run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, key: str, sc
     The tensors go to the compiled function as they are: TVM-FFI checks their dtype, device, shapes, strides and
     alignment against the placeholders the kernel was compiled with, in C, and launches on torch's current stream.
     """
-    p = _PREPARED.get((a.shape, b.shape, a.dtype, b.dtype, a.get_device(), key))
+    lookup = (a.shape, b.shape, a.dtype, a.get_device(), key)  # b's dtype: TVM-FFI checks it
+    p = _PREPARED.get(lookup)
     if p is None:
-        p = _PREPARED[(a.shape, b.shape, a.dtype, b.dtype, a.get_device(), key)] = prepare(a, b, key, scale_a, scale_b)
-    if out is None:
-        out = torch.empty(p.out_shape, dtype=_BF16, device=p.place)
+        p = _PREPARED[lookup] = prepare(a, b, key, scale_a, scale_b)
+    if out is None:  # new_empty: the cheapest allocation measured on an H200 host (2.2 µs; torch.empty 3.0)
+        out = a.new_empty(p.out_shape, dtype=_BF16) if p.fp8 else a.new_empty(p.out_shape)
     gx, gy, gz = p.grid
     try:
         if p.fp8:
@@ -253,7 +252,7 @@ gemm_op.register_autograd(_no_backward, setup_context=_no_context)  # torch take
 def prepared(a: torch.Tensor, b: torch.Tensor, config: Any = None) -> Prepared:
     """The kernel a call on these shapes runs (proven and loaded now if new): its config, grid and function."""
     key = config_key(config)
-    lookup = (a.shape, b.shape, a.dtype, b.dtype, a.get_device(), key)
+    lookup = (a.shape, b.shape, a.dtype, a.get_device(), key)
     if lookup not in _PREPARED:
         _PREPARED[lookup] = prepare(a, b, key, 1.0 if a.dtype is _FP8 else None, 1.0 if a.dtype is _FP8 else None)
     return _PREPARED[lookup]
