@@ -256,3 +256,28 @@ def test_launch_times_the_gemm_as_the_benchmarks_do() -> None:
     assert len(run.references[0].times_ms) == len(run.kernel.times_ms)  # alternated, round for round
     assert run.sm_clock_mhz is not None and 500 < run.sm_clock_mhz < 2500
     assert f"at SM {run.sm_clock_mhz} MHz" in result.summary()
+
+
+def test_gemm_without_a_config_runs_this_gpus_tuning_pick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table's pick for the exact shape wins over the plan's pick; a new table is seen after tune's forget."""
+    from ts_explore.gpu.tuned import this_gpu
+    from ts_explore.gpu.tuning_table import MEASURED, TuningTable
+    from ts_explore.kernels.gemm_geometry import Cluster, TileShape
+    from ts_explore.ops import gemm_op
+    from ts_explore.scenarios import get
+    from ts_explore.tuning.run import _canonical
+
+    monkeypatch.setenv("TS_EXPLORE_CACHE_DIR", str(tmp_path))
+    a, w, b = operands(1000, 1032, 520, seed=3)
+    gemm_op.forget_defaults()
+    planned = gemm_op.prepared(a, b).config
+    assert planned.tile.mn == (128, 128) and planned.cluster.m == 2  # the plan's pick here: 128x128, 2x1
+    table = TuningTable("hopper_gemm", *this_gpu(), cache_dir=tmp_path)
+    pick = _canonical(get("hopper_gemm"), {"tile": TileShape.T128x256, "cluster": Cluster.C1x1})
+    table.put({"shape": "1000x1032x520", "config": pick, "outcome": MEASURED, "tflops": 999.0, "ratio": 1.0,
+               "reference": "test"})
+    gemm_op.forget_defaults()
+    p = gemm_op.prepared(a, b)
+    assert p.tables and p.config.tile.mn == (128, 256) and p.config.cluster.m == 1, p.config
+    assert_gemm_close(ops.gemm(a, b), a, w)
+    gemm_op.forget_defaults()

@@ -30,6 +30,7 @@ from .compile_cache import load_shared, shared_library
 from .gate import OpsError
 from .launch_index import INDEX, record_name
 from .routing import device_key, direct
+from .tuned import default_config, tables_digest
 
 _BF16, _FP8 = torch.bfloat16, torch.float8_e4m3fn
 DEFAULT = "default"
@@ -100,19 +101,31 @@ class Prepared:
     device: int
     sms: int
     from_record: bool  # loaded from a launch record of an earlier process (proven and compiled there)
+    tables: str = ""  # the tuning tables' digest that chose the default config (empty: none, or a config given)
 
     @property
     def config(self) -> Any:
         """The concrete config the kernel was compiled from (rebuilt on demand: a record holds only its text)."""
-        return _base_config(self.key, self.fp8).resolved((self.m, self.n, self.k), self.sms)
+        base = _base_config(self.key, self.fp8)
+        if self.key != DEFAULT:
+            return base.resolved((self.m, self.n, self.k), self.sms)
+        return default_config(base, (self.m, self.n, self.k), self.sms, self.tables)[0]
 
 
 _PREPARED: dict[tuple, Prepared] = {}
 
 
-def _record(m: int, n: int, k: int, fp8: bool, key: str, index: int) -> tuple[str, int]:
+def forget_defaults() -> None:
+    """Forget which config each shape runs by default (``ts_explore.tune`` calls this after writing a table; a
+    table another process wrote is seen by a process that calls this, or by the next process)."""
+    for lookup in [k for k in _PREPARED if k[-1] == DEFAULT]:
+        del _PREPARED[lookup]
+
+
+def _record(m: int, n: int, k: int, fp8: bool, key: str, index: int, tables: str) -> tuple[str, int]:
     sms, cc = device_key(index)
-    return record_name("gemm", key, (m, n, k), "fp8" if fp8 else "bf16", sms, cc), sms
+    chosen = f"{key} tuning {tables}" if tables else key  # a record answers only for the tables that chose it
+    return record_name("gemm", chosen, (m, n, k), "fp8" if fp8 else "bf16", sms, cc), sms
 
 
 def prepare(a: torch.Tensor, b: torch.Tensor, key: str = DEFAULT, scale_a: Any = None,
@@ -124,17 +137,20 @@ def prepare(a: torch.Tensor, b: torch.Tensor, key: str = DEFAULT, scale_a: Any =
     explain_scales(fp8, scale_a, scale_b)
     (m, k), n = a.shape, b.shape[1]
     index = a.get_device()
-    name, sms = _record(m, n, k, fp8, key, index)
+    tables = tables_digest() if key == DEFAULT else ""
+    name, sms = _record(m, n, k, fp8, key, index, tables)
     found = INDEX.get(name) if key == DEFAULT else None  # a config object's key is this process's own
     if found is not None:
         fn = load_shared(Path(found["library"]), found["symbol"])
-        return Prepared(fn, key, m, n, k, tuple(found["grid"]), (1, k), (m, n), fp8, index, sms, True)
+        return Prepared(fn, key, m, n, k, tuple(found["grid"]), (1, k), (m, n), fp8, index, sms, True, tables)
     from ..kernels import gemm as kernel
     from . import compiled
     from .device import arch, limits, require_launchable
 
     limits_ = limits(index)
-    cfg = _base_config(key, fp8).resolved((m, n, k), limits_.sms)
+    base = _base_config(key, fp8)
+    cfg = (default_config(base, (m, n, k), limits_.sms, tables)[0] if key == DEFAULT
+           else base.resolved((m, n, k), limits_.sms))
     require_launchable("hopper_gemm", cfg, index)
     gate().admit(cfg, (m, n, k), limits_)
     loaded = compiled.gemm_function(cfg, arch(limits_))
@@ -142,7 +158,7 @@ def prepare(a: torch.Tensor, b: torch.Tensor, key: str = DEFAULT, scale_a: Any =
     library = shared_library(loaded.path)
     if key == DEFAULT and library.exists():
         INDEX.put(name, {"library": str(library), "symbol": loaded.path.stem, "grid": grid, "config": repr(cfg)})
-    return Prepared(loaded.function, key, m, n, k, grid, (1, k), (m, n), fp8, index, limits_.sms, False)
+    return Prepared(loaded.function, key, m, n, k, grid, (1, k), (m, n), fp8, index, limits_.sms, False, tables)
 
 
 def _refuse(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, p: Prepared, cause: Exception) -> None:
@@ -258,4 +274,5 @@ def prepared(a: torch.Tensor, b: torch.Tensor, config: Any = None) -> Prepared:
     return _PREPARED[lookup]
 
 
-__all__ = ["NO_BACKWARD", "Prepared", "config_key", "gate", "gemm", "gemm_op", "gemm_out_op", "prepared", "run"]
+__all__ = ["NO_BACKWARD", "Prepared", "config_key", "forget_defaults", "gate", "gemm", "gemm_op", "gemm_out_op",
+           "prepared", "run"]

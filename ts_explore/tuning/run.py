@@ -176,10 +176,21 @@ def tune(scenario: str | Scenario = "hopper_gemm", shapes: Iterable[Any] = (), c
 
             table.last_run = pd.concat(frames, ignore_index=True)
     finally:
+        _forget_op_defaults()
         if own is not None and workers:
             own.close()
             own.cluster.close()
     return table
+
+
+def _forget_op_defaults() -> None:
+    """``ops.gemm`` remembers, per process, which config each shape runs by default; a table just written may
+    change that, so the op chooses again on its next call (looked up, not imported: no torch for tuning)."""
+    import sys
+
+    op = sys.modules.get("ts_explore.ops.gemm_op")
+    if op is not None:
+        op.forget_defaults()
 
 
 __all__ = ["TuneSweep", "table_row", "tune"]
