@@ -224,9 +224,8 @@ class SmemOperands(MemoryResource):
 
         Ping-pong (``tile`` 0 or 1): both consumers step through every stage of a
         work unit's ``2 * k_blocks``; WGMMAs are issued only on the stages of tile
-        ``tile``. The group is committed (empty on the other tile's stages) and
-        waited for either way, so "``in_flight`` groups outstanding on return"
-        holds on every iteration and the lagged release stays correct.
+        ``tile`` (see :meth:`_issue_own_tile`), and at most ``in_flight`` groups
+        are outstanding on return on every iteration, so the lagged release stays correct.
         """
         mma_op = tiled_mma(self.geo)
         s_a, s_b = self._stages(stage_info)
@@ -241,31 +240,41 @@ class SmemOperands(MemoryResource):
         frag_c = cute.make_tensor(flat.iterator, cute.make_layout(accumulator_shape(self.geo)))
         mma_op.set(warpgroup.Field.ACCUMULATE, True)
         if cutlass.const_expr(tile < 0):
-            self._issue(mma_op, frag_a, frag_b, frag_c, stage_info.stage_idx)
+            self._issue_and_commit(mma_op, frag_a, frag_b, frag_c, stage_info.stage_idx)
         else:
             self._issue_own_tile(stage_info, tile, mma_op, frag_a, frag_b, frag_c)
-        warpgroup.commit_group()
-        warpgroup.wait_group(self.in_flight)
         return flat.load()
 
     @cute.jit
     def _issue_own_tile(self, stage_info: StageInfo, tile: cutlass.Constexpr[int], mma_op: Any, frag_a: Any,
                         frag_b: Any, frag_c: Any) -> None:
-        """Ping-pong: the WGMMAs of this stage only if it belongs to consumer ``tile``'s tile of the work unit
-        (tile 0, the upper: the unit's first ``k_blocks`` iterations; tile 1, the lower: the rest)."""
-        if cutlass.const_expr(tile == 0):
-            if cutlass.Int32(stage_info.loop_offset) < self.k_blocks:  # the unit's upper tile
-                self._issue(mma_op, frag_a, frag_b, frag_c, stage_info.stage_idx)
+        """Ping-pong: this stage's WGMMAs, committed and waited for, only if it belongs to consumer ``tile``'s tile
+        of the work unit (tile 0, the upper: the unit's first ``k_blocks`` iterations; tile 1, the lower: the
+        rest); on the other tile's stages only a wait for every group.
+
+        The commit and the wait sit inside the branch, after the last WGMMA. With the commit after the branch,
+        ptxas closed the group at the branch's end and the commit became a second, empty group of its own
+        (an injected ``warpgroup.arrive`` and a null ``HGMMA.64x8x16``, C7519), so "one group in flight" meant
+        the empty one: every k-block's WGMMAs ran to completion before the next k-block's were issued. The
+        other tile's stages wait for all groups: the first of them frees the previous (own) stage one k-block
+        late, whose WGMMAs must have finished reading it.
+        """
+        i = cutlass.Int32(stage_info.loop_offset)
+        own = i < self.k_blocks if cutlass.const_expr(tile == 0) else i >= self.k_blocks
+        if own:
+            self._issue_and_commit(mma_op, frag_a, frag_b, frag_c, stage_info.stage_idx)
         else:
-            if cutlass.Int32(stage_info.loop_offset) >= self.k_blocks:  # the unit's lower tile
-                self._issue(mma_op, frag_a, frag_b, frag_c, stage_info.stage_idx)
+            warpgroup.wait_group(0)
 
     @cute.jit
-    def _issue(self, mma_op: Any, frag_a: Any, frag_b: Any, frag_c: Any, stage: cutlass.Int32) -> None:
-        """The k-block's WGMMAs on stage ``stage``, accumulating into ``frag_c``."""
+    def _issue_and_commit(self, mma_op: Any, frag_a: Any, frag_b: Any, frag_c: Any, stage: cutlass.Int32) -> None:
+        """The k-block's WGMMAs on stage ``stage``, accumulating into ``frag_c``, committed as one group; returns
+        once at most ``in_flight`` groups are outstanding."""
         warpgroup.fence()
         for kb in cutlass.range_constexpr(cute.size(frag_a, mode=[2])):
             cute.gemm(mma_op, frag_c, frag_a[(None, None, kb, stage)], frag_b[(None, None, kb, stage)], frag_c)
+        warpgroup.commit_group()
+        warpgroup.wait_group(self.in_flight)
 
     @consumer_work(work_attrs=WorkAttr.AUXILIARY)
     @cute.jit

@@ -16,9 +16,11 @@ arithmetic in the kernel body, not a schedule guard). Each consumer runs the
 same ``2 * n_k`` iterations over the same ring: wait, ``mma``, release (one
 k-block late) - both wait for and release *every* stage (the ring's consumer
 count covers both warpgroups), and ``mma`` issues WGMMA only on the stages of
-its own tile, committing an empty group on the other's so that "one group in
-flight" holds on every iteration. TS sees one uniform schedule per task, and
-TS 4.8.1 lowers it (one ``domain_loop`` per task).
+its own tile, each k-block's group committed right after its WGMMAs (so one
+group stays in flight while the next stage is waited for), and on the other's
+waits for all its groups, so "at most one group in flight" holds on every
+iteration. TS sees one uniform schedule per task, and TS 4.8.1 lowers it (one
+``domain_loop`` per task).
 
 **The order is the ring's.** The ring's stages are filled and read in order,
 so mma1's first own k-block is loaded only after all of mma0's: its mainloop

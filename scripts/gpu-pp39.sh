@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Issue 39 on the H200: the ping-pong GEMM with each k-block's WGMMA group committed right after its WGMMAs
+# (one group in flight, as the cooperative kernel keeps). Its GPU tests, then benchmarks/gemm.py at three shapes:
+# the ping-pong configs beside the best cooperative ones, against torch.matmul and QuACK's default.
+#
+# Run on the GPU machine from the project root, after QuACK (quack-kernels and its wheels) is installed into
+# /tmp/site:
+#   source .gpu/b/env.sh && bash scripts/gpu-pp39.sh
+# Writes five files to $OUT, each step's log as it runs:
+#   pp39_env.txt           GPU, driver, package versions, each step's start, end and exit status
+#   pp39_gpu_tests.txt     pytest tests/gpu/test_gemm_gpu.py -k 'pingpong or ping_pong' (correctness at aligned
+#                          and tail shapes, the 8192^3 launches, the traces) in 6 processes side by side
+#   pp39_bench.txt         benchmarks/gemm.py --shapes 8192x8192x8192 4096x4096x4096 8192x28672x4096
+#                          --configs (two ping-pong, two cooperative) --no-diagnosis --no-quack-tuned
+#   pp39_bench_stderr.txt  the benchmark's compile times and failures
+#   pp39_summary.txt       the test tally and the ping-pong rows beside the cooperative ones
+# Budget: at most 4 minutes in all (tests 100 s, benchmark 120 s, each under `timeout`; the benchmark starts no
+# shape or config after 90 s). A failing or timed-out step does not stop the next one; the exit status is the
+# worst.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 3
+export PYTHONPATH=$PWD:${PYTHONPATH:-} MPLBACKEND=Agg PYTHONUNBUFFERED=1
+OUT=${OUT:?set OUT to the folder that collects the results}
+mkdir -p "$OUT"
+ENV="$OUT/pp39_env.txt"
+stamp() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$ENV"; }
+python3 -c "import cutlass, ts_explore" || { echo "source .gpu/b/env.sh first" >&2; exit 3; }
+
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | head -1
+  git log --oneline -1 2> /dev/null
+  python3 - <<'EOF'
+import importlib.metadata as md
+for dist in ("torch", "nvidia-cutlass-dsl", "quack-kernels"):
+    try:
+        print(f"{dist} {md.version(dist)}")
+    except md.PackageNotFoundError:
+        print(f"{dist} not installed")
+EOF
+} >> "$ENV" 2>&1
+status=0
+
+stamp "gpu tests: start"
+# six pytest processes on shards of the ping-pong tests: each compiles its own kernels, so the CPU work spreads
+# (sorted, the ids of one config's shapes stay together, in one shard, compiled once); the tests check results
+# and do not time, so they may share the GPU
+TESTS="$OUT/pp39_gpu_tests.txt"
+SELECT="pingpong or ping_pong"
+python3 -m pytest -q -p no:cacheprovider --collect-only -m gpu tests/gpu/test_gemm_gpu.py -k "$SELECT" \
+  2> /dev/null | grep '::' | sort > /tmp/pp39_ids.txt
+echo "# $(wc -l < /tmp/pp39_ids.txt) tests of tests/gpu/test_gemm_gpu.py -k '$SELECT', 6 processes" > "$TESTS"
+rm -f /tmp/pp39_shard.*
+rc=0
+if [ -s /tmp/pp39_ids.txt ]; then
+  split -n l/6 -d /tmp/pp39_ids.txt /tmp/pp39_shard.
+  for f in /tmp/pp39_shard.??; do
+    xargs -d "\n" -a "$f" timeout 100 python3 -m pytest -q -p no:cacheprovider -m gpu -rfE > "$f.log" 2>&1 &
+  done
+  for job in $(jobs -p); do wait "$job" || rc=$?; done
+  for f in /tmp/pp39_shard.??.log; do echo "## $(basename "$f" .log)"; tail -40 "$f"; done >> "$TESTS"
+else
+  echo "no tests collected (is torch importable, and the GPU visible?)" >> "$TESTS"; rc=5
+fi
+stamp "gpu tests: exit $rc$([ $rc = 124 ] && echo ' (a shard timed out at 100 s)')"
+[ $rc -ne 0 ] && status=1
+
+stamp "benchmark: start"
+timeout 120 python3 benchmarks/gemm.py --shapes 8192x8192x8192 4096x4096x4096 8192x28672x4096 \
+  --configs "pingpong 128x192 4st static" "pingpong 128x192 4st static 2x1 swz8" "by shape" \
+            "128x256 2wg 4st static 2x1 swz8" \
+  --no-diagnosis --no-quack-tuned --budget-s 90 > "$OUT/pp39_bench.txt" 2> "$OUT/pp39_bench_stderr.txt"
+rc=$?
+stamp "benchmark: exit $rc$([ $rc = 124 ] && echo ' (timed out at 120 s)') (0: targets met, 1: one missed, 2: no GPU)"
+[ $rc -gt 1 ] && status=1
+
+{
+  echo "gpu tests: $(cat /tmp/pp39_shard.??.log 2> /dev/null | grep -E ' in [0-9.]+s' | tr '\n' ' ')"
+  grep -E "^(FAILED|ERROR) " "$TESTS" | head -20
+  echo "benchmark rows (before this change at 8192^3: ping-pong 128x192 504 TFLOP/s = 0.745x torch, 2x1 swz8 457;"
+  echo "cooperative by shape 677, 128x256 2x1 swz8 670):"
+  grep -E "pingpong|by shape|2wg" "$OUT/pp39_bench.txt" | grep -vE "^ *(Best|---)" | head -20
+  grep -E "^8192³|^stopped|QuACK not installed" "$OUT/pp39_bench.txt" | head -3
+} > "$OUT/pp39_summary.txt"
+cat "$OUT/pp39_summary.txt"
+stamp "done (exit $status)"
+exit $status
