@@ -1,18 +1,21 @@
 """Read what verification needs from TS ``Task`` objects, once, before any search runs.
 
-:func:`read_instance` returns an :class:`Instance`: the facts that decide
-which searches an instance needs (persistent or not, ``skip_if``, the
-``when_true``/``when_false`` key assignments), the per-task trip counts, the
-credit model, the one-tile lanes the tile-count argument reads, and
-:func:`search_inputs` turns each needed run into a :class:`SearchInput`: the
-checker's :class:`~ts_explore.cheln.problem.SearchProblem` and the lanes its
-findings are told in. Everything after this point
-(:mod:`ts_explore.verification`, :mod:`ts_explore.check`) works on these.
+:func:`read_instance` is the capture's one call here (:mod:`.capture_set`):
+it returns an :class:`InstanceRead`, the :class:`Instance` (the facts that
+decide which searches an instance needs: persistent or not, ``skip_if``, the
+``when_true``/``when_false`` key assignments; the per-task trip counts, the
+credit model, the one-tile lanes the tile-count argument reads) and a
+:class:`SearchInput` per needed run: the checker's
+:class:`~ts_explore.check.problem.SearchProblem` and the lanes its findings
+are told in. :func:`needed_runs` restates TaskManager's loop over runs (each
+key assignment, the skipped-tile run, two tiles for a persistent schedule).
+Everything after this point (:mod:`ts_explore.verification`,
+:mod:`ts_explore.check`) works on these.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cutlass.experimental.task_scheduling import task_manager as ts_tm
@@ -25,6 +28,7 @@ from ..model.scope import TaskTrips
 from ..model.verdict import CreditModel, ExhaustiveRun, Lane
 from . import lanes as ln
 from .capture import quiet_warnings
+from . import search_input as si
 from .search_input import search_problem
 from .schedule import NameOf
 from .simulation import SimulationInput, read_simulation_input
@@ -100,33 +104,49 @@ def _python_conditions(tasks: list[Any]) -> bool:
     return False
 
 
-def read_instance(tasks: list[Any], task_set: TaskSet | None, resources: list[Any], name_of: NameOf) -> Instance:
-    """The :class:`Instance` of ``tasks``; a part TS's objects do not give becomes ``unread``."""
+@dataclass(frozen=True)
+class InstanceRead:
+    """The instance and the search input of every run the capture was asked for."""
+
+    instance: Instance
+    inputs: tuple[SearchInput, ...]  # the needed runs first, then the extra tile counts' runs
+    needed: int  # how many of ``inputs`` the instance needs at TS's tile count
+    unread: str  # why a part could not be read ("" when everything was)
+
+
+def read_instance(tasks: list[Any], task_set: TaskSet | None, resources: list[Any], name_of: NameOf, *,
+                  tm_kwargs: dict[str, Any], tiles: int | None = None, search: bool = True,
+                  problems: bool = True) -> InstanceRead:
+    """The :class:`Instance` of ``tasks`` and, when ``search``, the input of each run it needs (and, with
+    ``tiles``, the runs of the tile counts :func:`tile_counts` adds); a part TS's objects do not give becomes
+    ``unread``. ``problems=False`` leaves out our checker's input (TS's reference search reads the tasks itself)."""
     persistent = any(isinstance(r, WorkQueue) for t in tasks for r in [*t.src_resources, *t.dst_resources])
-    assignments = tuple(_assignments(tasks))
     display: dict[str, str] = {}
     for r in resources:
         display.setdefault(getattr(r, "name", ""), name_of[id(r)])
-    trips = ln.task_trips(tasks, task_set)
-    base = dict(
+    facts = Instance(
         task_names=tuple(t.name for t in tasks), display=display, persistent=persistent,
-        skip=any(getattr(t, "skip_if", None) is not None for t in tasks), assignments=assignments,
+        skip=any(getattr(t, "skip_if", None) is not None for t in tasks), assignments=tuple(_assignments(tasks)),
         opaque_keys=bool(ts_tm._collect_opaque_keys(tasks)), python_conditions=_python_conditions(tasks),
-        trips=trips, names_of_ids={id(r): name_of[id(r)] for r in resources},
-        simulation=read_simulation_input(tasks, tuple(t.task for t in trips), name_of),
+        trips=(), credit_model=None, names_of_ids={id(r): name_of[id(r)] for r in resources},
     )
-    try:
-        model = ln.credit_model(tasks, name_of)
-        one_tile = ()
-        if persistent:
-            one_tile = tuple(
-                (ln.lanes_for(tasks, {}, name_of, opaque_assignment=a, num_tiles=1),
-                 ln.lanes_for(tasks, {}, name_of, skipped_tile=True, opaque_assignment=a, num_tiles=1))
-                for a in assignments
-            )
-    except Exception as exc:  # noqa: BLE001 - the searches still run; their findings cannot be told
-        return Instance(**base, credit_model=None, unread=f"{type(exc).__name__}: {exc}")
-    return Instance(**base, credit_model=model, one_tile_lanes=one_tile)
+    needed = needed_runs(facts, tm_kwargs) if search else []
+    extra = extra_tile_runs(facts, tm_kwargs, tile_counts(tiles, facts.skip), needed) \
+        if search and persistent else []
+    runs = [*needed, *extra]
+    with quiet_warnings():  # repeats of TaskManager's own warnings (this thread's only)
+        read = si.read(tasks, runs, problems=problems)
+        lanes = ln.read(tasks, task_set, name_of, problems=read, runs=runs, assignments=facts.assignments,
+                        persistent=persistent)
+    instance = replace(
+        facts, trips=lanes.trips, credit_model=lanes.credit_model, one_tile_lanes=lanes.one_tile, unread=lanes.error,
+        simulation=read_simulation_input(tasks, tuple(t.task for t in lanes.trips), name_of),
+    )
+    unread = instance.unread or next((e for pair in zip(read.errors, lanes.run_errors) for e in pair if e), "")
+    inputs = tuple(SearchInput(dict(kwargs), _opaque_text(kwargs.get("opaque_assignment"), facts.names_of_ids),
+                               problem, run_lanes)
+                   for kwargs, problem, run_lanes in zip(runs, read.problems, lanes.runs))
+    return InstanceRead(instance, inputs, len(needed), unread)
 
 
 def _opaque_text(assignment: dict | None, id_names: dict[int, str]) -> tuple[tuple[str, bool], ...]:
@@ -167,4 +187,51 @@ def search_inputs(tasks: list[Any], task_set: TaskSet | None, instance: Instance
     return tuple(out), unread
 
 
-__all__ = ["Instance", "SearchInput", "Searched", "read_instance", "search_inputs"]
+MAX_TILES = 6  # with tiles=N and skip_if, shorter counts are searched up to this N (beyond: not proven)
+
+
+def needed_runs(instance: Instance, tm_kwargs: dict[str, Any], num_tiles: int | None = None) -> list[dict[str, Any]]:
+    """The search runs an instance needs at one tile count (TaskManager's own loop, restated)."""
+    tiles = num_tiles if num_tiles is not None else (2 if instance.persistent else 1)
+    base = {"num_tiles": tiles, "assume_pdl_wait_completed": tm_kwargs.get("assume_pdl_wait_completed", False)}
+    out = []
+    for assignment in instance.assignments:
+        out.append({**base, "opaque_assignment": assignment})
+        if instance.skip:
+            out.append({**base, "skipped_tile": True, "opaque_assignment": assignment})
+    return out
+
+
+def same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """True when two checker calls search the same variant, assignment and tile count."""
+    return (
+        bool(a.get("skipped_tile")) == bool(b.get("skipped_tile"))
+        and (a.get("opaque_assignment") or {}) == (b.get("opaque_assignment") or {})
+        and int(a.get("num_tiles", 1)) == int(b.get("num_tiles", 1))
+    )
+
+
+def tile_counts(tiles: int | None, skip: bool) -> tuple[int, ...]:
+    """The tile counts to search unrolled when the caller names a CTA's count (plus, with ``skip_if``, the shorter
+    ones: a sequence mixing skipped and normal tiles reduces to a run of fewer normal tiles)."""
+    if not tiles:
+        return ()
+    counts = {tiles}
+    if skip and 1 < tiles <= MAX_TILES:
+        counts |= set(range(1, tiles + 1))
+    return tuple(sorted(counts))
+
+
+def extra_tile_runs(instance: Instance, tm_kwargs: dict[str, Any], counts: tuple[int, ...],
+                    done: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The runs of the tile counts in ``counts`` that ``done`` does not cover yet (every variant and assignment)."""
+    out: list[dict[str, Any]] = []
+    for k in counts:
+        for kwargs in needed_runs(instance, tm_kwargs, k):
+            if not any(same_call(kwargs, r) for r in [*done, *out]):
+                out.append(kwargs)
+    return out
+
+
+__all__ = ["Instance", "InstanceRead", "MAX_TILES", "SearchInput", "Searched", "extra_tile_runs", "needed_runs",
+           "read_instance", "same_call", "search_inputs", "tile_counts"]

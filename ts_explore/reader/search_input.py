@@ -23,6 +23,7 @@ Only the result is translated into plain indices; the search itself
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
@@ -324,4 +325,35 @@ def search_problem(
     )
 
 
-__all__ = ["KNOWN_KWARGS", "search_problem"]
+@dataclass(frozen=True)
+class ProblemsRead:
+    """The checker inputs of an instance's runs (the reader's one pass over :func:`search_problem`)."""
+
+    problems: tuple[SearchProblem | None, ...]  # per run; None when not asked for or not readable
+    errors: tuple[str, ...]  # per run: why its problem could not be read ("" when read)
+    participants: tuple[dict[int, int], dict[int, int]] | None  # producer/consumer task counts per resource id
+    participants_error: str = ""  # why they could not be counted
+
+
+def read(tasks: list[Any], runs: list[dict[str, Any]], *, problems: bool = True) -> ProblemsRead:
+    """Each run's :class:`SearchProblem` (``problems=False``: none, TS's own search reads the tasks itself), and
+    the participant counts the credit model shows."""
+    found: list[SearchProblem | None] = []
+    errors: list[str] = []
+    for kwargs in runs:
+        problem, error = None, ""
+        if problems:
+            try:
+                problem = search_problem(tasks, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - the run is then missing from the scope, and said why
+                error = f"{type(exc).__name__}: {exc}"
+        found.append(problem)
+        errors.append(error)
+    try:
+        counts: tuple[dict[int, int], dict[int, int]] | None = participants(tasks)
+    except Exception as exc:  # noqa: BLE001 - the credit model is then unread, and says why
+        return ProblemsRead(tuple(found), tuple(errors), None, f"{type(exc).__name__}: {exc}")
+    return ProblemsRead(tuple(found), tuple(errors), counts)
+
+
+__all__ = ["KNOWN_KWARGS", "ProblemsRead", "participants", "read", "search_problem"]

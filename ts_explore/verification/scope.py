@@ -4,9 +4,10 @@ Works on the :class:`~ts_explore.reader.instance.Instance` the reader read
 once: :func:`needed_runs` restates TaskManager's loop (each key assignment,
 the skipped-tile run when a task has ``skip_if``, two tiles for a persistent
 schedule), :func:`tile_counts` the extra tile counts searched unrolled when the
-caller names a CTA's count with ``verify(tiles=...)``; :func:`build_scope`
-says which counts a verdict covers: every number of work tiles when the
-tile-loop search (:mod:`.tile_proof`) closed, or the caller's count.
+caller names a CTA's count with ``verify(tiles=...)`` (both are the reader's,
+:mod:`ts_explore.reader.instance`, which reads those runs' inputs in the same
+pass); :func:`build_scope` says which counts a verdict covers: every number of
+work tiles when the tile-loop search (:mod:`.tile_proof`) closed, or the caller's count.
 """
 
 from __future__ import annotations
@@ -15,58 +16,13 @@ from typing import Any
 
 from ..model.scope import TS_ENGINE, WORK_QUEUE_NOT_MODELLED, Abstraction, Scope
 from ..model.verdict import ExhaustiveRun, run_scope
-from ..reader.instance import Instance
+from ..reader.instance import MAX_TILES, Instance, extra_tile_runs, needed_runs, same_call, tile_counts
 from .tile_proof import MIXED_INERT, MIXED_UNPROVEN, TileProof, skipped_tiles_inert
-
-MAX_TILES = 6  # with tiles=N and skip_if, shorter counts are searched up to this N (beyond: not proven)
 
 OPAQUE_ASSUMPTION = ("each when_true/when_false key keeps one value for the whole run: TS searches every "
                      "assignment of the keys, not values that change from one iteration or tile to the next")
 PYTHON_CONDITION = ("when_true/when_false given a plain Python value: the kernel runs the block unconditionally, "
                     "yet both branches were searched")
-
-
-def needed_runs(instance: Instance, tm_kwargs: dict[str, Any], num_tiles: int | None = None) -> list[dict[str, Any]]:
-    """The search runs an instance needs at one tile count (TaskManager's own loop, restated)."""
-    tiles = num_tiles if num_tiles is not None else (2 if instance.persistent else 1)
-    base = {"num_tiles": tiles, "assume_pdl_wait_completed": tm_kwargs.get("assume_pdl_wait_completed", False)}
-    out = []
-    for assignment in instance.assignments:
-        out.append({**base, "opaque_assignment": assignment})
-        if instance.skip:
-            out.append({**base, "skipped_tile": True, "opaque_assignment": assignment})
-    return out
-
-
-def same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """True when two checker calls search the same variant, assignment and tile count."""
-    return (
-        bool(a.get("skipped_tile")) == bool(b.get("skipped_tile"))
-        and (a.get("opaque_assignment") or {}) == (b.get("opaque_assignment") or {})
-        and int(a.get("num_tiles", 1)) == int(b.get("num_tiles", 1))
-    )
-
-
-def tile_counts(tiles: int | None, skip: bool) -> tuple[int, ...]:
-    """The tile counts to search unrolled when the caller names a CTA's count (plus, with ``skip_if``, the shorter
-    ones: a sequence mixing skipped and normal tiles reduces to a run of fewer normal tiles)."""
-    if not tiles:
-        return ()
-    counts = {tiles}
-    if skip and 1 < tiles <= MAX_TILES:
-        counts |= set(range(1, tiles + 1))
-    return tuple(sorted(counts))
-
-
-def extra_tile_runs(instance: Instance, tm_kwargs: dict[str, Any], counts: tuple[int, ...],
-                    done: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The runs of the tile counts in ``counts`` that ``done`` does not cover yet (every variant and assignment)."""
-    out: list[dict[str, Any]] = []
-    for k in counts:
-        for kwargs in needed_runs(instance, tm_kwargs, k):
-            if not any(same_call(kwargs, r) for r in [*done, *out]):
-                out.append(kwargs)
-    return out
 
 
 def build_scope(

@@ -1,0 +1,164 @@
+"""One capture of a TS task set for verification: the TS objects read once, into model values.
+
+:func:`capture_set` takes what ``verify`` is given (tasks, graph,
+TaskManager's keywords) and reads, in this order: the arguments' shape
+(:func:`.checks.check_arguments`, which also refuses a loop too long to
+unroll), the schedule trees and resources (:func:`.tasks.read_set`, before
+TS touches the tasks), TaskManager's checks (:func:`.checks.run_checks`,
+run once, here), the instance with the search input of every run it needs
+(:func:`.instance.read_instance`: trip counts, credit model, lanes,
+participants, python conditions, the simulation's input) and, for a
+persistent schedule, its tile-loop tables (:func:`.tile_loop.read_tile_loops`).
+What comes back is one frozen :class:`CapturedSet`; verification, scope,
+outcomes and rules take it and no TS object.
+
+Some answers need the TS objects themselves, later: TS's own BFS (``checker="ts"``
+runs ``check_all_interleavings`` on the tasks), and the search input at a tile
+count nobody could name before the searches ran (the count a tile-loop finding
+needs, the tile cross-check's counts). :class:`TaskObjects` keeps the tasks
+for exactly these, and nothing else reads them.
+
+While anything here reads the tasks, each task's ``get_domain`` answers each
+work tile once (:func:`remembered_domains`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from ..check.problem import SearchProblem
+from ..model import TaskSet
+from .capture import quiet_warnings
+from .checks import CheckRecord, check_arguments, run_checks
+from .instance import Instance, SearchInput, Searched, read_instance, same_call, search_inputs
+from .reference import reference_search
+from .schedule import NameOf
+from .search_input import search_problem
+from .tasks import read_set
+from .tile_loop import TileLoopRead, read_tile_loops
+
+
+@dataclass(frozen=True)
+class CapturedSet:
+    """Everything verification needs of one task set, as model values (no TS object inside)."""
+
+    task_set: TaskSet | None  # the schedule trees, resources and edges; None when capturing them failed
+    capture_error: str  # why ``task_set`` is None ("" when captured)
+    checks: CheckRecord  # TaskManager's checks, run once
+    instance: Instance | None  # None when the instance could not be read (``unreadable`` says why)
+    unreadable: tuple[str, str] | None = None  # (error type, message) of that failure
+    inputs: tuple[SearchInput, ...] = ()  # the needed runs first, then the runs of the caller's tile counts
+    needed: int = 0  # how many of ``inputs`` the instance needs at TS's tile count
+    unread: str = ""  # why a run's input could not be read ("" when every one was)
+    tile_loops: tuple[TileLoopRead, ...] = ()  # a persistent schedule's tile loops (no ``tiles`` given)
+
+    def input_for(self, kwargs: dict[str, Any]) -> SearchInput | None:
+        """The captured input of the run ``kwargs`` names (variant, key assignment, tile count), if captured."""
+        return next((i for i in self.inputs if same_call(i.kwargs, kwargs)), None)
+
+
+@contextlib.contextmanager
+def remembered_domains(tasks: list[Any]) -> Iterator[None]:
+    """While reading, each task's ``get_domain`` answers each work tile once.
+
+    TS probes a dynamic bound (``get_domain`` on tile (0, 0, 0)) in every
+    expansion of a task, and a probe may trace DSL code; a capture expands
+    each task once per check and per search run. The memo is an attribute
+    of each task object (no TS class or module is patched) and is removed
+    again on the way out.
+    """
+    added = []
+    for task in tasks:
+        if getattr(task, "domain_getter", None) is None or "get_domain" in vars(task):
+            continue
+        method = task.get_domain
+        answers: dict[Any, Any] = {}
+
+        def remembered(tile: Any, _method: Any = method, _answers: dict[Any, Any] = answers) -> Any:
+            try:
+                hash(tile)
+            except TypeError:
+                return _method(tile)
+            if tile not in _answers:
+                try:
+                    _answers[tile] = (True, _method(tile))
+                except Exception as exc:  # noqa: BLE001 - a bound that cannot be probed fails the same way again
+                    _answers[tile] = (False, exc)
+            ok, answer = _answers[tile]
+            if not ok:
+                raise answer
+            return answer
+
+        task.get_domain = remembered
+        added.append(task)
+    try:
+        yield
+    finally:
+        for task in added:
+            vars(task).pop("get_domain", None)
+
+
+class TaskObjects:
+    """The TS tasks of one capture, for the answers only they give (see the module docstring)."""
+
+    def __init__(self, tasks: list[Any], task_set: TaskSet | None, name_of: NameOf) -> None:
+        self._tasks = tasks
+        self._task_set = task_set
+        self._name_of = name_of
+
+    def inputs(self, instance: Instance, runs: list[dict[str, Any]], *, problems: bool = True
+               ) -> tuple[tuple[SearchInput, ...], str]:
+        """The search input of each run in ``runs`` and why a part could not be read ('' if read)."""
+        with remembered_domains(self._tasks):
+            return search_inputs(self._tasks, self._task_set, instance, self._name_of, runs, problems=problems)
+
+    def problem(self, kwargs: dict[str, Any]) -> SearchProblem:
+        """Our checker's input for one run (any tile count)."""
+        with remembered_domains(self._tasks), quiet_warnings():
+            return search_problem(self._tasks, **kwargs)
+
+    def reference(self, instance: Instance, *, stalled: bool) -> Callable[[SearchInput], Searched]:
+        """TS's own search over the tasks, one run per call (:func:`.reference.reference_search`)."""
+        run = reference_search(self._tasks, instance, stalled=stalled)
+
+        def remembered(inp: SearchInput) -> Searched:
+            with remembered_domains(self._tasks):
+                return run(inp)
+        return remembered
+
+
+def capture_set(tasks: Any, graph: Any, tm_kwargs: dict[str, Any], *, tiles: int | None = None,
+                task_set: TaskSet | None = None, search: bool = True, problems: bool = True
+                ) -> tuple[CapturedSet, TaskObjects]:
+    """Read ``verify``'s tasks once (see the module docstring); the capture, and the tasks kept for TS's own answers.
+
+    ``tiles``: the caller's work tiles per CTA (their runs are read too);
+    ``task_set``: the caller's capture of these very tasks; ``search``: an
+    exhaustive search will run (else no search input is read);
+    ``problems=False``: TS's BFS searches, so our checker's input is left out.
+    Raises ``TypeError`` for arguments that are not TS tasks and a graph, and
+    :class:`~ts_explore.reader.lanes.LoopTooLong` for a loop too long to unroll.
+    """
+    task_list = check_arguments(tasks, graph, tm_kwargs, tiles)
+    graph = dict(graph)
+    resources, name_of, task_set, capture_error = read_set(task_list, graph, task_set)
+    live = TaskObjects(task_list, task_set, name_of)
+    with remembered_domains(task_list):
+        record = run_checks(task_list, graph, tm_kwargs)
+        searching = search and record.reached_search
+        try:  # everything else verification needs from TS's objects
+            with quiet_warnings():  # repeats of what TaskManager's checks warned (kept there)
+                read = read_instance(task_list, task_set, resources, name_of, tm_kwargs=tm_kwargs, tiles=tiles,
+                                     search=searching, problems=problems)
+                loops = read_tile_loops(task_list, read.instance.assignments, read.instance.skip,
+                                        bool(tm_kwargs.get("assume_pdl_wait_completed", False))) \
+                    if searching and read.instance.persistent and tiles is None else ()
+        except Exception as exc:  # noqa: BLE001 - told as the analysis check, as any other failure
+            return CapturedSet(task_set, capture_error, record, None, (type(exc).__name__, str(exc))), live
+    return CapturedSet(task_set, capture_error, record, read.instance, None, read.inputs, read.needed, read.unread,
+                       loops), live
+
+
+__all__ = ["CapturedSet", "TaskObjects", "capture_set", "remembered_domains"]
