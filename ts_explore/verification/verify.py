@@ -52,7 +52,7 @@ class Ask:
     instance: str | None = None
     not_modelled: tuple[str, ...] = ()
     rules: tuple[Callable[[TaskSet], CheckOutcome], ...] = ()
-    engine: Engine = engine_for("ts")
+    engine: Engine = engine_for("auto")  # verify's default checker
 
 
 def verify(
@@ -247,7 +247,6 @@ def _search(captured: CapturedSet, checks: list[CheckOutcome], tm_kwargs: dict[s
         if instance.persistent else ()
     extra_runs = sc.extra_tile_runs(instance, tm_kwargs, counts, [i.kwargs for i in needed]) \
         if instance.persistent else []
-    extra, unread = _inputs(captured, live, extra_runs, own)
     reference = None
     if not own:
         if live is None:
@@ -256,7 +255,9 @@ def _search(captured: CapturedSet, checks: list[CheckOutcome], tm_kwargs: dict[s
     searched = [ask.engine.search(i, instance, reference) for i in needed if i.problem is not None or not own]
     cut_off = overrule_cut_off(checks, captured.checks.simulation_error, searched) if own else None
     clean = all(c.passed for c in checks) and not any(s.unsafe or (own and s.capped) for s in searched)
-    if clean:  # a failure already decides the verdict: no need to search more tiles
+    unread = captured.unread
+    if clean and extra_runs:  # a failure already decides the verdict: no need to read or search more tiles
+        extra, unread = _inputs(captured, live, extra_runs, own)
         searched += [ask.engine.search(i, instance, reference) for i in extra if i.problem is not None or not own]
     return searched, plan, unread, cut_off
 
