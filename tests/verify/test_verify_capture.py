@@ -114,7 +114,8 @@ def test_a_persistent_capture_holds_the_tile_loops_and_the_callers_tile_counts()
     assert [i.num_tiles for i in captured.inputs] == [2, 2]  # normal and skipped-tile runs at TS's count
     kwargs = verify_kwargs("persistent_copy")
     three, _ = capture_set(kwargs["tasks"], kwargs["resource_dependency_graph"], {}, tiles=3)
-    assert three.tile_loops == () and sorted({i.num_tiles for i in three.inputs}) == [1, 2, 3]
+    assert three.tile_loops == () and [i.num_tiles for i in three.inputs] == [2, 2]
+    assert sorted({i.num_tiles for i in three.extra}) == [1, 3] and {r["num_tiles"] for r in three.tile_runs} == {3}
     _empty(_ts_objects(kwargs))
     v = verify_captured(three, Ask(tiles=3), {})
     assert v.ok and {r.num_tiles for r in v.runs} == {1, 2, 3}, v.summary()

@@ -26,16 +26,14 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
-from ..check.problem import SearchProblem
 from ..model import TaskSet
 from .capture import quiet_warnings
 from .checks import CheckRecord, check_arguments, run_checks
-from .instance import Instance, SearchInput, Searched, read_instance, same_call, search_inputs
+from .instance import Instance, SearchInput, read_instance
 from .reference import reference_search
-from .schedule import NameOf
-from .search_input import search_problem
+from .task_objects import TaskObjects
 from .tasks import read_set
 from .tile_loop import TileLoopRead, read_tile_loops
 
@@ -49,28 +47,29 @@ class CapturedSet:
     checks: CheckRecord  # TaskManager's checks, run once
     instance: Instance | None  # None when the instance could not be read (``unreadable`` says why)
     unreadable: tuple[str, str] | None = None  # (error type, message) of that failure
-    inputs: tuple[SearchInput, ...] = ()  # the needed runs first, then the runs of the caller's tile counts
-    needed: int = 0  # how many of ``inputs`` the instance needs at TS's tile count
+    runs: tuple[dict[str, Any], ...] = ()  # the runs the instance needs at TS's tile count (TS keywords)
+    tile_runs: tuple[dict[str, Any], ...] = ()  # the runs it needs at the caller's count (``tiles``)
+    inputs: tuple[SearchInput, ...] = ()  # the search input of each of ``runs`` (when a search will run)
+    extra: tuple[SearchInput, ...] = ()  # of the caller's further tile counts (``tiles`` with ``skip_if``)
     unread: str = ""  # why a run's input could not be read ("" when every one was)
     tile_loops: tuple[TileLoopRead, ...] = ()  # a persistent schedule's tile loops (no ``tiles`` given)
 
-    def input_for(self, kwargs: dict[str, Any]) -> SearchInput | None:
-        """The captured input of the run ``kwargs`` names (variant, key assignment, tile count), if captured."""
-        return next((i for i in self.inputs if same_call(i.kwargs, kwargs)), None)
-
 
 @contextlib.contextmanager
-def remembered_domains(tasks: list[Any]) -> Iterator[None]:
+def remembered_domains(tasks: Any) -> Iterator[None]:
     """While reading, each task's ``get_domain`` answers each work tile once.
 
     TS probes a dynamic bound (``get_domain`` on tile (0, 0, 0)) in every
     expansion of a task, and a probe may trace DSL code; a capture expands
     each task once per check and per search run. The memo is an attribute
     of each task object (no TS class or module is patched) and is removed
-    again on the way out.
+    again on the way out. ``verify`` holds it around the whole verification
+    (the capture, TS's own search, inputs read later from the kept tasks).
+    Anything but a list or tuple of tasks is left to
+    :func:`.checks.check_arguments` to refuse.
     """
     added = []
-    for task in tasks:
+    for task in tasks if isinstance(tasks, (list, tuple)) else ():
         if getattr(task, "domain_getter", None) is None or "get_domain" in vars(task):
             continue
         method = task.get_domain
@@ -100,35 +99,6 @@ def remembered_domains(tasks: list[Any]) -> Iterator[None]:
             vars(task).pop("get_domain", None)
 
 
-class TaskObjects:
-    """The TS tasks of one capture, for the answers only they give (see the module docstring)."""
-
-    def __init__(self, tasks: list[Any], task_set: TaskSet | None, name_of: NameOf) -> None:
-        self._tasks = tasks
-        self._task_set = task_set
-        self._name_of = name_of
-
-    def inputs(self, instance: Instance, runs: list[dict[str, Any]], *, problems: bool = True
-               ) -> tuple[tuple[SearchInput, ...], str]:
-        """The search input of each run in ``runs`` and why a part could not be read ('' if read)."""
-        with remembered_domains(self._tasks):
-            return search_inputs(self._tasks, self._task_set, instance, self._name_of, runs, problems=problems)
-
-    def problem(self, kwargs: dict[str, Any]) -> SearchProblem:
-        """Our checker's input for one run (any tile count)."""
-        with remembered_domains(self._tasks), quiet_warnings():
-            return search_problem(self._tasks, **kwargs)
-
-    def reference(self, instance: Instance, *, stalled: bool) -> Callable[[SearchInput], Searched]:
-        """TS's own search over the tasks, one run per call (:func:`.reference.reference_search`)."""
-        run = reference_search(self._tasks, instance, stalled=stalled)
-
-        def remembered(inp: SearchInput) -> Searched:
-            with remembered_domains(self._tasks):
-                return run(inp)
-        return remembered
-
-
 def capture_set(tasks: Any, graph: Any, tm_kwargs: dict[str, Any], *, tiles: int | None = None,
                 task_set: TaskSet | None = None, search: bool = True, problems: bool = True
                 ) -> tuple[CapturedSet, TaskObjects]:
@@ -137,28 +107,33 @@ def capture_set(tasks: Any, graph: Any, tm_kwargs: dict[str, Any], *, tiles: int
     ``tiles``: the caller's work tiles per CTA (their runs are read too);
     ``task_set``: the caller's capture of these very tasks; ``search``: an
     exhaustive search will run (else no search input is read);
-    ``problems=False``: TS's BFS searches, so our checker's input is left out.
+    ``problems=False``: TS's BFS searches (``checker="ts"``), so our
+    checker's input is left out and TS's search is kept ready instead.
     Raises ``TypeError`` for arguments that are not TS tasks and a graph, and
     :class:`~ts_explore.reader.lanes.LoopTooLong` for a loop too long to unroll.
     """
     task_list = check_arguments(tasks, graph, tm_kwargs, tiles)
     graph = dict(graph)
     resources, name_of, task_set, capture_error = read_set(task_list, graph, task_set)
-    live = TaskObjects(task_list, task_set, name_of)
-    with remembered_domains(task_list):
-        record = run_checks(task_list, graph, tm_kwargs)
-        searching = search and record.reached_search
-        try:  # everything else verification needs from TS's objects
-            with quiet_warnings():  # repeats of what TaskManager's checks warned (kept there)
-                read = read_instance(task_list, task_set, resources, name_of, tm_kwargs=tm_kwargs, tiles=tiles,
-                                     search=searching, problems=problems)
+    record = run_checks(task_list, graph, tm_kwargs)
+    searching = search and record.reached_search
+    try:  # everything else verification needs from TS's objects
+        with quiet_warnings():  # repeats of what TaskManager's checks warned (kept there)
+            read = read_instance(task_list, task_set, resources, name_of, tm_kwargs=tm_kwargs, tiles=tiles,
+                                 search=searching, problems=problems)
+            loops: tuple[TileLoopRead, ...] = ()
+            if searching and read.instance.persistent and tiles is None:  # the tile-loop proof's tables
                 loops = read_tile_loops(task_list, read.instance.assignments, read.instance.skip,
-                                        bool(tm_kwargs.get("assume_pdl_wait_completed", False))) \
-                    if searching and read.instance.persistent and tiles is None else ()
-        except Exception as exc:  # noqa: BLE001 - told as the analysis check, as any other failure
-            return CapturedSet(task_set, capture_error, record, None, (type(exc).__name__, str(exc))), live
-    return CapturedSet(task_set, capture_error, record, read.instance, None, read.inputs, read.needed, read.unread,
-                       loops), live
+                                        bool(tm_kwargs.get("assume_pdl_wait_completed", False)))
+    except Exception as exc:  # noqa: BLE001 - told as the analysis check, as any other failure
+        return (CapturedSet(task_set, capture_error, record, None, (type(exc).__name__, str(exc))),
+                TaskObjects(task_list, task_set, name_of))
+    reference = None
+    if searching and not problems:  # TS's own search runs on the tasks
+        reference = reference_search(task_list, read.instance, stalled=record.simulation_error is not None)
+    return (CapturedSet(task_set, capture_error, record, read.instance, None, read.runs, read.tile_runs, read.inputs,
+                        read.extra, read.unread, loops),
+            TaskObjects(task_list, task_set, name_of, reference))
 
 
-__all__ = ["CapturedSet", "TaskObjects", "capture_set", "remembered_domains"]
+__all__ = ["CapturedSet", "capture_set", "remembered_domains"]

@@ -106,11 +106,13 @@ def _python_conditions(tasks: list[Any]) -> bool:
 
 @dataclass(frozen=True)
 class InstanceRead:
-    """The instance and the search input of every run the capture was asked for."""
+    """The instance, the runs it needs and the search input of every run the capture was asked for."""
 
     instance: Instance
-    inputs: tuple[SearchInput, ...]  # the needed runs first, then the extra tile counts' runs
-    needed: int  # how many of ``inputs`` the instance needs at TS's tile count
+    runs: tuple[dict[str, Any], ...]  # the runs the instance needs at TS's tile count (TS keywords)
+    tile_runs: tuple[dict[str, Any], ...]  # the runs it needs at the caller's count (``tiles``; () without one)
+    inputs: tuple[SearchInput, ...]  # of ``runs`` (when searching)
+    extra: tuple[SearchInput, ...]  # of the caller's tile counts (:func:`tile_counts`) beyond TS's
     unread: str  # why a part could not be read ("" when everything was)
 
 
@@ -130,23 +132,24 @@ def read_instance(tasks: list[Any], task_set: TaskSet | None, resources: list[An
         opaque_keys=bool(ts_tm._collect_opaque_keys(tasks)), python_conditions=_python_conditions(tasks),
         trips=(), credit_model=None, names_of_ids={id(r): name_of[id(r)] for r in resources},
     )
-    needed = needed_runs(facts, tm_kwargs) if search else []
-    extra = extra_tile_runs(facts, tm_kwargs, tile_counts(tiles, facts.skip), needed) \
-        if search and persistent else []
-    runs = [*needed, *extra]
+    needed = needed_runs(facts, tm_kwargs)
+    tile_runs = needed_runs(facts, tm_kwargs, tiles) if persistent and tiles else []
+    extra = [kw for k in tile_counts(tiles, facts.skip) if persistent and k != needed[0]["num_tiles"]
+             for kw in needed_runs(facts, tm_kwargs, k)] if needed else []
+    runs = [*needed, *extra] if search else []
+    opaque = [_opaque_text(kwargs.get("opaque_assignment"), facts.names_of_ids) for kwargs in runs]
     with quiet_warnings():  # repeats of TaskManager's own warnings (this thread's only)
-        read = si.read(tasks, runs, problems=problems)
-        lanes = ln.read(tasks, task_set, name_of, problems=read, runs=runs, assignments=facts.assignments,
-                        persistent=persistent)
+        read = si.read_problems(tasks, runs, problems=problems)
+        lanes = ln.read_lanes(tasks, task_set, name_of, problems=read, runs=runs, assignments=facts.assignments,
+                              persistent=persistent)
     instance = replace(
         facts, trips=lanes.trips, credit_model=lanes.credit_model, one_tile_lanes=lanes.one_tile, unread=lanes.error,
         simulation=read_simulation_input(tasks, tuple(t.task for t in lanes.trips), name_of),
     )
     unread = instance.unread or next((e for pair in zip(read.errors, lanes.run_errors) for e in pair if e), "")
-    inputs = tuple(SearchInput(dict(kwargs), _opaque_text(kwargs.get("opaque_assignment"), facts.names_of_ids),
-                               problem, run_lanes)
-                   for kwargs, problem, run_lanes in zip(runs, read.problems, lanes.runs))
-    return InstanceRead(instance, inputs, len(needed), unread)
+    inputs = tuple(SearchInput(dict(kwargs), text, problem, run_lanes)
+                   for kwargs, text, problem, run_lanes in zip(runs, opaque, read.problems, lanes.runs))
+    return InstanceRead(instance, tuple(needed), tuple(tile_runs), inputs[:len(needed)], inputs[len(needed):], unread)
 
 
 def _opaque_text(assignment: dict | None, id_names: dict[int, str]) -> tuple[tuple[str, bool], ...]:
@@ -167,9 +170,10 @@ def search_inputs(tasks: list[Any], task_set: TaskSet | None, instance: Instance
     ``problems=False`` leaves out our checker's input (TS's reference search reads the tasks itself).
     """
     infos = {id(t): info for t, info in zip(tasks, task_set.tasks)} if task_set else {}
+    opaque = [_opaque_text(kwargs.get("opaque_assignment"), instance.names_of_ids) for kwargs in runs]
     out, unread = [], instance.unread
     with quiet_warnings():  # repeats of TaskManager's own warnings (this thread's only)
-        for kwargs in runs:
+        for kwargs, text in zip(runs, opaque):
             problem = lanes = None
             try:
                 problem = search_problem(tasks, **kwargs) if problems else None
@@ -182,8 +186,7 @@ def search_inputs(tasks: list[Any], task_set: TaskSet | None, instance: Instance
                                          num_tiles=int(kwargs.get("num_tiles", 1)))
                 except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
                     unread = f"{type(exc).__name__}: {exc}"
-            out.append(SearchInput(dict(kwargs), _opaque_text(kwargs.get("opaque_assignment"),
-                                                              instance.names_of_ids), problem, lanes))
+            out.append(SearchInput(dict(kwargs), text, problem, lanes))
     return tuple(out), unread
 
 
@@ -202,15 +205,6 @@ def needed_runs(instance: Instance, tm_kwargs: dict[str, Any], num_tiles: int | 
     return out
 
 
-def same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """True when two checker calls search the same variant, assignment and tile count."""
-    return (
-        bool(a.get("skipped_tile")) == bool(b.get("skipped_tile"))
-        and (a.get("opaque_assignment") or {}) == (b.get("opaque_assignment") or {})
-        and int(a.get("num_tiles", 1)) == int(b.get("num_tiles", 1))
-    )
-
-
 def tile_counts(tiles: int | None, skip: bool) -> tuple[int, ...]:
     """The tile counts to search unrolled when the caller names a CTA's count (plus, with ``skip_if``, the shorter
     ones: a sequence mixing skipped and normal tiles reduces to a run of fewer normal tiles)."""
@@ -222,16 +216,5 @@ def tile_counts(tiles: int | None, skip: bool) -> tuple[int, ...]:
     return tuple(sorted(counts))
 
 
-def extra_tile_runs(instance: Instance, tm_kwargs: dict[str, Any], counts: tuple[int, ...],
-                    done: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The runs of the tile counts in ``counts`` that ``done`` does not cover yet (every variant and assignment)."""
-    out: list[dict[str, Any]] = []
-    for k in counts:
-        for kwargs in needed_runs(instance, tm_kwargs, k):
-            if not any(same_call(kwargs, r) for r in [*done, *out]):
-                out.append(kwargs)
-    return out
-
-
-__all__ = ["Instance", "InstanceRead", "MAX_TILES", "SearchInput", "Searched", "extra_tile_runs", "needed_runs",
-           "read_instance", "same_call", "search_inputs", "tile_counts"]
+__all__ = ["Instance", "InstanceRead", "MAX_TILES", "SearchInput", "Searched", "needed_runs", "read_instance",
+           "search_inputs", "tile_counts"]

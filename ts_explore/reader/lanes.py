@@ -5,7 +5,7 @@ The checker walks each task's HEAD + loop x N + TAIL list (repeated for
 split in two entries. :func:`lanes_for` rebuilds exactly those lists through
 TS's own helpers and tags every entry with its tree step, iteration and tile;
 :func:`credit_model` reads the initial credit pools and participant counts.
-Our checker's findings and TS's are told in these lanes. :func:`read` is the
+Our checker's findings and TS's are told in these lanes. :func:`read_lanes` is the
 capture's one call here (:mod:`.capture_set`): trip counts, credit model,
 one-tile lanes and every run's lanes at once; :func:`bound_loops` refuses a
 loop too long to unroll before anything unrolls it.
@@ -225,12 +225,13 @@ def _labels(task: Any) -> dict[tuple[Section, int, Any, int], str | None]:
     return out
 
 
-def credit_model(tasks: list[Any], name_of: NameOf,
-                 counted: tuple[dict[int, int], dict[int, int]] | None = None) -> CreditModel:
-    """Initial pools and participant counts exactly as ``check_all_interleavings`` sets them up.
+def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
+    """Initial pools and participant counts exactly as ``check_all_interleavings`` sets them up."""
+    return _credit_model(tasks, name_of, participants(tasks))
 
-    ``counted``: the producer and consumer counts when already read (:func:`.search_input.participants`).
-    """
+
+def _credit_model(tasks: list[Any], name_of: NameOf, counted: tuple[dict[int, int], dict[int, int]]) -> CreditModel:
+    """:func:`credit_model` with the producer and consumer counts already read (:func:`.search_input.participants`)."""
     resources = ec._collect_resources(tasks)
     domain_rids = ts_tm._domain_interleaved_resource_ids(tasks)
     by_id = {id(r): r for r in resources}
@@ -239,7 +240,7 @@ def credit_model(tasks: list[Any], name_of: NameOf,
         for (rid, slot), n in ec._build_initial_cons_credits(resources, domain_rids).items()
         if rid in by_id
     )
-    producers, consumers = counted if counted is not None else participants(tasks)
+    producers, consumers = counted
     approximate = any(isinstance(r, PipelineGroup) or getattr(r, "pipeline_group", None) for r in resources)
     return CreditModel(
         pools=pools,
@@ -251,7 +252,7 @@ def credit_model(tasks: list[Any], name_of: NameOf,
 
 @dataclass(frozen=True)
 class LaneFacts:
-    """What the lanes of one instance say, read in one pass (:func:`read`)."""
+    """What the lanes of one instance say, read in one pass (:func:`read_lanes`)."""
 
     trips: tuple[TaskTrips, ...]
     credit_model: CreditModel | None  # None when it could not be read (``error`` says why)
@@ -261,7 +262,7 @@ class LaneFacts:
     run_errors: tuple[str, ...]  # per run: why its lanes could not be read
 
 
-def read(tasks: list[Any], task_set: TaskSet | None, name_of: NameOf, *, problems: ProblemsRead,
+def read_lanes(tasks: list[Any], task_set: TaskSet | None, name_of: NameOf, *, problems: ProblemsRead,
          runs: list[dict[str, Any]], assignments: tuple[dict, ...], persistent: bool) -> LaneFacts:
     """Trip counts, the credit model, the one-tile lanes (persistent schedules) and each run's lanes.
 
@@ -274,7 +275,7 @@ def read(tasks: list[Any], task_set: TaskSet | None, name_of: NameOf, *, problem
     try:
         if problems.participants is None:
             raise ValueError(problems.participants_error)
-        model = credit_model(tasks, name_of, problems.participants)
+        model = _credit_model(tasks, name_of, problems.participants)
         if persistent:
             one_tile = tuple(
                 (lanes_for(tasks, {}, name_of, opaque_assignment=a, num_tiles=1),
@@ -303,4 +304,4 @@ def read(tasks: list[Any], task_set: TaskSet | None, name_of: NameOf, *, problem
 
 
 __all__ = ["LOCK", "LaneFacts", "LoopTooLong", "MAX_LOOP_ITERATIONS", "bound_loops", "credit_model", "lanes_for",
-           "loop_iterations", "probe_domain", "read", "static_domain", "task_name", "task_trips"]
+           "loop_iterations", "probe_domain", "read_lanes", "static_domain", "task_name", "task_trips"]

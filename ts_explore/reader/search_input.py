@@ -335,7 +335,7 @@ class ProblemsRead:
     participants_error: str = ""  # why they could not be counted
 
 
-def read(tasks: list[Any], runs: list[dict[str, Any]], *, problems: bool = True) -> ProblemsRead:
+def read_problems(tasks: list[Any], runs: list[dict[str, Any]], *, problems: bool = True) -> ProblemsRead:
     """Each run's :class:`SearchProblem` (``problems=False``: none, TS's own search reads the tasks itself), and
     the participant counts the credit model shows."""
     found: list[SearchProblem | None] = []
@@ -356,4 +356,4 @@ def read(tasks: list[Any], runs: list[dict[str, Any]], *, problems: bool = True)
     return ProblemsRead(tuple(found), tuple(errors), counts)
 
 
-__all__ = ["KNOWN_KWARGS", "ProblemsRead", "participants", "read", "search_problem"]
+__all__ = ["KNOWN_KWARGS", "ProblemsRead", "participants", "read_problems", "search_problem"]

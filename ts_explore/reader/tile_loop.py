@@ -68,8 +68,8 @@ def _period(tiles: list[list[tuple[Step, ...]]], limit: int) -> tuple[int, int, 
         if not ok:
             continue
         first = dict(advance)
-        prefix = 0 if all(_same(a, b, first, period) for task in tiles for a, b in zip(task[0], task[period])) \
-            and first == advance else 1
+        repeats = all(_same(a, b, first, period) for task in tiles for a, b in zip(task[0], task[period]))
+        prefix = 0 if repeats and first == advance else 1
         return prefix, period, advance
     return None
 

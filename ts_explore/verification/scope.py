@@ -1,13 +1,12 @@
 """What a verification searched, and which searches an instance needs: the Verdict's :class:`Scope`.
 
 Works on the :class:`~ts_explore.reader.instance.Instance` the reader read
-once: :func:`needed_runs` restates TaskManager's loop (each key assignment,
-the skipped-tile run when a task has ``skip_if``, two tiles for a persistent
-schedule), :func:`tile_counts` the extra tile counts searched unrolled when the
-caller names a CTA's count with ``verify(tiles=...)`` (both are the reader's,
-:mod:`ts_explore.reader.instance`, which reads those runs' inputs in the same
-pass); :func:`build_scope` says which counts a verdict covers: every number of
-work tiles when the tile-loop search (:mod:`.tile_proof`) closed, or the caller's count.
+once, and the runs the reader says it needs (TaskManager's loop restated in
+:mod:`ts_explore.reader.instance`: each key assignment, the skipped-tile run
+when a task has ``skip_if``, two tiles for a persistent schedule, or the
+caller's ``verify(tiles=...)``): :func:`build_scope` names a needed run that
+did not run, and says which counts a verdict covers: every number of work
+tiles when the tile-loop search (:mod:`.tile_proof`) closed, or the caller's count.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from typing import Any
 
 from ..model.scope import TS_ENGINE, WORK_QUEUE_NOT_MODELLED, Abstraction, Scope
 from ..model.verdict import ExhaustiveRun, run_scope
-from ..reader.instance import MAX_TILES, Instance, extra_tile_runs, needed_runs, same_call, tile_counts
+from ..reader.instance import Instance
 from .tile_proof import MIXED_INERT, MIXED_UNPROVEN, TileProof, skipped_tiles_inert
 
 OPAQUE_ASSUMPTION = ("each when_true/when_false key keeps one value for the whole run: TS searches every "
@@ -25,12 +24,22 @@ PYTHON_CONDITION = ("when_true/when_false given a plain Python value: the kernel
                     "yet both branches were searched")
 
 
+def same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """True when two checker calls search the same variant, assignment and tile count."""
+    return (
+        bool(a.get("skipped_tile")) == bool(b.get("skipped_tile"))
+        and (a.get("opaque_assignment") or {}) == (b.get("opaque_assignment") or {})
+        and int(a.get("num_tiles", 1)) == int(b.get("num_tiles", 1))
+    )
+
+
 def build_scope(
     facts: Instance,
     runs: list[ExhaustiveRun],
     calls: list[dict[str, Any]],
     tm_kwargs: dict[str, Any],
     *,
+    needed: list[dict[str, Any]] | tuple[dict[str, Any], ...],
     tiles: int | None,
     tile_proof: TileProof | None,
     instance: str | None,
@@ -38,15 +47,12 @@ def build_scope(
     unread: str = "",
     engine: str = TS_ENGINE,
 ) -> Scope:
-    """The Verdict's scope from the tasks, the runs (and their checker ``calls``) and what the caller said."""
+    """The Verdict's scope from the tasks, the runs (and their checker ``calls``), the runs the instance
+    ``needed`` (at TS's tile count, or at the caller's ``tiles``) and what the caller said."""
     searched = tm_kwargs.get("exhaustive_deadlock_race_check", True) is not False
     persistent = facts.persistent
-    needed: list[dict[str, Any]] = []
-    if searched:
-        needed = needed_runs(facts, tm_kwargs)
-        if persistent and tiles is not None:
-            needed = needed_runs(facts, tm_kwargs, tiles) if tiles > 0 else []
-    missing = tuple(_label(kw, persistent) for kw in needed if not any(same_call(kw, c) for c in calls))
+    missing = tuple(_label(kw, persistent) for kw in (needed if searched else ())
+                    if not any(same_call(kw, c) for c in calls))
     abstractions: list[Abstraction] = []
     skip = facts.skip
     covered = ""
@@ -61,8 +67,9 @@ def build_scope(
                 sentence = (f"{sentence.split(';')[0]}, which the unrolled search at "
                             f"{', '.join(map(str, tile_proof.failing))} tiles did not reproduce")
             abstractions.append(Abstraction("tile-loop", sentence, proven))
-            covered = "every number of work tiles (tile-loop search)" if proven else \
-                f"only the searched counts ({', '.join(map(str, sorted(searched_counts))) or 'none'} work tiles)"
+            counted = ", ".join(map(str, sorted(searched_counts))) or "none"
+            covered = ("every number of work tiles (tile-loop search)" if proven
+                       else f"only the searched counts ({counted} work tiles)")
         if skip and (tiles is None or tiles > 1):
             inert = skipped_tiles_inert(facts)
             ok = inert and (tiles is None or set(range(1, tiles + 1)) <= searched_counts)
@@ -92,4 +99,4 @@ def _label(kwargs: dict[str, Any], persistent: bool) -> str:
     return ("skipped-tile" if kwargs.get("skipped_tile") else "normal") + (f" ({', '.join(details)})" if details else "")
 
 
-__all__ = ["MAX_TILES", "build_scope", "extra_tile_runs", "needed_runs", "same_call", "tile_counts"]
+__all__ = ["build_scope", "same_call"]

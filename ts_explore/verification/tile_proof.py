@@ -88,6 +88,7 @@ def prove_tiles(instance: Instance, loops: tuple[TileLoopRead, ...], *, options:
     for every tile count rests on this search. ``options``: ``max_states``,
     ``cancel``, ``progress`` for the searches.
     """
+    mixed_ok = skipped_tiles_inert(instance) if instance.skip else True
     failing: set[int] = set()
     states, seconds, lead = 0, 0.0, 0
     shared = ""
@@ -117,10 +118,7 @@ def prove_tiles(instance: Instance, loops: tuple[TileLoopRead, ...], *, options:
             why = why or f"the tile-loop search was cancelled after {result.states} states"
         elif result.limit:
             why = why or result.limit
-    mixed, mixed_ok = "", True
-    if instance.skip:
-        mixed_ok = skipped_tiles_inert(instance)
-        mixed = MIXED_INERT if mixed_ok else MIXED_UNPROVEN
+    mixed = (MIXED_INERT if mixed_ok else MIXED_UNPROVEN) if instance.skip else ""
     if found:
         return TileProof(False, f"the tile-loop search found {found[0]}; the unrolled search at that count shows "
                                 "it", tuple(sorted(failing)), mixed, mixed_ok, states, seconds)

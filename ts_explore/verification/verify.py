@@ -32,10 +32,11 @@ from typing import Any, Callable
 from ..check.problem import SearchProblem
 from ..model import TaskSet
 from ..model.verdict import CheckOutcome, Verdict
-from ..reader.capture_set import CapturedSet, TaskObjects, capture_set
+from ..reader.capture_set import CapturedSet, capture_set, remembered_domains
 from ..reader.checks import SEARCH_SWITCH
 from ..reader.instance import SearchInput, Searched
 from ..reader.simulation import simulation_findings
+from ..reader.task_objects import TaskObjects
 from . import scope as sc
 from .engines import Engine, cross_check_tiles, cross_checks, engine_for
 from .tile_proof import TileProof, prove_tiles
@@ -131,10 +132,11 @@ def verify(
     if engine.own:  # our search runs whether or not TS's was switched off
         task_manager_kwargs = {k: v for k, v in task_manager_kwargs.items() if k != SEARCH_SWITCH}
     ask = Ask(tiles, instance, tuple(not_modelled), tuple(rules), engine)
-    captured, live = capture_set(tasks, resource_dependency_graph, task_manager_kwargs, tiles=tiles,
-                                 task_set=task_set, search=_search_on(engine, task_manager_kwargs),
-                                 problems=engine.own)
-    return verify_captured(captured, ask, task_manager_kwargs, live=live, start=start)
+    with remembered_domains(tasks):  # each get_domain probe answered once, whoever reads the tasks
+        captured, live = capture_set(tasks, resource_dependency_graph, task_manager_kwargs, tiles=tiles,
+                                     task_set=task_set, search=_search_on(engine, task_manager_kwargs),
+                                     problems=engine.own)
+        return verify_captured(captured, ask, task_manager_kwargs, live=live, start=start)
 
 
 def verify_captured(captured: CapturedSet, ask: Ask, tm_kwargs: dict[str, Any], *,
@@ -170,8 +172,12 @@ def verify_captured(captured: CapturedSet, ask: Ask, tm_kwargs: dict[str, Any], 
             if unread or len(runs) < len(searched):
                 raise ValueError(f"could not read TS's search results: {unread or instance.unread}")
             if runs and cross_checks(ask.engine) and instance.persistent and ask.tiles is None:
-                tile_check = cross_check_tiles(runs, sc.needed_runs(instance, tm_kwargs, 1),
-                                               lambda kwargs: _problem(captured, live, kwargs))
+                read = [i for i in (*captured.inputs, *captured.extra) if i.problem is not None]
+                known = [{i.num_tiles: i.problem for i in read
+                          if sc.same_call(i.kwargs, {**kw, "num_tiles": i.num_tiles})}
+                         for kw in captured.runs]  # per needed run, its inputs captured at any tile count
+                tile_check = cross_check_tiles(runs, [live.unrolled(kw, found) if live is not None
+                                                      else found.get for kw, found in zip(captured.runs, known)])
             blocked, imbalances = simulation_findings(simulation, instance.simulation, task_set, runs)
         except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
             failure = (type(exc).__name__, str(exc))
@@ -180,14 +186,16 @@ def verify_captured(captured: CapturedSet, ask: Ask, tm_kwargs: dict[str, Any], 
         checks.append(analysis_check(*failure))
         unread = unread or f"{failure[0]}: {failure[1]}"
     checks_out = tuple(checks) + run_rules(ask.rules, task_set, captured.capture_error)
+    at_tiles = instance is not None and instance.persistent and ask.tiles is not None
+    needed = captured.tile_runs if at_tiles else captured.runs
     scope = sc.build_scope(
-        instance, runs, [s.input.kwargs for s in searched], tm_kwargs, tiles=ask.tiles, tile_proof=plan,
-        instance=ask.instance, not_modelled=ask.not_modelled, unread=unread, engine=ask.engine.name,
+        instance, runs, [s.input.kwargs for s in searched], tm_kwargs, needed=needed, tiles=ask.tiles,
+        tile_proof=plan, instance=ask.instance, not_modelled=ask.not_modelled, unread=unread, engine=ask.engine.name,
     ) if instance is not None else None
     if scope is not None and tile_check is not None:
         scope = replace(scope, tile_check=tile_check)
-    notes = record.notes + ((cut_off,) if cut_off is not None else ()) + \
-        (tuple(unconsumed_outputs(task_set)) if task_set is not None else ())
+    notes = (*record.notes, *((cut_off,) if cut_off is not None else ()),
+             *(unconsumed_outputs(task_set) if task_set is not None else ()))
     return Verdict(
         checks=checks_out,
         warnings=tuple(dict.fromkeys(notes)),
@@ -206,58 +214,43 @@ def _search_on(engine: Engine, tm_kwargs: dict[str, Any]) -> bool:
     return engine.own or tm_kwargs.get(SEARCH_SWITCH, True) is not False
 
 
-def _inputs(captured: CapturedSet, live: TaskObjects | None, runs: list[dict[str, Any]], problems: bool
-            ) -> tuple[tuple[SearchInput, ...], str]:
-    """The input of each run: the captured one, else read from the kept tasks; why a part could not be read."""
-    found = [captured.input_for(kwargs) for kwargs in runs]
-    missing = [kwargs for kwargs, inp in zip(runs, found) if inp is None]
-    if not missing:
-        return tuple(i for i in found if i is not None), captured.unread
-    if live is None or captured.instance is None:
-        return tuple(i for i in found if i is not None), captured.unread or (
-            f"the search input of {len(missing)} run(s) was not captured (tile counts "
-            f"{', '.join(str(k.get('num_tiles', 1)) for k in missing)}) and the TS tasks were not kept to read it")
-    more, unread = live.inputs(captured.instance, missing, problems=problems)
-    extra = iter(more)
-    return tuple(i if i is not None else next(extra) for i in found), captured.unread or unread
-
-
-def _problem(captured: CapturedSet, live: TaskObjects | None, kwargs: dict[str, Any]) -> SearchProblem | None:
-    """Our checker's input of one run at any tile count: the captured one, else read from the kept tasks."""
-    inp = captured.input_for(kwargs)
-    if inp is not None and inp.problem is not None:
-        return inp.problem
-    return live.problem(kwargs) if live is not None else None
-
-
 def _search(captured: CapturedSet, checks: list[CheckOutcome], tm_kwargs: dict[str, Any], ask: Ask,
             live: TaskObjects | None) -> tuple[list[Searched], TileProof | None, str, Any]:
     """Every search run the instance needs, then run; the tile-loop proof (persistent schedules,
     :mod:`.tile_proof`); what could not be read; the note when TS's credit simulation was cut off by its round
-    limit (:mod:`.simulation_limit`, which marks the simulation check passed in ``checks``)."""
+    limit (:mod:`.simulation_limit`, which marks the simulation check passed in ``checks``).
+
+    The runs of a persistent schedule beyond TS's tile count are searched only when the needed ones found
+    nothing: the caller's counts (``tiles``, captured), or the counts tile-loop findings need (read from the
+    kept tasks: no one could name them before the tile-loop search ran).
+    """
     instance, own = captured.instance, ask.engine.own
     assert instance is not None
-    needed = list(captured.inputs[:captured.needed])
     plan = None
     if instance.persistent and ask.tiles is None:  # every tile count: the tile-loop search (.tile_proof)
         opts = dict(ask.engine.options)
         plan = prove_tiles(instance, captured.tile_loops,
                            options={k: opts.get(k) for k in ("max_states", "cancel", "progress")})
-    counts = plan.failing if plan is not None else sc.tile_counts(ask.tiles, instance.skip) \
-        if instance.persistent else ()
-    extra_runs = sc.extra_tile_runs(instance, tm_kwargs, counts, [i.kwargs for i in needed]) \
-        if instance.persistent else []
     reference = None
     if not own:
-        if live is None:
+        if live is None or live.reference is None:
             raise ValueError("TS's own search (checker='ts') runs on the TS tasks, which were not kept")
-        reference = live.reference(instance, stalled=captured.checks.simulation_error is not None)
-    searched = [ask.engine.search(i, instance, reference) for i in needed if i.problem is not None or not own]
+        reference = live.reference
+    searched = [ask.engine.search(i, instance, reference) for i in captured.inputs if i.problem is not None or not own]
     cut_off = overrule_cut_off(checks, captured.checks.simulation_error, searched) if own else None
     clean = all(c.passed for c in checks) and not any(s.unsafe or (own and s.capped) for s in searched)
     unread = captured.unread
-    if clean and extra_runs:  # a failure already decides the verdict: no need to read or search more tiles
-        extra, unread = _inputs(captured, live, extra_runs, own)
+    extra: tuple[SearchInput, ...] = captured.extra
+    if clean and plan is not None and plan.failing:  # a failure already decides the verdict: no more tiles
+        runs = [{**kw, "num_tiles": k} for k in plan.failing for kw in captured.runs if kw["num_tiles"] != k]
+        if runs and live is None:
+            unread = unread or (f"the search input of {len(runs)} run(s) was not captured (tile counts "
+                                f"{', '.join(str(r['num_tiles']) for r in runs)}) and the TS tasks were not kept "
+                                "to read it")
+        elif runs:
+            extra, more_unread = live.read(instance, runs, problems=own)
+            unread = unread or more_unread
+    if clean:
         searched += [ask.engine.search(i, instance, reference) for i in extra if i.problem is not None or not own]
     return searched, plan, unread, cut_off
 
