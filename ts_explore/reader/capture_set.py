@@ -13,13 +13,14 @@ What comes back is one frozen :class:`CapturedSet`; verification, scope,
 outcomes and rules take it and no TS object.
 
 Some answers need the TS objects themselves, later: TS's own BFS (``checker="ts"``
-runs ``check_all_interleavings`` on the tasks), and the search input at a tile
-count nobody could name before the searches ran (the count a tile-loop finding
-needs, the tile cross-check's counts). :class:`TaskObjects` keeps the tasks
-for exactly these, and nothing else reads them.
+runs ``check_all_interleavings`` on the tasks; the capture builds that runner),
+and the search input at a tile count nobody could name before the searches ran
+(the count a tile-loop finding needs, the tile cross-check's counts).
+:class:`~.task_objects.TaskObjects` keeps the tasks for exactly these, and
+nothing else after the capture reads them.
 
-While anything here reads the tasks, each task's ``get_domain`` answers each
-work tile once (:func:`remembered_domains`).
+``verify`` holds :func:`remembered_domains` around the whole verification:
+each task's ``get_domain`` answers each work tile once, whoever reads the tasks.
 """
 
 from __future__ import annotations
