@@ -18,7 +18,9 @@ what the search sees, so the lanes are identical by construction:
 * per-step slots, generations and counts: ``_precompute_schedule_steps``.
 
 Only the result is translated into plain indices; the search itself
-(:mod:`ts_explore.check`) never sees a TS object.
+(:mod:`ts_explore.check`) never sees a TS object. :func:`read_problems` is the
+capture's one call here: every needed run's problem, and the participant
+counts the credit model shows.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ count modulo the stage count, which grows by the same amount each tile, and
 the only look-back (consecutive non-pipelined work) sees the previous tile's
 last entry, the same for every tile after the first. Comparing every tile
 built with the one a period later guards the reading against a change in
-TS's tables.
+TS's tables. :func:`read_tile_loops` is the capture's one call here: the loop
+of every variant and key assignment, or why one could not be built.
 """
 
 from __future__ import annotations
