@@ -26,13 +26,15 @@ each task's ``get_domain`` answers each work tile once, whoever reads the tasks.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from ..model import TaskSet
 from .capture import quiet_warnings
 from .checks import CheckRecord, check_arguments, run_checks
-from .instance import Instance, SearchInput, read_instance
+from .instance import Instance, InstanceRead, SearchInput, read_instance
+from .lanes import LoopTooLong
+from .search_input import read_problems
 from .reference import reference_search
 from .task_objects import TaskObjects
 from .tasks import read_set
@@ -113,27 +115,46 @@ def capture_set(tasks: Any, graph: Any, tm_kwargs: dict[str, Any], *, tiles: int
     Raises ``TypeError`` for arguments that are not TS tasks and a graph, and
     :class:`~ts_explore.reader.lanes.LoopTooLong` for a loop too long to unroll.
     """
-    task_list = check_arguments(tasks, graph, tm_kwargs, tiles)
+    task_list = check_arguments(tasks, graph, tm_kwargs)
     graph = dict(graph)
     resources, name_of, task_set, capture_error = read_set(task_list, graph, task_set)
-    record = run_checks(task_list, graph, tm_kwargs)
-    searching = search and record.reached_search
-    try:  # everything else verification needs from TS's objects
-        with quiet_warnings():  # repeats of what TaskManager's checks warned (kept there)
-            read = read_instance(task_list, task_set, resources, name_of, tm_kwargs=tm_kwargs, tiles=tiles,
-                                 search=searching, problems=problems)
-            loops: tuple[TileLoopRead, ...] = ()
-            if searching and read.instance.persistent and tiles is None:  # the tile-loop proof's tables
-                loops = read_tile_loops(task_list, read.instance.assignments, read.instance.skip,
-                                        bool(tm_kwargs.get("assume_pdl_wait_completed", False)))
+    try:  # the instance and its lanes, before TaskManager's checks unroll anything
+        with quiet_warnings():  # repeats of what TaskManager's checks warn (kept there)
+            facts: InstanceRead | None = read_instance(task_list, task_set, resources, name_of, tm_kwargs=tm_kwargs,
+                                                       tiles=tiles, search=search)
+        unreadable = None
+    except LoopTooLong:
+        raise
     except Exception as exc:  # noqa: BLE001 - told as the analysis check, as any other failure
-        return (CapturedSet(task_set, capture_error, record, None, (type(exc).__name__, str(exc))),
-                TaskObjects(task_list, task_set, name_of))
+        facts, unreadable = None, (type(exc).__name__, str(exc))
+    record = run_checks(task_list, graph, tm_kwargs)
+    if facts is None:
+        return CapturedSet(task_set, capture_error, record, None, unreadable), TaskObjects(task_list, task_set, name_of)
+    searching = search and record.reached_search
+    runs = list(facts.read) if searching else []
+    with quiet_warnings():
+        read = read_problems(task_list, runs, name_of, problems=problems)
+        loops: tuple[TileLoopRead, ...] = ()
+        if searching and facts.instance.persistent and tiles is None:  # the tile-loop proof's tables
+            loops = read_tile_loops(task_list, facts.instance.assignments, facts.instance.skip,
+                                    bool(tm_kwargs.get("assume_pdl_wait_completed", False)))
+    model = read.credit_model if not facts.instance.unread else None  # findings are told with both or neither
+    one_tile = facts.instance.one_tile_lanes if model is not None else ()
+    instance = replace(facts.instance, credit_model=model, one_tile_lanes=one_tile,
+                       unread=read.credit_error or facts.instance.unread)
+    inputs: list[SearchInput] = []
+    unread = instance.unread
+    for kwargs, text, problem, error, lanes, why in zip(runs, facts.opaque, read.problems, read.errors,
+                                                       facts.lanes.runs, facts.lanes.run_errors):
+        unread = unread or error  # after the first thing that could not be read, no lanes: as TS's order has it
+        inputs.append(SearchInput(dict(kwargs), text, problem, None if unread else lanes))
+        unread = unread or why
     reference = None
     if searching and not problems:  # TS's own search runs on the tasks
-        reference = reference_search(task_list, read.instance, stalled=record.simulation_error is not None)
-    return (CapturedSet(task_set, capture_error, record, read.instance, None, read.runs, read.tile_runs, read.inputs,
-                        read.extra, read.unread, loops),
+        reference = reference_search(task_list, instance, stalled=record.simulation_error is not None)
+    needed = len(facts.runs) if searching else 0
+    return (CapturedSet(task_set, capture_error, record, instance, None, facts.runs, facts.tile_runs,
+                        tuple(inputs[:needed]), tuple(inputs[needed:]), unread, loops),
             TaskObjects(task_list, task_set, name_of, reference))
 
 

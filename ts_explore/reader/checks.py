@@ -22,7 +22,6 @@ from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
 from ..model.verdict import ANALYSIS_CHECK, CheckOutcome, Note
 from .capture import captured_output, recorded_warnings
-from .lanes import bound_loops
 from .problems import problem_from_exception
 from .simulation import SIMULATION
 from .ts_text import parse_printed_notes
@@ -164,12 +163,11 @@ def _notes(output: str, caught: list[warnings.WarningMessage]) -> tuple[Note, ..
     return tuple(notes)
 
 
-def check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any], tiles: Any = None) -> list[Any]:
+def check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[Any]:
     """``verify``'s tasks as a list; a TypeError naming the mistake when they are not TS Tasks and a graph.
 
-    A task whose domain_loop (times ``tiles``, the work tiles asked for) is
-    too long to unroll raises :class:`~ts_explore.reader.lanes.LoopTooLong`
-    (a ValueError naming the limit).
+    (A loop too long to unroll is refused next, before TaskManager's checks
+    unroll it: :func:`ts_explore.reader.lanes.read_lanes`.)
     """
     if not isinstance(tasks, (list, tuple)):
         raise TypeError(f"verify(tasks=...) takes a list of TS Task objects, got {type(tasks).__name__}")
@@ -200,7 +198,6 @@ def check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any], tiles: An
             f"verify() got unknown TaskManager argument(s) {', '.join(unknown)}; "
             f"TaskManager accepts: {', '.join(sorted(_TM_PARAMS))}"
         )
-    bound_loops(list(tasks), tiles)  # a LoopTooLong (ValueError) before anything unrolls a loop
     return list(tasks)
 
 

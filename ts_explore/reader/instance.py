@@ -28,7 +28,6 @@ from ..model.scope import TaskTrips
 from ..model.verdict import CreditModel, ExhaustiveRun, Lane
 from . import lanes as ln
 from .capture import quiet_warnings
-from . import search_input as si
 from .search_input import search_problem
 from .schedule import NameOf
 from .simulation import SimulationInput, read_simulation_input
@@ -106,22 +105,21 @@ def _python_conditions(tasks: list[Any]) -> bool:
 
 @dataclass(frozen=True)
 class InstanceRead:
-    """The instance, the runs it needs and the search input of every run the capture was asked for."""
+    """The instance, the runs it needs and what their search inputs take from the tasks before TaskManager runs."""
 
-    instance: Instance
+    instance: Instance  # its credit model is read with the problems, after TaskManager's checks
     runs: tuple[dict[str, Any], ...]  # the runs the instance needs at TS's tile count (TS keywords)
     tile_runs: tuple[dict[str, Any], ...]  # the runs it needs at the caller's count (``tiles``; () without one)
-    inputs: tuple[SearchInput, ...]  # of ``runs`` (when searching)
-    extra: tuple[SearchInput, ...]  # of the caller's tile counts (:func:`tile_counts`) beyond TS's
-    unread: str  # why a part could not be read ("" when everything was)
+    read: tuple[dict[str, Any], ...]  # the runs whose inputs are read: ``runs`` and the caller's further counts
+    opaque: tuple[tuple[tuple[str, bool], ...], ...]  # per run read, its key assignment in words
+    lanes: ln.LaneFacts  # trips, one-tile lanes and the lanes of each run read
 
 
 def read_instance(tasks: list[Any], task_set: TaskSet | None, resources: list[Any], name_of: NameOf, *,
-                  tm_kwargs: dict[str, Any], tiles: int | None = None, search: bool = True,
-                  problems: bool = True) -> InstanceRead:
-    """The :class:`Instance` of ``tasks`` and, when ``search``, the input of each run it needs (and, with
-    ``tiles``, the runs of the tile counts :func:`tile_counts` adds); a part TS's objects do not give becomes
-    ``unread``. ``problems=False`` leaves out our checker's input (TS's reference search reads the tasks itself)."""
+                  tm_kwargs: dict[str, Any], tiles: int | None = None, search: bool = True) -> InstanceRead:
+    """The :class:`Instance` of ``tasks``, the runs it needs and, when ``search``, the lanes of each of them (and,
+    with ``tiles``, of the runs of the tile counts :func:`tile_counts` adds). Raises
+    :class:`~ts_explore.reader.lanes.LoopTooLong` for a loop too long to unroll."""
     persistent = any(isinstance(r, WorkQueue) for t in tasks for r in [*t.src_resources, *t.dst_resources])
     display: dict[str, str] = {}
     for r in resources:
@@ -135,21 +133,15 @@ def read_instance(tasks: list[Any], task_set: TaskSet | None, resources: list[An
     needed = needed_runs(facts, tm_kwargs)
     tile_runs = needed_runs(facts, tm_kwargs, tiles) if persistent and tiles else []
     extra = [kw for k in tile_counts(tiles, facts.skip) if persistent and k != needed[0]["num_tiles"]
-             for kw in needed_runs(facts, tm_kwargs, k)] if needed else []
+             for kw in needed_runs(facts, tm_kwargs, k)]
     runs = [*needed, *extra] if search else []
-    opaque = [_opaque_text(kwargs.get("opaque_assignment"), facts.names_of_ids) for kwargs in runs]
+    opaque = tuple(_opaque_text(kwargs.get("opaque_assignment"), facts.names_of_ids) for kwargs in runs)
     with quiet_warnings():  # repeats of TaskManager's own warnings (this thread's only)
-        read = si.read_problems(tasks, runs, problems=problems)
-        lanes = ln.read_lanes(tasks, task_set, name_of, problems=read, runs=runs, assignments=facts.assignments,
-                              persistent=persistent)
-    instance = replace(
-        facts, trips=lanes.trips, credit_model=lanes.credit_model, one_tile_lanes=lanes.one_tile, unread=lanes.error,
-        simulation=read_simulation_input(tasks, tuple(t.task for t in lanes.trips), name_of),
-    )
-    unread = instance.unread or next((e for pair in zip(read.errors, lanes.run_errors) for e in pair if e), "")
-    inputs = tuple(SearchInput(dict(kwargs), text, problem, run_lanes)
-                   for kwargs, text, problem, run_lanes in zip(runs, opaque, read.problems, lanes.runs))
-    return InstanceRead(instance, tuple(needed), tuple(tile_runs), inputs[:len(needed)], inputs[len(needed):], unread)
+        lanes = ln.read_lanes(tasks, task_set, name_of, runs=runs, assignments=facts.assignments,
+                              persistent=persistent, tiles=tiles)
+    instance = replace(facts, trips=lanes.trips, one_tile_lanes=lanes.one_tile, unread=lanes.error,
+                       simulation=read_simulation_input(tasks, tuple(t.task for t in lanes.trips), name_of))
+    return InstanceRead(instance, tuple(needed), tuple(tile_runs), tuple(runs), opaque, lanes)
 
 
 def _opaque_text(assignment: dict | None, id_names: dict[int, str]) -> tuple[tuple[str, bool], ...]:

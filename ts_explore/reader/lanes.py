@@ -3,12 +3,12 @@
 The checker walks each task's HEAD + loop x N + TAIL list (repeated for
 ``num_tiles`` tiles when a WorkQueue is present), with non-pipelined work
 split in two entries. :func:`lanes_for` rebuilds exactly those lists through
-TS's own helpers and tags every entry with its tree step, iteration and tile;
-:func:`credit_model` reads the initial credit pools and participant counts.
+TS's own helpers and tags every entry with its tree step, iteration and tile
+(the credit pools they are told with: :func:`.search_input.credit_model`).
 Our checker's findings and TS's are told in these lanes. :func:`read_lanes` is the
-capture's one call here (:mod:`.capture_set`): trip counts, credit model,
-one-tile lanes and every run's lanes at once; :func:`bound_loops` refuses a
-loop too long to unroll before anything unrolls it.
+capture's one call here (:mod:`.capture_set`), before TaskManager's checks
+unroll anything: it refuses a loop too long to unroll (:func:`bound_loops`),
+then reads the trip counts, the one-tile lanes and every run's lanes at once.
 """
 
 from __future__ import annotations
@@ -20,15 +20,14 @@ from typing import Any
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from cutlass.experimental.task_scheduling import task_manager as ts_tm
 from cutlass.experimental.task_scheduling.enums import guard_fires
-from cutlass.experimental.task_scheduling.resources import PipelineGroup, WorkQueue
+from cutlass.experimental.task_scheduling.resources import WorkQueue
 
 from ..model import Family, Section, Stage, TaskInfo, TaskSet
 from ..model.schedule import range_length
 from ..model.scope import TaskTrips
-from ..model.verdict import CheckerStep, CreditModel, CreditPool, Lane
+from ..model.verdict import CheckerStep, Lane
 from .capture import quiet_warnings
 from .schedule import STAGE_FAMILY, NameOf
-from .search_input import ProblemsRead, participants
 
 LOCK = threading.RLock()  # guards TS's verbose reporter while the reference engine records paths
 
@@ -225,57 +224,25 @@ def _labels(task: Any) -> dict[tuple[Section, int, Any, int], str | None]:
     return out
 
 
-def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
-    """Initial pools and participant counts exactly as ``check_all_interleavings`` sets them up."""
-    return _credit_model(tasks, name_of, participants(tasks))
-
-
-def _credit_model(tasks: list[Any], name_of: NameOf, counted: tuple[dict[int, int], dict[int, int]]) -> CreditModel:
-    """:func:`credit_model` with the producer and consumer counts already read (:func:`.search_input.participants`)."""
-    resources = ec._collect_resources(tasks)
-    domain_rids = ts_tm._domain_interleaved_resource_ids(tasks)
-    by_id = {id(r): r for r in resources}
-    pools = tuple(
-        CreditPool(name_of.get(rid) or name_of(by_id[rid]), slot, n)
-        for (rid, slot), n in ec._build_initial_cons_credits(resources, domain_rids).items()
-        if rid in by_id
-    )
-    producers, consumers = counted
-    approximate = any(isinstance(r, PipelineGroup) or getattr(r, "pipeline_group", None) for r in resources)
-    return CreditModel(
-        pools=pools,
-        producers=tuple((name_of.get(k) or name_of(by_id[k]), n) for k, n in producers.items() if k in by_id),
-        consumers=tuple((name_of.get(k) or name_of(by_id[k]), n) for k, n in consumers.items() if k in by_id),
-        approximate=approximate,
-    )
-
-
 @dataclass(frozen=True)
 class LaneFacts:
     """What the lanes of one instance say, read in one pass (:func:`read_lanes`)."""
 
     trips: tuple[TaskTrips, ...]
-    credit_model: CreditModel | None  # None when it could not be read (``error`` says why)
     one_tile: tuple[tuple[tuple[Lane, ...], tuple[Lane, ...]], ...]  # (normal, skipped) per key assignment
-    error: str  # why the credit model or the one-tile lanes could not be read ("" when read)
-    runs: tuple[tuple[Lane, ...] | None, ...]  # per run; None after the first thing that could not be read
+    error: str  # why the one-tile lanes could not be read ("" when read)
+    runs: tuple[tuple[Lane, ...] | None, ...]  # per run; None when not readable
     run_errors: tuple[str, ...]  # per run: why its lanes could not be read
 
 
-def read_lanes(tasks: list[Any], task_set: TaskSet | None, name_of: NameOf, *, problems: ProblemsRead,
-         runs: list[dict[str, Any]], assignments: tuple[dict, ...], persistent: bool) -> LaneFacts:
-    """Trip counts, the credit model, the one-tile lanes (persistent schedules) and each run's lanes.
-
-    A run's lanes are read only while nothing before it failed (the credit
-    model, an earlier run's problem or lanes, its own problem): its findings
-    could not be told anyway, and the first failure is the one the verdict names.
-    """
+def read_lanes(tasks: list[Any], task_set: TaskSet | None, name_of: NameOf, *, runs: list[dict[str, Any]],
+               assignments: tuple[dict, ...], persistent: bool, tiles: int | None = None) -> LaneFacts:
+    """A loop too long to unroll refused (:func:`bound_loops`, ``tiles``: the caller's work tiles), then the trip
+    counts, the one-tile lanes (persistent schedules) and each run's lanes."""
+    bound_loops(tasks, tiles)
     trips = task_trips(tasks, task_set)
-    model, one_tile, error = None, (), ""
+    one_tile, error = (), ""
     try:
-        if problems.participants is None:
-            raise ValueError(problems.participants_error)
-        model = _credit_model(tasks, name_of, problems.participants)
         if persistent:
             one_tile = tuple(
                 (lanes_for(tasks, {}, name_of, opaque_assignment=a, num_tiles=1),
@@ -283,25 +250,22 @@ def read_lanes(tasks: list[Any], task_set: TaskSet | None, name_of: NameOf, *, p
                 for a in assignments
             )
     except Exception as exc:  # noqa: BLE001 - the searches still run; their findings cannot be told
-        model, one_tile, error = None, (), f"{type(exc).__name__}: {exc}"
+        one_tile, error = (), f"{type(exc).__name__}: {exc}"
     infos = {id(t): info for t, info in zip(tasks, task_set.tasks)} if task_set else {}
     out: list[tuple[Lane, ...] | None] = []
     errors: list[str] = []
-    failed = bool(error)
-    for kwargs, problem_error in zip(runs, problems.errors):
+    for kwargs in runs:
         lanes, why = None, ""
-        failed = failed or bool(problem_error)
-        if not failed:
-            try:
-                lanes = lanes_for(tasks, infos, name_of, skipped_tile=bool(kwargs.get("skipped_tile")),
-                                  opaque_assignment=kwargs.get("opaque_assignment"),
-                                  num_tiles=int(kwargs.get("num_tiles", 1)))
-            except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
-                why, failed = f"{type(exc).__name__}: {exc}", True
+        try:
+            lanes = lanes_for(tasks, infos, name_of, skipped_tile=bool(kwargs.get("skipped_tile")),
+                              opaque_assignment=kwargs.get("opaque_assignment"),
+                              num_tiles=int(kwargs.get("num_tiles", 1)))
+        except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
+            why = f"{type(exc).__name__}: {exc}"
         out.append(lanes)
         errors.append(why)
-    return LaneFacts(trips, model, one_tile, error, tuple(out), tuple(errors))
+    return LaneFacts(trips, one_tile, error, tuple(out), tuple(errors))
 
 
-__all__ = ["LOCK", "LaneFacts", "LoopTooLong", "MAX_LOOP_ITERATIONS", "bound_loops", "credit_model", "lanes_for",
+__all__ = ["LOCK", "LaneFacts", "LoopTooLong", "MAX_LOOP_ITERATIONS", "bound_loops", "lanes_for",
            "loop_iterations", "probe_domain", "read_lanes", "static_domain", "task_name", "task_trips"]

@@ -33,6 +33,8 @@ from cutlass.experimental.task_scheduling import task_manager as ts_tm
 from cutlass.experimental.task_scheduling.enums import ScheduleStage
 from cutlass.experimental.task_scheduling.resources import PipelineGroup
 
+from ..model.verdict import CreditModel, CreditPool
+from .schedule import NameOf
 from ..check.problem import (
     ACQUIRE,
     CONS,
@@ -327,19 +329,45 @@ def search_problem(
     )
 
 
+def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
+    """Initial pools and participant counts exactly as ``check_all_interleavings`` sets them up."""
+    resources = ec._collect_resources(tasks)
+    domain_rids = ts_tm._domain_interleaved_resource_ids(tasks)
+    by_id = {id(r): r for r in resources}
+    pools = tuple(
+        CreditPool(name_of.get(rid) or name_of(by_id[rid]), slot, n)
+        for (rid, slot), n in ec._build_initial_cons_credits(resources, domain_rids).items()
+        if rid in by_id
+    )
+    producers, consumers = participants(tasks)
+    approximate = any(isinstance(r, PipelineGroup) or getattr(r, "pipeline_group", None) for r in resources)
+    return CreditModel(
+        pools=pools,
+        producers=tuple((name_of.get(k) or name_of(by_id[k]), n) for k, n in producers.items() if k in by_id),
+        consumers=tuple((name_of.get(k) or name_of(by_id[k]), n) for k, n in consumers.items() if k in by_id),
+        approximate=approximate,
+    )
+
+
 @dataclass(frozen=True)
 class ProblemsRead:
-    """The checker inputs of an instance's runs (the reader's one pass over :func:`search_problem`)."""
+    """The checker inputs of an instance's runs and its credit model (the capture's one call here)."""
 
     problems: tuple[SearchProblem | None, ...]  # per run; None when not asked for or not readable
     errors: tuple[str, ...]  # per run: why its problem could not be read ("" when read)
-    participants: tuple[dict[int, int], dict[int, int]] | None  # producer/consumer task counts per resource id
-    participants_error: str = ""  # why they could not be counted
+    credit_model: CreditModel | None  # None when it could not be read
+    credit_error: str = ""  # why
 
 
-def read_problems(tasks: list[Any], runs: list[dict[str, Any]], *, problems: bool = True) -> ProblemsRead:
+def read_problems(tasks: list[Any], runs: list[dict[str, Any]], name_of: NameOf, *, problems: bool = True
+                  ) -> ProblemsRead:
     """Each run's :class:`SearchProblem` (``problems=False``: none, TS's own search reads the tasks itself), and
-    the participant counts the credit model shows."""
+    the credit model the findings are told with."""
+    try:
+        model: CreditModel | None = credit_model(tasks, name_of)
+        credit_error = ""
+    except Exception as exc:  # noqa: BLE001 - the searches still run; their findings cannot be told
+        model, credit_error = None, f"{type(exc).__name__}: {exc}"
     found: list[SearchProblem | None] = []
     errors: list[str] = []
     for kwargs in runs:
@@ -351,11 +379,7 @@ def read_problems(tasks: list[Any], runs: list[dict[str, Any]], *, problems: boo
                 error = f"{type(exc).__name__}: {exc}"
         found.append(problem)
         errors.append(error)
-    try:
-        counts: tuple[dict[int, int], dict[int, int]] | None = participants(tasks)
-    except Exception as exc:  # noqa: BLE001 - the credit model is then unread, and says why
-        return ProblemsRead(tuple(found), tuple(errors), None, f"{type(exc).__name__}: {exc}")
-    return ProblemsRead(tuple(found), tuple(errors), counts)
+    return ProblemsRead(tuple(found), tuple(errors), model, credit_error)
 
 
-__all__ = ["KNOWN_KWARGS", "ProblemsRead", "participants", "read_problems", "search_problem"]
+__all__ = ["KNOWN_KWARGS", "ProblemsRead", "credit_model", "participants", "read_problems", "search_problem"]
