@@ -2,13 +2,16 @@
 
 :func:`capture_set` takes what ``verify`` is given (tasks, graph,
 TaskManager's keywords) and reads, in this order: the arguments' shape
-(:func:`.checks.check_arguments`, which also refuses a loop too long to
-unroll), the schedule trees and resources (:func:`.tasks.read_set`, before
-TS touches the tasks), TaskManager's checks (:func:`.checks.run_checks`,
-run once, here), the instance with the search input of every run it needs
-(:func:`.instance.read_instance`: trip counts, credit model, lanes,
-participants, python conditions, the simulation's input) and, for a
-persistent schedule, its tile-loop tables (:func:`.tile_loop.read_tile_loops`).
+(:func:`.checks.check_arguments`); the schedule trees and resources
+(:func:`.tasks.read_set`), before TS touches the tasks; the instance
+(:func:`.instance.read_instance`: which runs it needs, key assignments,
+python conditions, the simulation's input, and through
+:func:`.lanes.read_lanes` the refusal of a loop too long to unroll, the trip
+counts and every run's lanes), before TaskManager unrolls anything;
+TaskManager's checks (:func:`.checks.run_checks`, run once, here); then, as
+TaskManager left the tasks, the way TS's own search sees them, each run's
+checker input and the credit model (:func:`.search_input.read_problems`) and a
+persistent schedule's tile-loop tables (:func:`.tile_loop.read_tile_loops`).
 What comes back is one frozen :class:`CapturedSet`; verification, scope,
 outcomes and rules take it and no TS object.
 

@@ -1,16 +1,18 @@
 """Read what verification needs from TS ``Task`` objects, once, before any search runs.
 
-:func:`read_instance` is the capture's one call here (:mod:`.capture_set`):
-it returns an :class:`InstanceRead`, the :class:`Instance` (the facts that
-decide which searches an instance needs: persistent or not, ``skip_if``, the
-``when_true``/``when_false`` key assignments; the per-task trip counts, the
-credit model, the one-tile lanes the tile-count argument reads) and a
-:class:`SearchInput` per needed run: the checker's
-:class:`~ts_explore.check.problem.SearchProblem` and the lanes its findings
-are told in. :func:`needed_runs` restates TaskManager's loop over runs (each
-key assignment, the skipped-tile run, two tiles for a persistent schedule).
-Everything after this point (:mod:`ts_explore.verification`,
-:mod:`ts_explore.check`) works on these.
+:func:`read_instance` is the capture's one call here (:mod:`.capture_set`),
+before TaskManager's checks run: it returns an :class:`InstanceRead`, the
+:class:`Instance` (the facts that decide which searches an instance needs:
+persistent or not, ``skip_if``, the ``when_true``/``when_false`` key
+assignments; the per-task trip counts, the one-tile lanes the tile-count
+argument reads, what the simulation's text is matched to), the runs it needs
+and each run's lanes. The capture adds the credit model and each run's
+:class:`~ts_explore.check.problem.SearchProblem` once the checks have run,
+making a :class:`SearchInput` per run. :func:`needed_runs` restates
+TaskManager's loop over runs (each key assignment, the skipped-tile run, two
+tiles for a persistent schedule); :func:`search_inputs` reads the inputs of
+runs named later (:mod:`.task_objects`). Everything after the capture
+(:mod:`ts_explore.verification`, :mod:`ts_explore.check`) works on these.
 """
 
 from __future__ import annotations
