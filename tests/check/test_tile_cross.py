@@ -90,11 +90,13 @@ def test_cross_check_tiles_compares_what_verify_searched_with_the_unrolled_searc
     spec = drift(4, 3)
     two = verify(**spec.build(), tiles=2)  # a clean first answer over 1 and 2 tiles only
     assert two.status is Status.SAFE
-    check = cross_check_tiles(list(two.runs), [{"num_tiles": 1}], lambda kw: search_problem(spec.build()["tasks"], **kw))
+    tasks = spec.build()["tasks"]
+    check = cross_check_tiles(list(two.runs), [lambda n: search_problem(tasks, num_tiles=n)])
     assert check is not None and not check.agree and (check.first, check.second) == ("safe", "race")
     assert check.tiles == 14 and check.covers
-    assert cross_check_tiles(list(verify(**drift(1, 1).build(), tiles=2).runs), [{"num_tiles": 1}],
-                             lambda kw: search_problem(drift(1, 1).build()["tasks"], **kw)) is None  # unsafe
+    unsafe = drift(1, 1).build()["tasks"]
+    assert cross_check_tiles(list(verify(**drift(1, 1).build(), tiles=2).runs),
+                             [lambda n: search_problem(unsafe, num_tiles=n)]) is None  # unsafe
 
 
 def test_verify_records_an_agreeing_tile_cross_check_in_the_scope():

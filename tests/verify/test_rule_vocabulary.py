@@ -9,7 +9,7 @@ from ts_explore.model.verdict import CheckOutcome
 from ts_explore.reader.checks import TS_CHECKS
 from ts_explore.reader.problems import GRAMMAR_PROBLEMS
 from ts_explore.reader.task_problems import TASK_TIME_PROBLEMS
-from ts_explore.verification import verify as verification
+from ts_explore.reader import tasks as reader_tasks
 from ts_explore.verification.rules import VERIFICATION_RULES, VerificationRule
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
@@ -35,7 +35,7 @@ def test_a_failed_capture_keeps_its_cause_for_the_rules_and_the_raw_output(monke
     def one_task(task_set) -> CheckOutcome:
         return CheckOutcome("one_task", "one task", len(task_set.tasks) == 1)
 
-    monkeypatch.setattr(verification, "capture_task_set", broken_capture)
+    monkeypatch.setattr(reader_tasks, "capture_task_set", broken_capture)
     v = verify(**gallery.get("cross_wait").fixed(), rules=[one_task])
     (rule,) = [c for c in v.checks if c.name == "one_task"]
     assert not rule.passed and "no pipeline_config" in rule.message

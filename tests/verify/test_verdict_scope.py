@@ -151,24 +151,16 @@ def test_tiles_must_be_a_count():
         verify(**B.persistent_pair(), tiles=-1)
 
 
-def test_a_needed_run_that_did_not_run_is_named(monkeypatch):
-    from ts_explore.verification import scope as reader_scope
-    from ts_explore.verification import verify as reader_verify
+def test_a_needed_run_that_did_not_run_is_named():
+    from dataclasses import replace
 
-    real = reader_scope.needed_runs
+    from ts_explore.reader.capture_set import capture_set
+    from ts_explore.verification.verify import Ask, verify_captured
 
-    def with_an_extra_run(instance, tm_kwargs, num_tiles=None):
-        return [*real(instance, tm_kwargs, num_tiles), {"num_tiles": 1, "skipped_tile": True, "opaque_assignment": {}}]
-
-    read = reader_verify.search_inputs
-
-    def without_it(*args, **kwargs):  # the extra run is needed but never read, so never searched
-        inputs, unread = read(*args, **kwargs)
-        return tuple(i for i in inputs if not i.kwargs.get("skipped_tile")), unread
-
-    monkeypatch.setattr(reader_scope, "needed_runs", with_an_extra_run)
-    monkeypatch.setattr(reader_verify, "search_inputs", without_it)
-    v = verify(**gallery.get("cross_wait").fixed())
+    kwargs = gallery.get("cross_wait").fixed()
+    captured, kept = capture_set(kwargs["tasks"], kwargs["resource_dependency_graph"], {})
+    extra = {"num_tiles": 1, "skipped_tile": True, "opaque_assignment": {}}  # needed, never read nor searched
+    v = verify_captured(replace(captured, runs=(*captured.runs, extra)), Ask(), {}, live=kept)
     assert v.status is Status.INCONCLUSIVE
     assert v.reasons == ("needed search run(s) did not run: skipped-tile",)
 

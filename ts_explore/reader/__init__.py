@@ -1,4 +1,14 @@
-"""The only package that reads TS objects: it turns them into ts_explore's model."""
+"""The only package that reads TS objects: it turns them into ts_explore's model.
+
+:func:`capture` turns one TS object (a ``Schedule``, ``Task`` or
+``TaskManager``) into a frozen model value for drawing. Verification reads a
+task set once, through :func:`ts_explore.reader.capture_set.capture_set`:
+every reader module it needs is entered once and the result, a frozen
+:class:`~ts_explore.reader.capture_set.CapturedSet`, is all that
+:mod:`ts_explore.verification` reads (the tasks themselves stay behind in a
+:class:`~ts_explore.reader.task_objects.TaskObjects`, for TS's own search and
+inputs at tile counts named only later).
+"""
 
 from __future__ import annotations
 

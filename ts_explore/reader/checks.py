@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from cutlass.experimental.task_scheduling.resources import MemoryResource
@@ -22,8 +22,8 @@ from cutlass.experimental.task_scheduling.task_manager import TaskManager
 
 from ..model.verdict import ANALYSIS_CHECK, CheckOutcome, Note
 from .capture import captured_output, recorded_warnings
-from .lanes import bound_loops
 from .problems import problem_from_exception
+from .simulation import SIMULATION
 from .ts_text import parse_printed_notes
 
 SETUP = "TaskManager"
@@ -126,51 +126,48 @@ SEARCH_SWITCH = "exhaustive_deadlock_race_check"
 _TM_PARAMS = frozenset(inspect.signature(TaskManager.__init__).parameters) - {"self", "tasks", "resource_dependency_graph"}
 
 
-@dataclass
-class CheckRecord:
-    """What TaskManager's checks gave: each check's outcome, what they printed, the warnings they raised.
+def check_outcome(name: str, exc: BaseException | None) -> CheckOutcome:
+    """One check's outcome in words: passed, or failed with its message and how to fix it."""
+    if exc is None:
+        return CheckOutcome(name, check_title(name), True)
+    problem = problem_from_exception(exc) if name == SETUP else None
+    return CheckOutcome(
+        name=name, title=check_title(name), passed=False,
+        message=str(exc).strip() or type(exc).__name__, error_type=type(exc).__name__,
+        hint=problem.hint if problem and problem.rule not in ("schedule-error", "python-error") else check_hint(name),
+        problem=problem,
+    )
 
-    ``notes`` and ``reached_search`` are read by :func:`run_checks` once the
-    checks have run (nothing later changes them), so the verification reads
-    them as data.
+
+@dataclass(frozen=True)
+class CheckRecord:
+    """What TaskManager's checks gave, as model values: each check's outcome, the printout, the warnings.
+
+    Read once, when the checks have run (:func:`run_checks`); the exceptions
+    TS raised are kept only as the outcomes' words, and the credit
+    simulation's failure as its message (what :mod:`.simulation` parses).
     """
 
-    outcomes: list[tuple[str, BaseException | None]] = field(default_factory=list)
-    output: str = ""
-    caught: list[warnings.WarningMessage] = field(default_factory=list)
+    outcomes: tuple[CheckOutcome, ...] = ()  # in TaskManager's order, a failed setup first
+    output: str = ""  # what the checks printed
+    warnings: tuple[str, ...] = ()  # the Python warnings they raised, as text
     notes: tuple[Note, ...] = ()  # TS's printed notes and its Python warnings
     reached_search: bool = True  # TaskManager got as far as its exhaustive search (no setup crash before it)
-
-    def checks(self) -> tuple[CheckOutcome, ...]:
-        """Each check's outcome in words, a failure with its message and how to fix it."""
-        out = []
-        for name, exc in self.outcomes:
-            if exc is None:
-                out.append(CheckOutcome(name, check_title(name), True))
-                continue
-            problem = problem_from_exception(exc) if name == SETUP else None
-            out.append(CheckOutcome(
-                name=name, title=check_title(name), passed=False,
-                message=str(exc).strip() or type(exc).__name__, error_type=type(exc).__name__,
-                hint=problem.hint if problem and problem.rule not in ("schedule-error", "python-error")
-                else check_hint(name),
-                problem=problem,
-            ))
-        return tuple(out)
-
-    def read_notes(self) -> tuple[Note, ...]:
-        """TS's printed notes and its Python warnings, as :class:`Note` s."""
-        notes = [Note(n.kind, f"{n.level}: {n.text}", n.task, n.resource) for n in parse_printed_notes(self.output)]
-        notes.extend(Note("ts-warning", str(w.message).strip()) for w in self.caught)
-        return tuple(notes)
+    simulation_error: str | None = None  # the credit simulation's failure message, None when it passed
 
 
-def check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any], tiles: Any = None) -> list[Any]:
+def _notes(output: str, caught: list[warnings.WarningMessage]) -> tuple[Note, ...]:
+    """TS's printed notes and its Python warnings, as :class:`Note` s."""
+    notes = [Note(n.kind, f"{n.level}: {n.text}", n.task, n.resource) for n in parse_printed_notes(output)]
+    notes.extend(Note("ts-warning", str(w.message).strip()) for w in caught)
+    return tuple(notes)
+
+
+def check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[Any]:
     """``verify``'s tasks as a list; a TypeError naming the mistake when they are not TS Tasks and a graph.
 
-    A task whose domain_loop (times ``tiles``, the work tiles asked for) is
-    too long to unroll raises :class:`~ts_explore.reader.lanes.LoopTooLong`
-    (a ValueError naming the limit).
+    (A loop too long to unroll is refused next, before TaskManager's checks
+    unroll it: :func:`ts_explore.reader.lanes.read_lanes`.)
     """
     if not isinstance(tasks, (list, tuple)):
         raise TypeError(f"verify(tasks=...) takes a list of TS Task objects, got {type(tasks).__name__}")
@@ -201,7 +198,6 @@ def check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any], tiles: An
             f"verify() got unknown TaskManager argument(s) {', '.join(unknown)}; "
             f"TaskManager accepts: {', '.join(sorted(_TM_PARAMS))}"
         )
-    bound_loops(list(tasks), tiles)  # a LoopTooLong (ValueError) before anything unrolls a loop
     return list(tasks)
 
 
@@ -209,23 +205,27 @@ def run_checks(tasks: list[Any], graph: Mapping[Any, Any], tm_kwargs: dict[str, 
     """Construct TaskManager quietly with its exhaustive search switched off; every check's outcome as data.
 
     The search runs afterwards, through the verification's engine, over
-    inputs read once (:mod:`ts_explore.reader.instance`).
+    inputs read once (:mod:`ts_explore.reader.capture_set`).
     """
-    record = CheckRecord()
+    outcomes: list[tuple[str, BaseException | None]] = []
     kwargs = {"verbose": False, **tm_kwargs, SEARCH_SWITCH: False}
     with recorded_warnings() as caught, captured_output() as out:  # this thread's only: others print as before
         try:
-            ObservedTaskManager(tasks, dict(graph), outcomes=record.outcomes, **kwargs)
+            ObservedTaskManager(tasks, dict(graph), outcomes=outcomes, **kwargs)
         except MemoryError:
             raise  # not a verdict on the schedule
         except Exception as exc:  # noqa: BLE001 - a crash outside the checks is a failed setup check
-            record.outcomes.insert(0, (SETUP, exc))
-    record.caught = list(caught)
-    record.output = out.getvalue()
-    record.notes = record.read_notes()
-    record.reached_search = not any(name == SETUP for name, _ in record.outcomes)
-    return record
+            outcomes.insert(0, (SETUP, exc))
+    simulation = next((exc for name, exc in outcomes if name == SIMULATION and exc is not None), None)
+    return CheckRecord(
+        outcomes=tuple(check_outcome(name, exc) for name, exc in outcomes),
+        output=out.getvalue(),
+        warnings=tuple(str(w.message) for w in caught),
+        notes=_notes(out.getvalue(), list(caught)),
+        reached_search=not any(name == SETUP for name, _ in outcomes),
+        simulation_error=None if simulation is None else str(simulation),
+    )
 
 
-__all__ = ["ANALYSIS", "TS_CHECKS", "SEARCH_SWITCH", "SETUP", "CheckRecord", "ObservedTaskManager", "check_arguments",
-           "check_hint", "check_name", "check_title", "run_checks"]
+__all__ = ["ANALYSIS", "SIMULATION", "TS_CHECKS", "SEARCH_SWITCH", "SETUP", "CheckRecord", "ObservedTaskManager",
+           "check_arguments", "check_hint", "check_name", "check_outcome", "check_title", "run_checks"]

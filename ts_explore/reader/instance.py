@@ -1,18 +1,23 @@
 """Read what verification needs from TS ``Task`` objects, once, before any search runs.
 
-:func:`read_instance` returns an :class:`Instance`: the facts that decide
-which searches an instance needs (persistent or not, ``skip_if``, the
-``when_true``/``when_false`` key assignments), the per-task trip counts, the
-credit model, the one-tile lanes the tile-count argument reads, and
-:func:`search_inputs` turns each needed run into a :class:`SearchInput`: the
-checker's :class:`~ts_explore.cheln.problem.SearchProblem` and the lanes its
-findings are told in. Everything after this point
+:func:`read_instance` is the capture's one call here (:mod:`.capture_set`),
+before TaskManager's checks run: it returns an :class:`InstanceRead`, the
+:class:`Instance` (the facts that decide which searches an instance needs:
+persistent or not, ``skip_if``, the ``when_true``/``when_false`` key
+assignments; the per-task trip counts, the one-tile lanes the tile-count
+argument reads, what the simulation's text is matched to), the runs it needs
+and each run's lanes. The capture adds the credit model and each run's
+:class:`~ts_explore.check.problem.SearchProblem` once the checks have run,
+making a :class:`SearchInput` per run. :func:`needed_runs` restates
+TaskManager's loop over runs (each key assignment, the skipped-tile run, two
+tiles for a persistent schedule); :func:`search_inputs` reads the inputs of
+runs named later (:mod:`.task_objects`). Everything after the capture
 (:mod:`ts_explore.verification`, :mod:`ts_explore.check`) works on these.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cutlass.experimental.task_scheduling import task_manager as ts_tm
@@ -100,33 +105,45 @@ def _python_conditions(tasks: list[Any]) -> bool:
     return False
 
 
-def read_instance(tasks: list[Any], task_set: TaskSet | None, resources: list[Any], name_of: NameOf) -> Instance:
-    """The :class:`Instance` of ``tasks``; a part TS's objects do not give becomes ``unread``."""
+@dataclass(frozen=True)
+class InstanceRead:
+    """The instance, the runs it needs and what their search inputs take from the tasks before TaskManager runs."""
+
+    instance: Instance  # its credit model is read with the problems, after TaskManager's checks
+    runs: tuple[dict[str, Any], ...]  # the runs the instance needs at TS's tile count (TS keywords)
+    tile_runs: tuple[dict[str, Any], ...]  # the runs it needs at the caller's count (``tiles``; () without one)
+    read: tuple[dict[str, Any], ...]  # the runs whose inputs are read: ``runs`` and the caller's further counts
+    opaque: tuple[tuple[tuple[str, bool], ...], ...]  # per run read, its key assignment in words
+    lanes: ln.LaneFacts  # trips, one-tile lanes and the lanes of each run read
+
+
+def read_instance(tasks: list[Any], task_set: TaskSet | None, resources: list[Any], name_of: NameOf, *,
+                  tm_kwargs: dict[str, Any], tiles: int | None = None, search: bool = True) -> InstanceRead:
+    """The :class:`Instance` of ``tasks``, the runs it needs and, when ``search``, the lanes of each of them (and,
+    with ``tiles``, of the runs of the tile counts :func:`tile_counts` adds). Raises
+    :class:`~ts_explore.reader.lanes.LoopTooLong` for a loop too long to unroll."""
     persistent = any(isinstance(r, WorkQueue) for t in tasks for r in [*t.src_resources, *t.dst_resources])
-    assignments = tuple(_assignments(tasks))
     display: dict[str, str] = {}
     for r in resources:
         display.setdefault(getattr(r, "name", ""), name_of[id(r)])
-    trips = ln.task_trips(tasks, task_set)
-    base = dict(
+    facts = Instance(
         task_names=tuple(t.name for t in tasks), display=display, persistent=persistent,
-        skip=any(getattr(t, "skip_if", None) is not None for t in tasks), assignments=assignments,
+        skip=any(getattr(t, "skip_if", None) is not None for t in tasks), assignments=tuple(_assignments(tasks)),
         opaque_keys=bool(ts_tm._collect_opaque_keys(tasks)), python_conditions=_python_conditions(tasks),
-        trips=trips, names_of_ids={id(r): name_of[id(r)] for r in resources},
-        simulation=read_simulation_input(tasks, tuple(t.task for t in trips), name_of),
+        trips=(), credit_model=None, names_of_ids={id(r): name_of[id(r)] for r in resources},
     )
-    try:
-        model = ln.credit_model(tasks, name_of)
-        one_tile = ()
-        if persistent:
-            one_tile = tuple(
-                (ln.lanes_for(tasks, {}, name_of, opaque_assignment=a, num_tiles=1),
-                 ln.lanes_for(tasks, {}, name_of, skipped_tile=True, opaque_assignment=a, num_tiles=1))
-                for a in assignments
-            )
-    except Exception as exc:  # noqa: BLE001 - the searches still run; their findings cannot be told
-        return Instance(**base, credit_model=None, unread=f"{type(exc).__name__}: {exc}")
-    return Instance(**base, credit_model=model, one_tile_lanes=one_tile)
+    needed = needed_runs(facts, tm_kwargs)
+    tile_runs = needed_runs(facts, tm_kwargs, tiles) if persistent and tiles else []
+    extra = [kw for k in tile_counts(tiles, facts.skip) if persistent and k != needed[0]["num_tiles"]
+             for kw in needed_runs(facts, tm_kwargs, k)]
+    runs = [*needed, *extra] if search else []
+    opaque = tuple(_opaque_text(kwargs.get("opaque_assignment"), facts.names_of_ids) for kwargs in runs)
+    with quiet_warnings():  # repeats of TaskManager's own warnings (this thread's only)
+        lanes = ln.read_lanes(tasks, task_set, name_of, runs=runs, assignments=facts.assignments,
+                              persistent=persistent, tiles=tiles)
+    instance = replace(facts, trips=lanes.trips, one_tile_lanes=lanes.one_tile, unread=lanes.error,
+                       simulation=read_simulation_input(tasks, tuple(t.task for t in lanes.trips), name_of))
+    return InstanceRead(instance, tuple(needed), tuple(tile_runs), tuple(runs), opaque, lanes)
 
 
 def _opaque_text(assignment: dict | None, id_names: dict[int, str]) -> tuple[tuple[str, bool], ...]:
@@ -147,9 +164,10 @@ def search_inputs(tasks: list[Any], task_set: TaskSet | None, instance: Instance
     ``problems=False`` leaves out our checker's input (TS's reference search reads the tasks itself).
     """
     infos = {id(t): info for t, info in zip(tasks, task_set.tasks)} if task_set else {}
+    opaque = [_opaque_text(kwargs.get("opaque_assignment"), instance.names_of_ids) for kwargs in runs]
     out, unread = [], instance.unread
     with quiet_warnings():  # repeats of TaskManager's own warnings (this thread's only)
-        for kwargs in runs:
+        for kwargs, text in zip(runs, opaque):
             problem = lanes = None
             try:
                 problem = search_problem(tasks, **kwargs) if problems else None
@@ -162,9 +180,35 @@ def search_inputs(tasks: list[Any], task_set: TaskSet | None, instance: Instance
                                          num_tiles=int(kwargs.get("num_tiles", 1)))
                 except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
                     unread = f"{type(exc).__name__}: {exc}"
-            out.append(SearchInput(dict(kwargs), _opaque_text(kwargs.get("opaque_assignment"),
-                                                              instance.names_of_ids), problem, lanes))
+            out.append(SearchInput(dict(kwargs), text, problem, lanes))
     return tuple(out), unread
 
 
-__all__ = ["Instance", "SearchInput", "Searched", "read_instance", "search_inputs"]
+MAX_TILES = 6  # with tiles=N and skip_if, shorter counts are searched up to this N (beyond: not proven)
+
+
+def needed_runs(instance: Instance, tm_kwargs: dict[str, Any], num_tiles: int | None = None) -> list[dict[str, Any]]:
+    """The search runs an instance needs at one tile count (TaskManager's own loop, restated)."""
+    tiles = num_tiles if num_tiles is not None else (2 if instance.persistent else 1)
+    base = {"num_tiles": tiles, "assume_pdl_wait_completed": tm_kwargs.get("assume_pdl_wait_completed", False)}
+    out = []
+    for assignment in instance.assignments:
+        out.append({**base, "opaque_assignment": assignment})
+        if instance.skip:
+            out.append({**base, "skipped_tile": True, "opaque_assignment": assignment})
+    return out
+
+
+def tile_counts(tiles: int | None, skip: bool) -> tuple[int, ...]:
+    """The tile counts to search unrolled when the caller names a CTA's count (plus, with ``skip_if``, the shorter
+    ones: a sequence mixing skipped and normal tiles reduces to a run of fewer normal tiles)."""
+    if not tiles:
+        return ()
+    counts = {tiles}
+    if skip and 1 < tiles <= MAX_TILES:
+        counts |= set(range(1, tiles + 1))
+    return tuple(sorted(counts))
+
+
+__all__ = ["Instance", "InstanceRead", "MAX_TILES", "SearchInput", "Searched", "needed_runs", "read_instance",
+           "search_inputs", "tile_counts"]

@@ -3,30 +3,31 @@
 The checker walks each task's HEAD + loop x N + TAIL list (repeated for
 ``num_tiles`` tiles when a WorkQueue is present), with non-pipelined work
 split in two entries. :func:`lanes_for` rebuilds exactly those lists through
-TS's own helpers and tags every entry with its tree step, iteration and tile;
-:func:`credit_model` reads the initial credit pools and participant counts.
-Our checker's findings and TS's are told in these lanes.
+TS's own helpers and tags every entry with its tree step, iteration and tile
+(the credit pools they are told with: :func:`.search_input.credit_model`).
+Our checker's findings and TS's are told in these lanes. :func:`read_lanes` is the
+capture's one call here (:mod:`.capture_set`), before TaskManager's checks
+unroll anything: it refuses a loop too long to unroll (:func:`bound_loops`),
+then reads the trip counts, the one-tile lanes and every run's lanes at once.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
 from cutlass.experimental.task_scheduling import task_manager as ts_tm
 from cutlass.experimental.task_scheduling.enums import guard_fires
-from cutlass.experimental.task_scheduling.resources import PipelineGroup, WorkQueue
+from cutlass.experimental.task_scheduling.resources import WorkQueue
 
 from ..model import Family, Section, Stage, TaskInfo, TaskSet
 from ..model.schedule import range_length
 from ..model.scope import TaskTrips
-from ..model.verdict import CheckerStep, CreditModel, CreditPool, Lane
+from ..model.verdict import CheckerStep, Lane
 from .capture import quiet_warnings
 from .schedule import STAGE_FAMILY, NameOf
-from .search_input import participants
 
 LOCK = threading.RLock()  # guards TS's verbose reporter while the reference engine records paths
 
@@ -44,47 +45,6 @@ _SECTION_OF_TAG = {"H": Section.HEAD, "SH": Section.HEAD, "T": Section.TAIL, "ST
 def task_name(task: Any) -> str:
     """The name ts-explore shows for a task (TaskInfo's rule)."""
     return task.name or f"task@{task.warp_start}"
-
-
-@contextlib.contextmanager
-def remembered_domains(tasks: list[Any]) -> Iterator[None]:
-    """While verifying, each task's ``get_domain`` answers each work tile once.
-
-    TS probes a dynamic bound (``get_domain`` on tile (0, 0, 0)) in every
-    expansion of a task, and a probe may trace DSL code; a verification
-    expands each task once per check and per search run. The memo is an
-    attribute of each task object (no TS class or module is patched) and is
-    removed again on the way out.
-    """
-    added = []
-    for task in tasks:
-        if getattr(task, "domain_getter", None) is None or "get_domain" in vars(task):
-            continue
-        method = task.get_domain
-        answers: dict[Any, Any] = {}
-
-        def remembered(tile: Any, _method: Any = method, _answers: dict[Any, Any] = answers) -> Any:
-            try:
-                hash(tile)
-            except TypeError:
-                return _method(tile)
-            if tile not in _answers:
-                try:
-                    _answers[tile] = (True, _method(tile))
-                except Exception as exc:  # noqa: BLE001 - a bound that cannot be probed fails the same way again
-                    _answers[tile] = (False, exc)
-            ok, answer = _answers[tile]
-            if not ok:
-                raise answer
-            return answer
-
-        task.get_domain = remembered
-        added.append(task)
-    try:
-        yield
-    finally:
-        for task in added:
-            vars(task).pop("get_domain", None)
 
 
 def probe_domain(task: Any) -> int | None:
@@ -264,25 +224,48 @@ def _labels(task: Any) -> dict[tuple[Section, int, Any, int], str | None]:
     return out
 
 
-def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
-    """Initial pools and participant counts exactly as ``check_all_interleavings`` sets them up."""
-    resources = ec._collect_resources(tasks)
-    domain_rids = ts_tm._domain_interleaved_resource_ids(tasks)
-    by_id = {id(r): r for r in resources}
-    pools = tuple(
-        CreditPool(name_of.get(rid) or name_of(by_id[rid]), slot, n)
-        for (rid, slot), n in ec._build_initial_cons_credits(resources, domain_rids).items()
-        if rid in by_id
-    )
-    producers, consumers = participants(tasks)
-    approximate = any(isinstance(r, PipelineGroup) or getattr(r, "pipeline_group", None) for r in resources)
-    return CreditModel(
-        pools=pools,
-        producers=tuple((name_of.get(k) or name_of(by_id[k]), n) for k, n in producers.items() if k in by_id),
-        consumers=tuple((name_of.get(k) or name_of(by_id[k]), n) for k, n in consumers.items() if k in by_id),
-        approximate=approximate,
-    )
+@dataclass(frozen=True)
+class LaneFacts:
+    """What the lanes of one instance say, read in one pass (:func:`read_lanes`)."""
+
+    trips: tuple[TaskTrips, ...]
+    one_tile: tuple[tuple[tuple[Lane, ...], tuple[Lane, ...]], ...]  # (normal, skipped) per key assignment
+    error: str  # why the one-tile lanes could not be read ("" when read)
+    runs: tuple[tuple[Lane, ...] | None, ...]  # per run; None when not readable
+    run_errors: tuple[str, ...]  # per run: why its lanes could not be read
 
 
-__all__ = ["LoopTooLong", "MAX_LOOP_ITERATIONS", "bound_loops", "LOCK", "credit_model", "remembered_domains", "lanes_for", "loop_iterations", "probe_domain",
-           "static_domain", "task_name", "task_trips"]
+def read_lanes(tasks: list[Any], task_set: TaskSet | None, name_of: NameOf, *, runs: list[dict[str, Any]],
+               assignments: tuple[dict, ...], persistent: bool, tiles: int | None = None) -> LaneFacts:
+    """A loop too long to unroll refused (:func:`bound_loops`, ``tiles``: the caller's work tiles), then the trip
+    counts, the one-tile lanes (persistent schedules) and each run's lanes."""
+    bound_loops(tasks, tiles)
+    trips = task_trips(tasks, task_set)
+    one_tile, error = (), ""
+    try:
+        if persistent:
+            one_tile = tuple(
+                (lanes_for(tasks, {}, name_of, opaque_assignment=a, num_tiles=1),
+                 lanes_for(tasks, {}, name_of, skipped_tile=True, opaque_assignment=a, num_tiles=1))
+                for a in assignments
+            )
+    except Exception as exc:  # noqa: BLE001 - the searches still run; their findings cannot be told
+        one_tile, error = (), f"{type(exc).__name__}: {exc}"
+    infos = {id(t): info for t, info in zip(tasks, task_set.tasks)} if task_set else {}
+    out: list[tuple[Lane, ...] | None] = []
+    errors: list[str] = []
+    for kwargs in runs:
+        lanes, why = None, ""
+        try:
+            lanes = lanes_for(tasks, infos, name_of, skipped_tile=bool(kwargs.get("skipped_tile")),
+                              opaque_assignment=kwargs.get("opaque_assignment"),
+                              num_tiles=int(kwargs.get("num_tiles", 1)))
+        except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
+            why = f"{type(exc).__name__}: {exc}"
+        out.append(lanes)
+        errors.append(why)
+    return LaneFacts(trips, one_tile, error, tuple(out), tuple(errors))
+
+
+__all__ = ["LOCK", "LaneFacts", "LoopTooLong", "MAX_LOOP_ITERATIONS", "bound_loops", "lanes_for",
+           "loop_iterations", "probe_domain", "read_lanes", "static_domain", "task_name", "task_trips"]

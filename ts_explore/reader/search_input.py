@@ -18,11 +18,14 @@ what the search sees, so the lanes are identical by construction:
 * per-step slots, generations and counts: ``_precompute_schedule_steps``.
 
 Only the result is translated into plain indices; the search itself
-(:mod:`ts_explore.check`) never sees a TS object.
+(:mod:`ts_explore.check`) never sees a TS object. :func:`read_problems` is the
+capture's one call here: every needed run's problem, and the participant
+counts the credit model shows.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
@@ -30,6 +33,8 @@ from cutlass.experimental.task_scheduling import task_manager as ts_tm
 from cutlass.experimental.task_scheduling.enums import ScheduleStage
 from cutlass.experimental.task_scheduling.resources import PipelineGroup
 
+from ..model.verdict import CreditModel, CreditPool
+from .schedule import NameOf
 from ..check.problem import (
     ACQUIRE,
     CONS,
@@ -324,4 +329,57 @@ def search_problem(
     )
 
 
-__all__ = ["KNOWN_KWARGS", "search_problem"]
+def credit_model(tasks: list[Any], name_of: NameOf) -> CreditModel:
+    """Initial pools and participant counts exactly as ``check_all_interleavings`` sets them up."""
+    resources = ec._collect_resources(tasks)
+    domain_rids = ts_tm._domain_interleaved_resource_ids(tasks)
+    by_id = {id(r): r for r in resources}
+    pools = tuple(
+        CreditPool(name_of.get(rid) or name_of(by_id[rid]), slot, n)
+        for (rid, slot), n in ec._build_initial_cons_credits(resources, domain_rids).items()
+        if rid in by_id
+    )
+    producers, consumers = participants(tasks)
+    approximate = any(isinstance(r, PipelineGroup) or getattr(r, "pipeline_group", None) for r in resources)
+    return CreditModel(
+        pools=pools,
+        producers=tuple((name_of.get(k) or name_of(by_id[k]), n) for k, n in producers.items() if k in by_id),
+        consumers=tuple((name_of.get(k) or name_of(by_id[k]), n) for k, n in consumers.items() if k in by_id),
+        approximate=approximate,
+    )
+
+
+@dataclass(frozen=True)
+class ProblemsRead:
+    """The checker inputs of an instance's runs and its credit model (the capture's one call here)."""
+
+    problems: tuple[SearchProblem | None, ...]  # per run; None when not asked for or not readable
+    errors: tuple[str, ...]  # per run: why its problem could not be read ("" when read)
+    credit_model: CreditModel | None  # None when it could not be read
+    credit_error: str = ""  # why
+
+
+def read_problems(tasks: list[Any], runs: list[dict[str, Any]], name_of: NameOf, *, problems: bool = True
+                  ) -> ProblemsRead:
+    """Each run's :class:`SearchProblem` (``problems=False``: none, TS's own search reads the tasks itself), and
+    the credit model the findings are told with."""
+    try:
+        model: CreditModel | None = credit_model(tasks, name_of)
+        credit_error = ""
+    except Exception as exc:  # noqa: BLE001 - the searches still run; their findings cannot be told
+        model, credit_error = None, f"{type(exc).__name__}: {exc}"
+    found: list[SearchProblem | None] = []
+    errors: list[str] = []
+    for kwargs in runs:
+        problem, error = None, ""
+        if problems:
+            try:
+                problem = search_problem(tasks, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - the run is then missing from the scope, and said why
+                error = f"{type(exc).__name__}: {exc}"
+        found.append(problem)
+        errors.append(error)
+    return ProblemsRead(tuple(found), tuple(errors), model, credit_error)
+
+
+__all__ = ["KNOWN_KWARGS", "ProblemsRead", "credit_model", "participants", "read_problems", "search_problem"]

@@ -111,16 +111,14 @@ def blocked_steps(
 
 
 def simulation_findings(
-    outcomes: list[tuple[str, BaseException | None]],
+    message: str | None,
     sim: SimulationInput,
     task_set: TaskSet | None,
     runs: list[ExhaustiveRun],
 ) -> tuple[tuple[BlockedStep, ...], tuple[Imbalance, ...]]:
-    """Blocked steps and imbalances from the simulation check's exception, if it failed (no TS object read)."""
-    exc = next((e for name, e in outcomes if name == SIMULATION and e is not None), None)
-    if exc is None:
+    """Blocked steps and imbalances from the simulation check's failure ``message`` (None: it passed)."""
+    if message is None:
         return (), ()
-    message = str(exc)
     lines = parse_blocked(message)
     if lines is not None:
         return blocked_steps(lines, sim, task_set.tasks if task_set is not None else (), runs), ()

@@ -16,6 +16,7 @@ from cutlass.experimental.task_scheduling.task import Task as _TsTask
 from cutlass.experimental.task_scheduling.task_manager import TaskManager as _TsTaskManager
 
 from ..model import DependencyEdge, ExpandedStep, ResourceInfo, ScheduleTree, Section, Stage, TaskInfo, TaskSet
+from .capture import quiet_warnings
 from .schedule import NameOf, resource_namer
 from .task_tree import tree_of_task, trees_of_tasks
 
@@ -147,6 +148,22 @@ def capture_task_set(tasks: Iterable[Any], graph: Mapping[Any, Iterable[Any]] | 
     )
 
 
+def read_set(tasks: list[Any], graph: Mapping[Any, Iterable[Any]], task_set: TaskSet | None = None
+             ) -> tuple[list[Any], NameOf, TaskSet | None, str]:
+    """Every resource of ``tasks`` and ``graph``, their names, and the captured :class:`TaskSet` (``task_set`` when
+    the caller already captured these tasks), or None and why the capture failed (drawings lose their tree;
+    verification still runs on the TS objects' other facts)."""
+    resources = _all_resources(tasks, graph)
+    name_of = resource_namer(resources)
+    if task_set is not None:
+        return resources, name_of, task_set, ""
+    try:
+        with quiet_warnings():  # TS's warnings on these tasks are kept when TaskManager's checks run
+            return resources, name_of, capture_task_set(tasks, graph, name_of), ""
+    except Exception as exc:  # noqa: BLE001 - the verdict says the capture failed and why
+        return resources, name_of, None, f"{type(exc).__name__}: {exc}"
+
+
 def capture_task(task: Any) -> TaskInfo:
     """Capture one TS Task."""
     name_of = resource_namer(_all_resources([task], {}))
@@ -173,6 +190,7 @@ __all__ = [
     "expanded_steps",
     "is_task",
     "is_task_manager",
+    "read_set",
     "resource_info",
     "task_info",
 ]

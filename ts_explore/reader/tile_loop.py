@@ -13,13 +13,14 @@ count modulo the stage count, which grows by the same amount each tile, and
 the only look-back (consecutive non-pipelined work) sees the previous tile's
 last entry, the same for every tile after the first. Comparing every tile
 built with the one a period later guards the reading against a change in
-TS's tables.
+TS's tables. :func:`read_tile_loops` is the capture's one call here: the loop
+of every variant and key assignment, or why one could not be built.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cutlass.experimental.task_scheduling import exhaustive_checker as ec
@@ -68,8 +69,8 @@ def _period(tiles: list[list[tuple[Step, ...]]], limit: int) -> tuple[int, int, 
         if not ok:
             continue
         first = dict(advance)
-        prefix = 0 if all(_same(a, b, first, period) for task in tiles for a, b in zip(task[0], task[period])) \
-            and first == advance else 1
+        repeats = all(_same(a, b, first, period) for task in tiles for a, b in zip(task[0], task[period]))
+        prefix = 0 if repeats and first == advance else 1
         return prefix, period, advance
     return None
 
@@ -109,4 +110,30 @@ def tile_loop(tasks: list[Any], *, skipped_tile: bool = False, opaque_assignment
     return loop, ""
 
 
-__all__ = ["MAX_PERIOD", "tile_loop"]
+@dataclass(frozen=True)
+class TileLoopRead:
+    """The tile loop of one variant and key assignment, or why it could not be built."""
+
+    assignment: dict
+    skipped: bool
+    loop: TileLoop | None
+    why: str = ""  # why ``loop`` is None
+
+
+def read_tile_loops(tasks: list[Any], assignments: tuple[dict, ...], skip: bool,
+                    assume_pdl_wait_completed: bool) -> tuple[TileLoopRead, ...]:
+    """The tile loop of every key assignment, normal tiles and (with ``skip_if``) skipped ones: what the tile-loop
+    proof searches (:mod:`ts_explore.verification.tile_proof`); a loop that cannot be read says why."""
+    out = []
+    for assignment in assignments:
+        for skipped in ((False, True) if skip else (False,)):
+            try:
+                loop, why = tile_loop(tasks, skipped_tile=skipped, opaque_assignment=assignment,
+                                      assume_pdl_wait_completed=assume_pdl_wait_completed)
+            except Exception as exc:  # noqa: BLE001 - an odd task set leaves the proof open, said why
+                loop, why = None, f"its per-tile tables could not be read ({type(exc).__name__}: {exc})"
+            out.append(TileLoopRead(assignment, skipped, loop, why))
+    return tuple(out)
+
+
+__all__ = ["MAX_PERIOD", "TileLoopRead", "read_tile_loops", "tile_loop"]

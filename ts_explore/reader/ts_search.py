@@ -34,13 +34,13 @@ from ..model.verdict import (
 )
 from .lanes import (  # re-exported: the reference engine's results are told in these lanes
     LOCK,
-    credit_model,
     lanes_for,
     loop_iterations,
     probe_domain,
     static_domain,
     task_name,
 )
+from .search_input import credit_model  # re-exported with them: the pools they are told with
 from .ts_text import parse_path_op
 
 

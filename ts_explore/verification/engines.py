@@ -79,12 +79,12 @@ def cross_checks(engine: Engine) -> bool:
     return bool(dict(engine.options).get("cross_check"))
 
 
-def cross_check_tiles(runs: list[ExhaustiveRun], variants: list[dict[str, Any]],
-                      problem_of: Callable[[dict[str, Any]], SearchProblem | None]) -> TileCheck | None:
+def cross_check_tiles(runs: list[ExhaustiveRun],
+                      variants: list[Callable[[int], SearchProblem | None]]) -> TileCheck | None:
     """Unroll a persistent schedule's tiles independently of the verification's tile plan, and compare.
 
-    ``variants`` are the checker keywords of each run the instance needs (any
-    ``num_tiles``); ``problem_of(kwargs)`` reads the checker input for them.
+    ``variants``: for each run the instance needs (variant and key
+    assignment), its checker input at ``n`` work tiles (None: not readable).
     The answer of ``runs`` (what the verification searched) is compared with
     :func:`ts_explore.check.tile_cross.tile_cross_check`'s; a disagreement
     becomes one of the scope's reasons, so the verdict is INCONCLUSIVE. Only
@@ -97,19 +97,19 @@ def cross_check_tiles(runs: list[ExhaustiveRun], variants: list[dict[str, Any]],
     if first or not complete:
         return None
 
-    def at(kwargs: dict[str, Any]) -> Callable[[int], SearchProblem]:
+    def at(problem_of: Callable[[int], SearchProblem | None]) -> Callable[[int], SearchProblem]:
         memo: dict[int, SearchProblem] = {}
 
         def problem_at(n: int) -> SearchProblem:
             if n not in memo:
-                problem = problem_of({**kwargs, "num_tiles": n})
+                problem = problem_of(n)
                 if problem is None:
                     raise ValueError(f"the {n}-tile search input could not be read")
                 memo[n] = problem
             return memo[n]
         return problem_at
 
-    both = tile_cross_check([at(kw) for kw in variants], first, complete)
+    both = tile_cross_check([at(v) for v in variants], first, complete)
     return TileCheck(both.bound.tiles, both.bound.covers, both.bound.why, both.first, both.second, both.agree,
                      both.states, both.seconds, both.reason)
 

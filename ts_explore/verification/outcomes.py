@@ -1,7 +1,8 @@
 """The Verdict's checks beyond TaskManager's: the exhaustive search's outcome, the caller's rules, notes.
 
-:func:`exhaustive_outcome` makes the search runs one check, failed at the
-first run that found something (in TaskManager's order); :mod:`.rules`
+:func:`exhaustive_check` makes the search runs one check, failed at the
+first run that found something (in TaskManager's order); :func:`analysis_check`
+says that reading TS's results failed (INCONCLUSIVE, not a TS rejection); :mod:`.rules`
 runs the verification rules of ours (``verify(rules=...)``);
 :func:`unconsumed_outputs` notes work results nothing uses; :func:`raw_output`
 is what the "raw output" panel shows.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from ..model import Family, TaskSet
 from ..model.verdict import CheckOutcome, Note
+from ..reader.checks import ANALYSIS, check_hint, check_title
 from ..reader.instance import Searched
 
 EXHAUSTIVE = "_exhaustive_aliasing_races"  # TS's name for the check its search is
@@ -24,11 +26,11 @@ def _label(s: Searched, persistent: bool) -> str:
     return s.input.variant + (f" ({', '.join(details)})" if details else "")
 
 
-def exhaustive_outcome(searched: list[Searched], persistent: bool) -> BaseException | None:
-    """None when no run found anything; else a ValueError naming the first failing run and what it found."""
+def exhaustive_check(searched: list[Searched], persistent: bool) -> CheckOutcome:
+    """TS's exhaustive check as our searches answered it: passed, or failed naming the first failing run."""
     first = next((s for s in searched if s.unsafe), None)
     if first is None:
-        return None
+        return CheckOutcome(EXHAUSTIVE, check_title(EXHAUSTIVE), True)
     found = ", ".join(f"{n} {_KINDS[k][n != 1]}" for k, n in first.findings.items() if n)
     lines = [f"the exhaustive search found {found} in the {_label(first, persistent)} run "
              f"after exploring {first.states} states"]
@@ -36,7 +38,17 @@ def exhaustive_outcome(searched: list[Searched], persistent: bool) -> BaseExcept
         lines += [f"  {b.reason}" for d in first.run.deadlocks for b in d.blocked]
         lines += [f"  {r.describe()}" for r in first.run.races]
         lines += [f"  {p.describe()}" for p in first.run.pdl_violations]
-    return ValueError("\n".join(lines))
+    return _failed(EXHAUSTIVE, "ValueError", "\n".join(lines))
+
+
+def analysis_check(error_type: str, message: str) -> CheckOutcome:
+    """The failed check saying that ts-explore could not read TS's results (``error_type: message``)."""
+    return _failed(ANALYSIS, error_type, message)
+
+
+def _failed(name: str, error_type: str, message: str) -> CheckOutcome:
+    return CheckOutcome(name=name, title=check_title(name), passed=False, message=message.strip() or error_type,
+                        error_type=error_type, hint=check_hint(name))
 
 
 def unconsumed_outputs(task_set: TaskSet) -> list[Note]:
@@ -70,4 +82,4 @@ def raw_output(printed: str, checks: tuple[CheckOutcome, ...], warnings_text: li
     return "\n\n".join(p for p in parts if p)
 
 
-__all__ = ["EXHAUSTIVE", "exhaustive_outcome", "raw_output", "unconsumed_outputs"]
+__all__ = ["EXHAUSTIVE", "analysis_check", "exhaustive_check", "raw_output", "unconsumed_outputs"]

@@ -1,12 +1,12 @@
 """What a verification searched, and which searches an instance needs: the Verdict's :class:`Scope`.
 
 Works on the :class:`~ts_explore.reader.instance.Instance` the reader read
-once: :func:`needed_runs` restates TaskManager's loop (each key assignment,
-the skipped-tile run when a task has ``skip_if``, two tiles for a persistent
-schedule), :func:`tile_counts` the extra tile counts searched unrolled when the
-caller names a CTA's count with ``verify(tiles=...)``; :func:`build_scope`
-says which counts a verdict covers: every number of work tiles when the
-tile-loop search (:mod:`.tile_proof`) closed, or the caller's count.
+once, and the runs the reader says it needs (TaskManager's loop restated in
+:mod:`ts_explore.reader.instance`: each key assignment, the skipped-tile run
+when a task has ``skip_if``, two tiles for a persistent schedule, or the
+caller's ``verify(tiles=...)``): :func:`build_scope` names a needed run that
+did not run, and says which counts a verdict covers: every number of work
+tiles when the tile-loop search (:mod:`.tile_proof`) closed, or the caller's count.
 """
 
 from __future__ import annotations
@@ -18,24 +18,10 @@ from ..model.verdict import ExhaustiveRun, run_scope
 from ..reader.instance import Instance
 from .tile_proof import MIXED_INERT, MIXED_UNPROVEN, TileProof, skipped_tiles_inert
 
-MAX_TILES = 6  # with tiles=N and skip_if, shorter counts are searched up to this N (beyond: not proven)
-
 OPAQUE_ASSUMPTION = ("each when_true/when_false key keeps one value for the whole run: TS searches every "
                      "assignment of the keys, not values that change from one iteration or tile to the next")
 PYTHON_CONDITION = ("when_true/when_false given a plain Python value: the kernel runs the block unconditionally, "
                     "yet both branches were searched")
-
-
-def needed_runs(instance: Instance, tm_kwargs: dict[str, Any], num_tiles: int | None = None) -> list[dict[str, Any]]:
-    """The search runs an instance needs at one tile count (TaskManager's own loop, restated)."""
-    tiles = num_tiles if num_tiles is not None else (2 if instance.persistent else 1)
-    base = {"num_tiles": tiles, "assume_pdl_wait_completed": tm_kwargs.get("assume_pdl_wait_completed", False)}
-    out = []
-    for assignment in instance.assignments:
-        out.append({**base, "opaque_assignment": assignment})
-        if instance.skip:
-            out.append({**base, "skipped_tile": True, "opaque_assignment": assignment})
-    return out
 
 
 def same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -47,34 +33,13 @@ def same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
-def tile_counts(tiles: int | None, skip: bool) -> tuple[int, ...]:
-    """The tile counts to search unrolled when the caller names a CTA's count (plus, with ``skip_if``, the shorter
-    ones: a sequence mixing skipped and normal tiles reduces to a run of fewer normal tiles)."""
-    if not tiles:
-        return ()
-    counts = {tiles}
-    if skip and 1 < tiles <= MAX_TILES:
-        counts |= set(range(1, tiles + 1))
-    return tuple(sorted(counts))
-
-
-def extra_tile_runs(instance: Instance, tm_kwargs: dict[str, Any], counts: tuple[int, ...],
-                    done: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The runs of the tile counts in ``counts`` that ``done`` does not cover yet (every variant and assignment)."""
-    out: list[dict[str, Any]] = []
-    for k in counts:
-        for kwargs in needed_runs(instance, tm_kwargs, k):
-            if not any(same_call(kwargs, r) for r in [*done, *out]):
-                out.append(kwargs)
-    return out
-
-
 def build_scope(
     facts: Instance,
     runs: list[ExhaustiveRun],
     calls: list[dict[str, Any]],
     tm_kwargs: dict[str, Any],
     *,
+    needed: list[dict[str, Any]] | tuple[dict[str, Any], ...],
     tiles: int | None,
     tile_proof: TileProof | None,
     instance: str | None,
@@ -82,15 +47,12 @@ def build_scope(
     unread: str = "",
     engine: str = TS_ENGINE,
 ) -> Scope:
-    """The Verdict's scope from the tasks, the runs (and their checker ``calls``) and what the caller said."""
+    """The Verdict's scope from the tasks, the runs (and their checker ``calls``), the runs the instance
+    ``needed`` (at TS's tile count, or at the caller's ``tiles``) and what the caller said."""
     searched = tm_kwargs.get("exhaustive_deadlock_race_check", True) is not False
     persistent = facts.persistent
-    needed: list[dict[str, Any]] = []
-    if searched:
-        needed = needed_runs(facts, tm_kwargs)
-        if persistent and tiles is not None:
-            needed = needed_runs(facts, tm_kwargs, tiles) if tiles > 0 else []
-    missing = tuple(_label(kw, persistent) for kw in needed if not any(same_call(kw, c) for c in calls))
+    missing = tuple(_label(kw, persistent) for kw in (needed if searched else ())
+                    if not any(same_call(kw, c) for c in calls))
     abstractions: list[Abstraction] = []
     skip = facts.skip
     covered = ""
@@ -105,8 +67,9 @@ def build_scope(
                 sentence = (f"{sentence.split(';')[0]}, which the unrolled search at "
                             f"{', '.join(map(str, tile_proof.failing))} tiles did not reproduce")
             abstractions.append(Abstraction("tile-loop", sentence, proven))
-            covered = "every number of work tiles (tile-loop search)" if proven else \
-                f"only the searched counts ({', '.join(map(str, sorted(searched_counts))) or 'none'} work tiles)"
+            counted = ", ".join(map(str, sorted(searched_counts))) or "none"
+            covered = ("every number of work tiles (tile-loop search)" if proven
+                       else f"only the searched counts ({counted} work tiles)")
         if skip and (tiles is None or tiles > 1):
             inert = skipped_tiles_inert(facts)
             ok = inert and (tiles is None or set(range(1, tiles + 1)) <= searched_counts)
@@ -136,4 +99,4 @@ def _label(kwargs: dict[str, Any], persistent: bool) -> str:
     return ("skipped-tile" if kwargs.get("skipped_tile") else "normal") + (f" ({', '.join(details)})" if details else "")
 
 
-__all__ = ["MAX_TILES", "build_scope", "extra_tile_runs", "needed_runs", "same_call", "tile_counts"]
+__all__ = ["build_scope", "same_call"]

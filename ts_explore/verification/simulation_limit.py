@@ -19,7 +19,7 @@ that says what TS reported and why it does not stand.
 from __future__ import annotations
 
 from ..check.lockstep import lockstep
-from ..model.findings import Note
+from ..model.findings import CheckOutcome, Note
 from ..reader.instance import Searched
 from ..reader.simulation import SIMULATION
 from ..reader.ts_text import parse_imbalance
@@ -27,12 +27,12 @@ from ..reader.ts_text import parse_imbalance
 CUT_OFF = "simulation-cut-off"
 
 
-def overrule_cut_off(outcomes: list[tuple[str, BaseException | None]], searched: list[Searched]) -> Note | None:
-    """Mark the simulation check passed (in ``outcomes``) when its imbalance is TS's round limit; the note, or None."""
-    at = next((i for i, (name, exc) in enumerate(outcomes) if name == SIMULATION and exc is not None), None)
-    if at is None or not searched:
+def overrule_cut_off(checks: list[CheckOutcome], message: str | None, searched: list[Searched]) -> Note | None:
+    """Mark the simulation check passed (in ``checks``) when its failure ``message`` is TS's round limit; the note,
+    or None (``message``: the simulation's failure as TS raised it, None when it passed)."""
+    at = next((i for i, c in enumerate(checks) if c.name == SIMULATION and not c.passed), None)
+    if at is None or message is None or not searched:
         return None
-    message = str(outcomes[at][1])
     if parse_imbalance(message) is None:
         return None
     if any(s.capped or s.input.problem is None or any(s.findings.values()) for s in searched):
@@ -41,7 +41,7 @@ def overrule_cut_off(outcomes: list[tuple[str, BaseException | None]], searched:
     if not all(r.balanced for r in replays) or not any(r.beyond_ts_limit for r in replays):
         return None
     longest = max(replays, key=lambda r: r.rounds)
-    outcomes[at] = (SIMULATION, None)
+    checks[at] = CheckOutcome(SIMULATION, checks[at].title, True)
     first_line = message.strip().splitlines()[0]
     return Note(CUT_OFF, (
         f"TS's credit simulation stopped at its limit of {longest.ts_limit} rounds (the longest schedule + 100) and "

@@ -27,7 +27,7 @@ from ..check.tile_loop import TileLoop
 from ..check.tile_search import search_tile_loop
 from ..model import Family
 from ..reader.instance import Instance
-from ..reader.tile_loop import tile_loop
+from ..reader.tile_loop import TileLoopRead
 
 MIXED_UNPROVEN = ("the skipped-tile runs cover tiles that all skip; sequences that mix skipped and normal tiles are "
                   "not searched")
@@ -80,56 +80,45 @@ def _projections(loop: TileLoop, instance: Instance) -> tuple[list[TileLoop], st
     return out, " and ".join(f"{pool.producer} + {c}" for c in pool.consumers)
 
 
-def prove_tiles(tasks: list[Any], instance: Instance, tm_kwargs: dict[str, Any], *,
-                options: dict[str, Any]) -> TileProof:
-    """Search the tile loop of every variant and key assignment of a persistent instance.
+def prove_tiles(instance: Instance, loops: tuple[TileLoopRead, ...], *, options: dict[str, Any]) -> TileProof:
+    """Search the tile loop of every variant and key assignment of a persistent instance (``loops``, as the
+    reader captured them), up to the first finding.
 
     Whichever engine runs the unrolled searches (ours or TS's BFS), the claim
     for every tile count rests on this search. ``options``: ``max_states``,
     ``cancel``, ``progress`` for the searches.
     """
-    pdl = bool(tm_kwargs.get("assume_pdl_wait_completed", False))
-    variants = (False, True) if instance.skip else (False,)
+    mixed_ok = skipped_tiles_inert(instance) if instance.skip else True
     failing: set[int] = set()
     states, seconds, lead = 0, 0.0, 0
     shared = ""
     why = ""
     found: list[str] = []
-    for assignment in instance.assignments:
-        for skipped in variants:
-            try:
-                loop, unread = tile_loop(tasks, skipped_tile=skipped, opaque_assignment=assignment,
-                                         assume_pdl_wait_completed=pdl)
-            except Exception as exc:  # noqa: BLE001 - an odd task set leaves the proof open, said why
-                loop, unread = None, f"its per-tile tables could not be read ({type(exc).__name__}: {exc})"
-            if loop is None:
-                why = why or unread
-                continue
-            parts, pairs = _projections(loop, instance)
-            if pairs:
-                shared = pairs
-            for part in parts or [loop]:
-                result = search_tile_loop(part, **{k: v for k, v in options.items() if v is not None})
-                states += result.states
-                seconds += result.elapsed_s
-                lead = max(lead, result.lead)
-                if result.findings or result.limit or result.cancelled:
-                    break
-            if result.findings:
-                first = min(result.findings, key=lambda f: f.tiles)
-                failing.add(max(1, first.tiles))
-                found.append(f"a {first.kind} at {first.tiles} work tile{'' if first.tiles == 1 else 's'}")
+    for read in loops:
+        loop = read.loop
+        if loop is None:
+            why = why or read.why
+            continue
+        parts, pairs = _projections(loop, instance)
+        if pairs:
+            shared = pairs
+        for part in parts or [loop]:
+            result = search_tile_loop(part, **{k: v for k, v in options.items() if v is not None})
+            states += result.states
+            seconds += result.elapsed_s
+            lead = max(lead, result.lead)
+            if result.findings or result.limit or result.cancelled:
                 break
-            if result.cancelled:
-                why = why or f"the tile-loop search was cancelled after {result.states} states"
-            elif result.limit:
-                why = why or result.limit
-        if found:
+        if result.findings:
+            first = min(result.findings, key=lambda f: f.tiles)
+            failing.add(max(1, first.tiles))
+            found.append(f"a {first.kind} at {first.tiles} work tile{'' if first.tiles == 1 else 's'}")
             break
-    mixed, mixed_ok = "", True
-    if instance.skip:
-        mixed_ok = skipped_tiles_inert(instance)
-        mixed = MIXED_INERT if mixed_ok else MIXED_UNPROVEN
+        if result.cancelled:
+            why = why or f"the tile-loop search was cancelled after {result.states} states"
+        elif result.limit:
+            why = why or result.limit
+    mixed = (MIXED_INERT if mixed_ok else MIXED_UNPROVEN) if instance.skip else ""
     if found:
         return TileProof(False, f"the tile-loop search found {found[0]}; the unrolled search at that count shows "
                                 "it", tuple(sorted(failing)), mixed, mixed_ok, states, seconds)

@@ -2,20 +2,21 @@
 
 How it works:
 
-1. the reader captures the task set (before TS touches the tasks) and runs
-   TaskManager's checks with its exhaustive search switched off, keeping
-   every check's outcome, printout and warnings (:mod:`ts_explore.reader.checks`);
-2. the reader reads the instance once (:mod:`ts_explore.reader.instance`):
-   the facts that decide which searches it needs and, for each of them, the
-   checker's input and the lanes its findings are told in;
-3. :mod:`.scope` says which runs are needed (each key assignment, the
-   skipped-tile run, TS's two tiles of a persistent schedule), the tile-loop
-   search proves every tile count of a persistent one (:mod:`.tile_proof`; a
-   finding is searched again unrolled at the count it needs), and the
-   engine (:mod:`.engines`) runs them; our checker's findings become model
-   findings directly (:mod:`.findings`), TS's reference search goes
-   through :mod:`ts_explore.reader.reference`;
-4. the checks, the runs and the scope make the :class:`~ts_explore.model.verdict.Verdict`.
+1. the reader captures the task set once (:func:`ts_explore.reader.capture_set.capture_set`):
+   the schedule trees before TS touches the tasks, TaskManager's checks run
+   with its exhaustive search switched off (each check's outcome, printout and
+   warnings kept), the instance (the facts that decide which searches it
+   needs) and, for each needed run, the checker's input and the lanes its
+   findings are told in, and a persistent schedule's tile-loop tables;
+2. :func:`verify_captured` works on that capture alone: :mod:`.scope` says
+   which runs are needed (each key assignment, the skipped-tile run, TS's two
+   tiles of a persistent schedule), the tile-loop search proves every tile
+   count of a persistent one (:mod:`.tile_proof`; a finding is searched again
+   unrolled at the count it needs), and the engine (:mod:`.engines`) runs
+   them; our checker's findings become model findings directly
+   (:mod:`.findings`), TS's reference search runs on the TS objects the
+   capture kept for it (:class:`~ts_explore.reader.capture_set.TaskObjects`);
+3. the checks, the runs and the scope make the :class:`~ts_explore.model.verdict.Verdict`.
 
 TS mutates tasks and resources while verifying (register defaults, profiling
 flags, sometimes a resource's pipeline config), so **build fresh tasks and
@@ -28,41 +29,31 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from ..check.problem import SearchProblem
 from ..model import TaskSet
 from ..model.verdict import CheckOutcome, Verdict
-from ..reader.checks import (
-    ANALYSIS,
-    SEARCH_SWITCH,
-    SETUP,
-    CheckRecord,
-    check_arguments,
-    run_checks,
-)
-from ..reader.instance import Instance, Searched, read_instance, search_inputs
-from ..reader.capture import quiet_warnings
-from ..reader.lanes import remembered_domains
-from ..reader.reference import reference_search
-from ..reader.schedule import ResourceNames, resource_namer
-from ..reader.search_input import search_problem
-from ..reader.simulation import SIMULATION, simulation_findings
-from ..reader.tasks import _all_resources, capture_task_set
+from ..reader.capture_set import CapturedSet, capture_set, remembered_domains
+from ..reader.checks import SEARCH_SWITCH
+from ..reader.instance import SearchInput, Searched
+from ..reader.simulation import simulation_findings
+from ..reader.task_objects import TaskObjects
 from . import scope as sc
 from .engines import Engine, cross_check_tiles, cross_checks, engine_for
-from .tile_proof import prove_tiles
-from .outcomes import EXHAUSTIVE, exhaustive_outcome, raw_output, unconsumed_outputs
+from .tile_proof import TileProof, prove_tiles
+from .outcomes import analysis_check, exhaustive_check, raw_output, unconsumed_outputs
 from .rules import run_rules
 from .simulation_limit import overrule_cut_off
 
 
 @dataclass(frozen=True)
-class _Ask:
+class Ask:
     """What the caller says about the instance beyond the tasks (``verify``'s keyword-only arguments)."""
 
     tiles: int | None = None
     instance: str | None = None
     not_modelled: tuple[str, ...] = ()
     rules: tuple[Callable[[TaskSet], CheckOutcome], ...] = ()
-    engine: Engine = engine_for("ts")
+    engine: Engine = engine_for("auto")  # verify's default checker
 
 
 def verify(
@@ -130,7 +121,6 @@ def verify(
     (False, 'Ping waits for a commit on right; only Pong commits right')
     """
     start = time.perf_counter()
-    task_list = check_arguments(tasks, resource_dependency_graph, task_manager_kwargs, tiles)
     if tiles is not None and (isinstance(tiles, bool) or not isinstance(tiles, int) or tiles < 0):
         raise TypeError(f"verify(tiles=...) takes the number of work tiles a CTA runs (an int >= 0), got {tiles!r}")
     if isinstance(not_modelled, str):
@@ -141,41 +131,27 @@ def verify(
     engine = engine_for(checker, progress=progress, cancel=cancel, max_states=max_states, cross_check=cross_check)
     if engine.own:  # our search runs whether or not TS's was switched off
         task_manager_kwargs = {k: v for k, v in task_manager_kwargs.items() if k != SEARCH_SWITCH}
-    ask = _Ask(tiles, instance, tuple(not_modelled), tuple(rules), engine)
-    graph = dict(resource_dependency_graph)
-    resources = _all_resources(task_list, graph)
-    name_of = resource_namer(resources)
-    capture_error = ""
-    if task_set is None:
-        try:
-            with quiet_warnings():  # TS's warnings on these tasks are kept when TaskManager's checks run
-                task_set = capture_task_set(task_list, graph, name_of)
-        except Exception as exc:  # noqa: BLE001 - drawings lose their tree; verification still runs
-            capture_error = f"{type(exc).__name__}: {exc}"
-    with remembered_domains(task_list):
-        return _verify(task_list, graph, task_manager_kwargs, ask, resources, name_of, task_set, capture_error,
-                       start)
+    ask = Ask(tiles, instance, tuple(not_modelled), tuple(rules), engine)
+    with remembered_domains(tasks):  # each get_domain probe answered once, whoever reads the tasks
+        captured, live = capture_set(tasks, resource_dependency_graph, task_manager_kwargs, tiles=tiles,
+                                     task_set=task_set, search=_search_on(engine, task_manager_kwargs),
+                                     problems=engine.own)
+        return verify_captured(captured, ask, task_manager_kwargs, live=live, start=start)
 
 
-def _verify(
-    task_list: list[Any],
-    graph: dict[Any, Any],
-    tm_kwargs: dict[str, Any],
-    ask: _Ask,
-    resources: list[Any],
-    name_of: ResourceNames,
-    task_set: TaskSet | None,
-    capture_error: str,
-    start: float,
-) -> Verdict:
-    instance: Instance | None = None
-    unreadable: Exception | None = None
-    try:  # everything verification needs from TS's objects, read before TaskManager or a search runs
-        with quiet_warnings():  # repeats of what TaskManager's checks warn (kept there)
-            instance = read_instance(task_list, task_set, resources, name_of)
-    except Exception as exc:  # noqa: BLE001 - told below as the analysis check, as any other failure
-        unreadable = exc
-    record = run_checks(task_list, graph, tm_kwargs)
+def verify_captured(captured: CapturedSet, ask: Ask, tm_kwargs: dict[str, Any], *,
+                    live: TaskObjects | None = None, start: float | None = None) -> Verdict:
+    """The verdict of a captured task set, from the capture alone.
+
+    ``live``: the capture's TS tasks, for what only they answer (TS's own
+    search, ``checker="ts"``; a search input at a tile count the capture could
+    not know of: a tile-loop finding's count, the tile cross-check's counts);
+    without them such a run cannot be read, and the verdict says so
+    (INCONCLUSIVE), never SAFE.
+    """
+    start = time.perf_counter() if start is None else start
+    instance, record, task_set = captured.instance, captured.checks, captured.task_set
+    checks: list[CheckOutcome] = list(record.outcomes)
     searched: list[Searched] = []
     blocked: tuple[Any, ...] = ()
     imbalances: tuple[Any, ...] = ()
@@ -183,41 +159,50 @@ def _verify(
     unread = ""
     cut_off = None
     tile_check = None
-    try:
-        if unreadable is not None:
-            raise unreadable
-        if _search_on(ask.engine, tm_kwargs) and record.reached_search:
-            with quiet_warnings():
-                searched, plan, unread, cut_off = _search(task_list, task_set, instance, name_of, record,
-                                                          tm_kwargs, ask)
-            record.outcomes.append((EXHAUSTIVE, exhaustive_outcome(searched, instance.persistent)))
-        runs = [s.run for s in searched if s.run is not None]
-        if unread or len(runs) < len(searched):
-            raise ValueError(f"could not read TS's search results: {unread or instance.unread}")
-        if runs and cross_checks(ask.engine) and instance.persistent and ask.tiles is None:
-            tile_check = cross_check_tiles(runs, sc.needed_runs(instance, tm_kwargs, 1),
-                                           lambda kwargs: search_problem(task_list, **kwargs))
-        blocked, imbalances = simulation_findings(record.outcomes, instance.simulation, task_set, runs)
-    except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
+    failure = captured.unreadable
+    if failure is None and instance is not None:
+        try:
+            simulation = record.simulation_error
+            if _search_on(ask.engine, tm_kwargs) and record.reached_search:
+                searched, plan, unread, cut_off = _search(captured, checks, tm_kwargs, ask, live)
+                checks.append(exhaustive_check(searched, instance.persistent))
+                if cut_off is not None:  # the simulation's report was its round limit: nothing to tell
+                    simulation = None
+            runs = [s.run for s in searched if s.run is not None]
+            if unread or len(runs) < len(searched):
+                raise ValueError(f"could not read TS's search results: {unread or instance.unread}")
+            if runs and cross_checks(ask.engine) and instance.persistent and ask.tiles is None:
+                read = [i for i in (*captured.inputs, *captured.extra) if i.problem is not None]
+                known = [{i.num_tiles: i.problem for i in read
+                          if sc.same_call(i.kwargs, {**kw, "num_tiles": i.num_tiles})}
+                         for kw in captured.runs]  # per needed run, its inputs captured at any tile count
+                tile_check = cross_check_tiles(runs, [live.unrolled(kw, found) if live is not None
+                                                      else found.get for kw, found in zip(captured.runs, known)])
+            blocked, imbalances = simulation_findings(simulation, instance.simulation, task_set, runs)
+        except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
+            failure = (type(exc).__name__, str(exc))
+    if failure is not None:
         runs = []
-        record.outcomes.append((ANALYSIS, exc))
-        unread = unread or f"{type(exc).__name__}: {exc}"
-    checks = record.checks() + run_rules(ask.rules, task_set, capture_error)
+        checks.append(analysis_check(*failure))
+        unread = unread or f"{failure[0]}: {failure[1]}"
+    checks_out = tuple(checks) + run_rules(ask.rules, task_set, captured.capture_error)
+    at_tiles = instance is not None and instance.persistent and ask.tiles is not None
+    needed = captured.tile_runs if at_tiles else captured.runs
     scope = sc.build_scope(
-        instance, runs, [s.input.kwargs for s in searched], tm_kwargs, tiles=ask.tiles, tile_proof=plan,
-        instance=ask.instance, not_modelled=ask.not_modelled, unread=unread, engine=ask.engine.name,
+        instance, runs, [s.input.kwargs for s in searched], tm_kwargs, needed=needed, tiles=ask.tiles,
+        tile_proof=plan, instance=ask.instance, not_modelled=ask.not_modelled, unread=unread, engine=ask.engine.name,
     ) if instance is not None else None
     if scope is not None and tile_check is not None:
         scope = replace(scope, tile_check=tile_check)
-    notes = record.notes + ((cut_off,) if cut_off is not None else ()) + \
-        (tuple(unconsumed_outputs(task_set)) if task_set is not None else ())
+    notes = (*record.notes, *((cut_off,) if cut_off is not None else ()),
+             *(unconsumed_outputs(task_set) if task_set is not None else ()))
     return Verdict(
-        checks=checks,
+        checks=checks_out,
         warnings=tuple(dict.fromkeys(notes)),
         simulation_blocked=blocked,
         imbalances=imbalances,
         runs=tuple(runs),
-        raw_output=raw_output(record.output, checks, [str(w.message) for w in record.caught], capture_error),
+        raw_output=raw_output(record.output, checks_out, list(record.warnings), captured.capture_error),
         task_set=task_set,
         elapsed_s=time.perf_counter() - start,
         scope=scope,
@@ -229,32 +214,45 @@ def _search_on(engine: Engine, tm_kwargs: dict[str, Any]) -> bool:
     return engine.own or tm_kwargs.get(SEARCH_SWITCH, True) is not False
 
 
-def _search(task_list: list[Any], task_set: TaskSet | None, instance: Instance, name_of: ResourceNames,
-            record: CheckRecord, tm_kwargs: dict[str, Any], ask: _Ask) -> tuple[list[Searched], Any, str, Any]:
-    """Every search run the instance needs, read first, then run; the tile-loop proof (persistent schedules,
+def _search(captured: CapturedSet, checks: list[CheckOutcome], tm_kwargs: dict[str, Any], ask: Ask,
+            live: TaskObjects | None) -> tuple[list[Searched], TileProof | None, str, Any]:
+    """Every search run the instance needs, then run; the tile-loop proof (persistent schedules,
     :mod:`.tile_proof`); what could not be read; the note when TS's credit simulation was cut off by its round
-    limit (:mod:`.simulation_limit`)."""
-    needed = sc.needed_runs(instance, tm_kwargs)
+    limit (:mod:`.simulation_limit`, which marks the simulation check passed in ``checks``).
+
+    The runs of a persistent schedule beyond TS's tile count are searched only when the needed ones found
+    nothing: the caller's counts (``tiles``, captured), or the counts tile-loop findings need (read from the
+    kept tasks: no one could name them before the tile-loop search ran).
+    """
+    instance, own = captured.instance, ask.engine.own
+    assert instance is not None
     plan = None
     if instance.persistent and ask.tiles is None:  # every tile count: the tile-loop search (.tile_proof)
         opts = dict(ask.engine.options)
-        plan = prove_tiles(task_list, instance, tm_kwargs, options={k: opts.get(k) for k in ("max_states", "cancel", "progress")})
-    counts = plan.failing if plan is not None else sc.tile_counts(ask.tiles, instance.skip) \
-        if instance.persistent else ()
-    extra = sc.extra_tile_runs(instance, tm_kwargs, counts, needed) if instance.persistent else []
-    inputs, unread = search_inputs(task_list, task_set, instance, name_of, [*needed, *extra],
-                                   problems=ask.engine.own)
-    stalled = any(name == SIMULATION and exc is not None for name, exc in record.outcomes)
-    reference = None if ask.engine.own else reference_search(task_list, instance, stalled=stalled)
-    searched = [ask.engine.search(i, instance, reference) for i in inputs[:len(needed)]
-                if i.problem is not None or not ask.engine.own]
-    cut_off = overrule_cut_off(record.outcomes, searched) if ask.engine.own else None
-    clean = all(exc is None for _n, exc in record.outcomes) and not any(
-        s.unsafe or (ask.engine.own and s.capped) for s in searched)
-    if clean:  # a failure already decides the verdict: no need to search more tiles
-        searched += [ask.engine.search(i, instance, reference) for i in inputs[len(needed):]
-                     if i.problem is not None or not ask.engine.own]
+        plan = prove_tiles(instance, captured.tile_loops,
+                           options={k: opts.get(k) for k in ("max_states", "cancel", "progress")})
+    reference = None
+    if not own:
+        if live is None or live.reference is None:
+            raise ValueError("TS's own search (checker='ts') runs on the TS tasks, which were not kept")
+        reference = live.reference
+    searched = [ask.engine.search(i, instance, reference) for i in captured.inputs if i.problem is not None or not own]
+    cut_off = overrule_cut_off(checks, captured.checks.simulation_error, searched) if own else None
+    clean = all(c.passed for c in checks) and not any(s.unsafe or (own and s.capped) for s in searched)
+    unread = captured.unread
+    extra: tuple[SearchInput, ...] = captured.extra
+    if clean and plan is not None and plan.failing:  # a failure already decides the verdict: no more tiles
+        runs = [{**kw, "num_tiles": k} for k in plan.failing for kw in captured.runs if kw["num_tiles"] != k]
+        if runs and live is None:
+            unread = unread or (f"the search input of {len(runs)} run(s) was not captured (tile counts "
+                                f"{', '.join(str(r['num_tiles']) for r in runs)}) and the TS tasks were not kept "
+                                "to read it")
+        elif runs:
+            extra, more_unread = live.read(instance, runs, problems=own)
+            unread = unread or more_unread
+    if clean:
+        searched += [ask.engine.search(i, instance, reference) for i in extra if i.problem is not None or not own]
     return searched, plan, unread, cut_off
 
 
-__all__ = ["verify"]
+__all__ = ["Ask", "verify", "verify_captured"]
