@@ -114,7 +114,7 @@ def check_counterexample(loaders: int, iterations: int) -> dict[str, Any]:
         state = t.advance(state, problem, task, step)
     assert t.cursors(state) == found.cursors
     name_of = resource_namer([r for task in tasks for r in [*task.src_resources, *task.dst_resources]])
-    lanes = ck.lanes_for(tasks, {}, name_of)
+    lanes = ck.lanes_for(tasks, ck.task_trips(tasks, None), {}, name_of)
     words = [(problem.tasks[m.task], problem.step_text(m.task, m.step)) for m in found.path]  # as TS's recorder
     moves = ck.moves_of(words, lanes, [x.name for x in tasks])
     from ts_explore.analysis.paths import replay

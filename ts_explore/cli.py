@@ -108,7 +108,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .reader.lanes import LoopTooLong
+    from .reader.trips import LoopTooLong
     from .verification.verify import verify
 
     kwargs = verify_kwargs(args.target, args.set)

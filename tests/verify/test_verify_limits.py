@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import ts_explore
-from ts_explore.reader.lanes import MAX_LOOP_ITERATIONS, LoopTooLong
+from ts_explore.reader.trips import MAX_LOOP_ITERATIONS, LoopTooLong
 from ts_explore.verification.verify import verify
 
 FACTORY = '''

@@ -59,7 +59,7 @@ def schedule_for(scenario: Any, config: Any, plan: Any, cta: int, warp: int,
         loop = task.schedule.domain_loop()
         trips = loop.trip_count() if loop is not None else 0
         if trips is None:  # a per-tile bound (get_domain): ask it the way TS's checker does, for this view
-            from ..reader.lanes import loop_iterations
+            from ..reader.trips import loop_iterations
 
             ts_task = next(t for t in built.tasks if t.warp_start <= warp < t.warp_end)
             trips = loop_iterations(ts_task)

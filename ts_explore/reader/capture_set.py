@@ -36,7 +36,7 @@ from ..model import TaskSet
 from .capture import quiet_warnings
 from .checks import CheckRecord, check_arguments, run_checks
 from .instance import Instance, InstanceRead, SearchInput, read_instance
-from .lanes import LoopTooLong
+from .trips import LoopTooLong
 from .search_input import read_problems
 from .reference import reference_search
 from .task_objects import TaskObjects
@@ -116,7 +116,7 @@ def capture_set(tasks: Any, graph: Any, tm_kwargs: dict[str, Any], *, tiles: int
     ``problems=False``: TS's BFS searches (``checker="ts"``), so our
     checker's input is left out and TS's search is kept ready instead.
     Raises ``TypeError`` for arguments that are not TS tasks and a graph, and
-    :class:`~ts_explore.reader.lanes.LoopTooLong` for a loop too long to unroll.
+    :class:`~ts_explore.reader.trips.LoopTooLong` for a loop too long to unroll.
     """
     task_list = check_arguments(tasks, graph, tm_kwargs)
     graph = dict(graph)

@@ -167,7 +167,7 @@ def check_arguments(tasks: Any, graph: Any, tm_kwargs: dict[str, Any]) -> list[A
     """``verify``'s tasks as a list; a TypeError naming the mistake when they are not TS Tasks and a graph.
 
     (A loop too long to unroll is refused next, before TaskManager's checks
-    unroll it: :func:`ts_explore.reader.lanes.read_lanes`.)
+    unroll it: :func:`ts_explore.reader.trips.read_trips`.)
     """
     if not isinstance(tasks, (list, tuple)):
         raise TypeError(f"verify(tasks=...) takes a list of TS Task objects, got {type(tasks).__name__}")

@@ -33,6 +33,7 @@ from .capture import quiet_warnings
 from .search_input import search_problem
 from .schedule import NameOf
 from .simulation import SimulationInput, read_simulation_input
+from .trips import read_trips
 
 
 @dataclass(frozen=True)
@@ -114,14 +115,14 @@ class InstanceRead:
     tile_runs: tuple[dict[str, Any], ...]  # the runs it needs at the caller's count (``tiles``; () without one)
     read: tuple[dict[str, Any], ...]  # the runs whose inputs are read: ``runs`` and the caller's further counts
     opaque: tuple[tuple[tuple[str, bool], ...], ...]  # per run read, its key assignment in words
-    lanes: ln.LaneFacts  # trips, one-tile lanes and the lanes of each run read
+    lanes: ln.LaneFacts  # the one-tile lanes and the lanes of each run read
 
 
 def read_instance(tasks: list[Any], task_set: TaskSet | None, resources: list[Any], name_of: NameOf, *,
                   tm_kwargs: dict[str, Any], tiles: int | None = None, search: bool = True) -> InstanceRead:
     """The :class:`Instance` of ``tasks``, the runs it needs and, when ``search``, the lanes of each of them (and,
     with ``tiles``, of the runs of the tile counts :func:`tile_counts` adds). Raises
-    :class:`~ts_explore.reader.lanes.LoopTooLong` for a loop too long to unroll."""
+    :class:`~ts_explore.reader.trips.LoopTooLong` for a loop too long to unroll."""
     persistent = any(isinstance(r, WorkQueue) for t in tasks for r in [*t.src_resources, *t.dst_resources])
     display: dict[str, str] = {}
     for r in resources:
@@ -139,10 +140,11 @@ def read_instance(tasks: list[Any], task_set: TaskSet | None, resources: list[An
     runs = [*needed, *extra] if search else []
     opaque = tuple(_opaque_text(kwargs.get("opaque_assignment"), facts.names_of_ids) for kwargs in runs)
     with quiet_warnings():  # repeats of TaskManager's own warnings (this thread's only)
-        lanes = ln.read_lanes(tasks, task_set, name_of, runs=runs, assignments=facts.assignments,
-                              persistent=persistent, tiles=tiles)
-    instance = replace(facts, trips=lanes.trips, one_tile_lanes=lanes.one_tile, unread=lanes.error,
-                       simulation=read_simulation_input(tasks, tuple(t.task for t in lanes.trips), name_of))
+        trips = read_trips(tasks, task_set, tiles)
+        lanes = ln.read_lanes(tasks, trips, task_set, name_of, runs=runs, assignments=facts.assignments,
+                              persistent=persistent)
+    instance = replace(facts, trips=trips, one_tile_lanes=lanes.one_tile, unread=lanes.error,
+                       simulation=read_simulation_input(tasks, tuple(t.task for t in trips), name_of))
     return InstanceRead(instance, tuple(needed), tuple(tile_runs), tuple(runs), opaque, lanes)
 
 
@@ -175,7 +177,8 @@ def search_inputs(tasks: list[Any], task_set: TaskSet | None, instance: Instance
                 unread = unread or f"{type(exc).__name__}: {exc}"
             if not unread:
                 try:
-                    lanes = ln.lanes_for(tasks, infos, name_of, skipped_tile=bool(kwargs.get("skipped_tile")),
+                    lanes = ln.lanes_for(tasks, instance.trips, infos, name_of,
+                                         skipped_tile=bool(kwargs.get("skipped_tile")),
                                          opaque_assignment=kwargs.get("opaque_assignment"),
                                          num_tiles=int(kwargs.get("num_tiles", 1)))
                 except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook

@@ -1,4 +1,4 @@
-"""TS's exhaustive checker's lanes and credit pools, read into our model.
+"""TS's exhaustive checker's lanes, read into our model.
 
 The checker walks each task's HEAD + loop x N + TAIL list (repeated for
 ``num_tiles`` tiles when a WorkQueue is present), with non-pipelined work
@@ -6,9 +6,9 @@ split in two entries. :func:`lanes_for` rebuilds exactly those lists through
 TS's own helpers and tags every entry with its tree step, iteration and tile
 (the credit pools they are told with: :func:`.search_input.credit_model`).
 Our checker's findings and TS's are told in these lanes. :func:`read_lanes` is the
-capture's one call here (:mod:`.capture_set`), before TaskManager's checks
-unroll anything: it refuses a loop too long to unroll (:func:`bound_loops`),
-then reads the trip counts, the one-tile lanes and every run's lanes at once.
+capture's one call here (:mod:`.capture_set`, through :func:`.instance.read_instance`), before TaskManager's
+checks unroll anything and after :func:`.trips.read_trips` refused a loop too long to unroll: it reads the
+one-tile lanes and every run's lanes at once.
 """
 
 from __future__ import annotations
@@ -23,106 +23,20 @@ from cutlass.experimental.task_scheduling.enums import guard_fires
 from cutlass.experimental.task_scheduling.resources import WorkQueue
 
 from ..model import Family, Section, Stage, TaskInfo, TaskSet
-from ..model.schedule import range_length
 from ..model.scope import TaskTrips
 from ..model.verdict import CheckerStep, Lane
-from .capture import quiet_warnings
 from .schedule import STAGE_FAMILY, NameOf
 
 LOCK = threading.RLock()  # guards TS's verbose reporter while the reference engine records paths
 
-# Every iteration of a domain_loop is unrolled into entries before any check (TS's or ours) looks at the
-# schedule: 100,000 iterations of a one-step loop take about 12 s and 0.5 GB, so a larger loop is refused up front.
-MAX_LOOP_ITERATIONS = 100_000
-
-
-class LoopTooLong(ValueError):
-    """A task's domain_loop has more iterations than verification unrolls (:data:`MAX_LOOP_ITERATIONS`)."""
-
 _SECTION_OF_TAG = {"H": Section.HEAD, "SH": Section.HEAD, "T": Section.TAIL, "ST": Section.TAIL}
 
 
-def task_name(task: Any) -> str:
-    """The name ts-explore shows for a task (TaskInfo's rule)."""
-    return task.name or f"task@{task.warp_start}"
-
-
-def probe_domain(task: Any) -> int | None:
-    """TS's host-side ``get_domain`` probe: an int loop end, or None when it is a runtime value."""
-    return ts_tm._try_probe_domain(task)
-
-
-def bound_loops(tasks: list[Any], tiles: Any = None) -> None:
-    """Refuse, before anything unrolls them, loops of more than MAX_LOOP_ITERATIONS iterations in all.
-
-    ``tiles`` (``verify(tiles=N)``) repeats each task's loop once per work
-    tile, so the bound is on iterations x tiles.
-    """
-    per_tile = tiles if isinstance(tiles, int) and not isinstance(tiles, bool) and tiles > 1 else 1
-    for task in tasks:
-        with quiet_warnings():  # a probe's warning is TaskManager's to give (its checks repeat it, recorded)
-            n = loop_iterations(task)
-        if n * per_tile <= MAX_LOOP_ITERATIONS:
-            continue
-        with quiet_warnings():
-            end = probe_domain(task) if task.domain_getter else task.domain
-        start, step = task.domain_start, task.step
-        if n > MAX_LOOP_ITERATIONS:
-            raise LoopTooLong(
-                f"task {task_name(task)!r}: its domain_loop({start}, {end}, {step}) runs {n:,} iterations; "
-                f"verification unrolls every iteration before checking, so it takes at most "
-                f"{MAX_LOOP_ITERATIONS:,} per loop; verify a smaller instance of the same schedule, e.g. a loop "
-                f"end of {start + 64 * step} (64 iterations)")
-        raise LoopTooLong(
-            f"task {task_name(task)!r}: {per_tile:,} work tiles of its domain_loop({start}, {end}, {step}) are "
-            f"{n * per_tile:,} iterations; verification unrolls every one before checking, so it takes at most "
-            f"{MAX_LOOP_ITERATIONS:,} in all; verify fewer tiles, e.g. tiles={max(1, MAX_LOOP_ITERATIONS // n)}, "
-            "or leave tiles out to search the tile counts that cover any number")
-
-
-def loop_iterations(task: Any) -> int:
-    """How many loop iterations the checker unrolls (TS's ``expand_loop`` rule, fallback 1)."""
-    start, end, step = task.domain_start, task.domain, task.step
-    static = isinstance(start, int) and isinstance(step, int)
-    if task.domain_getter is None and isinstance(end, int) and static:
-        return range_length(start, end, step)
-    if task.domain_getter is not None and static:
-        probed = probe_domain(task)
-        if probed is not None:
-            return range_length(start, probed, step)
-    step_i = step if isinstance(step, int) else 1
-    stop = 1 if step_i > 0 else -1
-    return range_length(start if isinstance(start, int) else 0, stop, step_i)
-
-
-def static_domain(task: Any) -> bool:
-    """True when the checker unrolls the real iteration count (all bounds Python ints)."""
-    if not (isinstance(task.domain_start, int) and isinstance(task.step, int)):
-        return False
-    if task.domain_getter is not None:
-        return probe_domain(task) is not None
-    return isinstance(task.domain, int)
-
-
-def task_trips(tasks: list[Any], task_set: TaskSet | None) -> tuple[TaskTrips, ...]:
-    """Each task's work-tile trip facts: its domain_loop's bounds in words, trips, whether TS knows them."""
-    out = []
-    for task in tasks:
-        name = task_name(task)
-        loop = None
-        if task_set is not None:
-            loop = next((t.schedule.domain_loop() for t in task_set.tasks if t.name == name), None)
-        bounds = loop.title.split(", unroll=")[0] + ")" if loop is not None else "its domain_loop"
-        out.append(TaskTrips(name, bounds, loop_iterations(task), static_domain(task),
-                             len(task.loop_schedule_list)))
-    return tuple(out)
-
-
-def _iterations(task: Any, entries: list[Any], skipped: bool, assignment: dict | None) -> list[int | None]:
-    """Loop iteration of each entry, recomputed with TS's guard rule and checked against TS's list."""
+def _iterations(task: Any, n: int, entries: list[Any], skipped: bool, assignment: dict | None) -> list[int | None]:
+    """Loop iteration of each entry (``n``: the task's iterations per tile), recomputed with TS's guard rule and
+    checked against TS's list."""
     if skipped and getattr(task, "skip_if", None) is not None:
         return [None] * len(entries)
-    n = loop_iterations(task)
     mine: list[tuple[Any, int | None]] = [(e, None) for e in task.head_schedule_list]
     for i in range(n):
         for res, stage, cid, guard, lbl in task.loop_schedule_list:
@@ -158,6 +72,7 @@ class _ResourceStage:
 
 def lanes_for(
     tasks: list[Any],
+    trips: tuple[TaskTrips, ...],
     infos: dict[int, TaskInfo],
     name_of: NameOf,
     *,
@@ -165,7 +80,8 @@ def lanes_for(
     opaque_assignment: dict | None = None,
     num_tiles: int = 1,
 ) -> tuple[Lane, ...]:
-    """Each task's checker schedule as :class:`Lane` s (same order and length as TS's)."""
+    """Each task's checker schedule as :class:`Lane` s (same order and length as TS's); ``trips``: each task's
+    name and iterations per tile, in the tasks' order (:func:`.trips.read_trips`)."""
     facts: dict[tuple[int, Any], _ResourceStage] = {}
 
     def fact(entry: tuple) -> _ResourceStage:
@@ -180,9 +96,9 @@ def lanes_for(
         return found
 
     per_task: list[list[tuple[tuple, int | None, str]]] = []
-    for task in tasks:
+    for task, trip in zip(tasks, trips):
         entries = ec._expand_task_for_check(task, skipped_tile, opaque_assignment)
-        iters = _iterations(task, entries, skipped_tile, opaque_assignment)
+        iters = _iterations(task, trip.iterations, entries, skipped_tile, opaque_assignment)
         per_task.append(
             [(e, it, part) for e, it in zip(entries, iters) for part in _PARTS[fact(e).split]] * num_tiles
         )
@@ -192,13 +108,13 @@ def lanes_for(
     else:
         keys = [[(0, 0)] * len(lane) for lane in per_task]
     lanes = []
-    for task, lane, lane_keys in zip(tasks, per_task, keys):
+    for task, trip, lane, lane_keys in zip(tasks, trips, per_task, keys):
         info = infos.get(id(task))
         labels = _labels(task)
         uids = {}
         if info is not None:
             uids = {(s.section, s.resource, s.stage, s.call_index): s.uid for s in info.schedule.steps()}
-        name = task_name(task)
+        name = trip.task
         per_tile = len(lane) // max(num_tiles, 1)
         steps = []
         for idx, ((entry, it, part), key) in enumerate(zip(lane, lane_keys)):
@@ -228,25 +144,21 @@ def _labels(task: Any) -> dict[tuple[Section, int, Any, int], str | None]:
 class LaneFacts:
     """What the lanes of one instance say, read in one pass (:func:`read_lanes`)."""
 
-    trips: tuple[TaskTrips, ...]
     one_tile: tuple[tuple[tuple[Lane, ...], tuple[Lane, ...]], ...]  # (normal, skipped) per key assignment
     error: str  # why the one-tile lanes could not be read ("" when read)
     runs: tuple[tuple[Lane, ...] | None, ...]  # per run; None when not readable
     run_errors: tuple[str, ...]  # per run: why its lanes could not be read
 
 
-def read_lanes(tasks: list[Any], task_set: TaskSet | None, name_of: NameOf, *, runs: list[dict[str, Any]],
-               assignments: tuple[dict, ...], persistent: bool, tiles: int | None = None) -> LaneFacts:
-    """A loop too long to unroll refused (:func:`bound_loops`, ``tiles``: the caller's work tiles), then the trip
-    counts, the one-tile lanes (persistent schedules) and each run's lanes."""
-    bound_loops(tasks, tiles)
-    trips = task_trips(tasks, task_set)
+def read_lanes(tasks: list[Any], trips: tuple[TaskTrips, ...], task_set: TaskSet | None, name_of: NameOf, *,
+               runs: list[dict[str, Any]], assignments: tuple[dict, ...], persistent: bool) -> LaneFacts:
+    """The one-tile lanes (persistent schedules) and each run's lanes (``trips``: :func:`.trips.read_trips`)."""
     one_tile, error = (), ""
     try:
         if persistent:
             one_tile = tuple(
-                (lanes_for(tasks, {}, name_of, opaque_assignment=a, num_tiles=1),
-                 lanes_for(tasks, {}, name_of, skipped_tile=True, opaque_assignment=a, num_tiles=1))
+                (lanes_for(tasks, trips, {}, name_of, opaque_assignment=a, num_tiles=1),
+                 lanes_for(tasks, trips, {}, name_of, skipped_tile=True, opaque_assignment=a, num_tiles=1))
                 for a in assignments
             )
     except Exception as exc:  # noqa: BLE001 - the searches still run; their findings cannot be told
@@ -257,15 +169,14 @@ def read_lanes(tasks: list[Any], task_set: TaskSet | None, name_of: NameOf, *, r
     for kwargs in runs:
         lanes, why = None, ""
         try:
-            lanes = lanes_for(tasks, infos, name_of, skipped_tile=bool(kwargs.get("skipped_tile")),
+            lanes = lanes_for(tasks, trips, infos, name_of, skipped_tile=bool(kwargs.get("skipped_tile")),
                               opaque_assignment=kwargs.get("opaque_assignment"),
                               num_tiles=int(kwargs.get("num_tiles", 1)))
         except Exception as exc:  # noqa: BLE001 - an odd task set must not crash the notebook
             why = f"{type(exc).__name__}: {exc}"
         out.append(lanes)
         errors.append(why)
-    return LaneFacts(trips, one_tile, error, tuple(out), tuple(errors))
+    return LaneFacts(one_tile, error, tuple(out), tuple(errors))
 
 
-__all__ = ["LOCK", "LaneFacts", "LoopTooLong", "MAX_LOOP_ITERATIONS", "bound_loops", "lanes_for",
-           "loop_iterations", "probe_domain", "read_lanes", "static_domain", "task_name", "task_trips"]
+__all__ = ["LOCK", "LaneFacts", "lanes_for", "read_lanes"]

@@ -32,14 +32,8 @@ from ..model.verdict import (
     PdlViolation,
     Race,
 )
-from .lanes import (  # re-exported: the reference engine's results are told in these lanes
-    LOCK,
-    lanes_for,
-    loop_iterations,
-    probe_domain,
-    static_domain,
-    task_name,
-)
+from .lanes import LOCK, lanes_for  # re-exported: the reference engine's results are told in these lanes
+from .trips import loop_iterations, probe_domain, static_domain, task_name, task_trips  # ... and these trips
 from .search_input import credit_model  # re-exported with them: the pools they are told with
 from .ts_text import parse_path_op
 
@@ -217,4 +211,5 @@ __all__ = [
     "run_with_paths",
     "static_domain",
     "task_name",
+    "task_trips",
 ]
