@@ -28,14 +28,14 @@ import cutlass.utils as utils
 from cutlass.cute.nvgpu import cpasync
 
 from ..model.plan import DeviceLimits, Instance, LaunchPlan
-from .attention_geometry import HEAD_DIMS, Persistence, flops, kv_blocks, q_tiles
+from .attention_geometry import HEAD_DIMS, Persistence, cta_walk, flops, kv_blocks, q_tiles
 from .attention_reference import (
     SDPA_BACKENDS, error_map, make_inputs, mismatches, reference, sdpa_references, visible,
 )
 from .attention_tiles import IN_DTYPE, WG_ROWS, smem_layouts
 from .build import compile_options, default_stream, gmem_ptr
 from .common import kernel_context, run_built
-from .host import DeviceProblem, SizeError, strided_instances
+from .host import DeviceProblem, SizeError
 from .trace import address, recorder_for
 
 Shape = tuple  # (batch, heads, seqlen_q, seqlen_kv, head_dim)
@@ -55,9 +55,6 @@ def launch_refusal(cfg: Any, arch: Any = "sm_90a") -> Any:
     if cfg.tile_q // cfg.consumer_wgs != WG_ROWS:
         return (f"a consumer warpgroup owning {cfg.tile_q // cfg.consumer_wgs} rows (two WGMMA row blocks) is not "
                 f"built: the kernel gives each consumer warpgroup 64 rows; use tile_q={WG_ROWS * cfg.consumer_wgs}")
-    if cfg.persistence is Persistence.STATIC and cfg.causal:
-        return ("causal attention under static persistence is not built: each CTA would walk Q tiles with different "
-                "K/V loop lengths, which the launch plan cannot yet name per CTA; use persistence='none' with causal")
     return None
 
 
@@ -181,11 +178,7 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: Any = None) -> La
         return {"kv_blocks": n, "seqlen_q": sq, "seqlen_kv": skv}
 
     if cfg.persistence is Persistence.STATIC:
-        n = kv_blocks(sq, skv, cfg.tile_q, cfg.tile_k, 0, False)
-        instances = tuple(
-            Instance(ctas=i.ctas, view=i.view, work=f"{i.work}, {n} K/V blocks each", iterations=i.iterations)
-            for i in strided_instances(h * b * tiles_q, ctas, "tile",
-                                       view=lambda blk: {"block": blk, "grid": ctas, "extra": extra(n)}))
+        instances = persistent_instances(cfg, shape, ctas, extra)
     else:
         groups: list = []  # (first Q tile, last Q tile, K/V blocks)
         for m in range(tiles_q):
@@ -210,9 +203,56 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: Any = None) -> La
     mask = "causal (bottom-right aligned)" if cfg.causal else "non-causal"
     assumptions = (f"Q[{b}, {sq}, {h}, {d}] against K/V[{b}, {skv}, {h}, {d}], {mask}, scale 1/sqrt({d}): "
                    f"{tiles_q} Q tiles of {cfg.tile_q} rows x {h * b} heads·batches, K/V blocks of {cfg.tile_k}",)
+    if cfg.persistence is Persistence.STATIC:
+        most, fewest = makespan(cfg, shape, limits.sms)
+        assumptions += (f"static persistence, tiles longest first: a CTA walks {fewest}-{most} K/V blocks in all",)
     return LaunchPlan(kernel=__name__, size=shape, grid=(gx, gy, gz), threads=128 * (1 + cfg.consumer_wgs),
                       smem_bytes=cfg.geometry().smem_bytes, device=limits, instances=instances, registers=registers,
                       work_units="(batch, heads, seqlen_q, seqlen_kv, head_dim)", assumptions=assumptions)
+
+
+def persistent_instances(cfg: Any, shape: Shape, ctas: int, extra: Callable[[int], dict]) -> tuple:
+    """The CTAs of a static persistent grid grouped by their walk: the K/V blocks of each tile, in order.
+
+    Non-causal every tile has one length, so the groups are the CTAs with one
+    tile more and the rest. Causal, the tiles come longest first and each CTA's
+    walk mixes lengths once there is more than one wave; the view names the
+    walk, so the CPU build records (and the verdict covers) exactly it.
+    """
+    b, h, sq, skv, _ = shape
+    walks: dict[tuple, list] = {}
+    for c in range(ctas):
+        walk = cta_walk(sq, skv, cfg.tile_q, cfg.tile_k, h * b, cfg.causal, ctas, c)
+        spans = walks.setdefault(walk, [])
+        if spans and spans[-1].stop == c:
+            spans[-1] = range(spans[-1].start, c + 1)
+        else:
+            spans.append(range(c, c + 1))
+    out = []
+    for walk, spans in walks.items():
+        lengths = sorted(set(walk), reverse=True)
+        tiles = f"{len(walk)} tile{'s' if len(walk) != 1 else ''}"
+        if len(lengths) == 1:
+            work = f"{tiles}, {lengths[0]} K/V block{'s' if lengths[0] != 1 else ''} each"
+        else:
+            shown = ", ".join(map(str, walk[:8])) + (", ..." if len(walk) > 8 else "")
+            work = (f"{tiles} of {shown} K/V blocks ({sum(walk)} in all; tiles of different lengths, which no "
+                    "search covers)")
+        out.append(Instance(ctas=tuple(spans), view={"block": spans[0].start, "grid": ctas,
+                                                    "extra": {**extra(walk[0]), "walk": walk}},
+                            work=work, iterations=len(walk)))
+    return tuple(out)
+
+
+def makespan(cfg: Any, shape: Shape, sms: int) -> tuple:
+    """(the most, the fewest) K/V blocks one CTA of the grid walks: how evenly the tiles spread over the CTAs."""
+    b, h, sq, skv, _ = shape
+    _, _, gz = grid(cfg, shape, sms)
+    if cfg.persistence is not Persistence.STATIC:
+        per = [kv_blocks(sq, skv, cfg.tile_q, cfg.tile_k, m, cfg.causal) for m in range(q_tiles(sq, cfg.tile_q))]
+        return max(per), min(per)
+    totals = [sum(cta_walk(sq, skv, cfg.tile_q, cfg.tile_k, h * b, cfg.causal, gz, c)) for c in range(gz)]
+    return max(totals), min(totals)
 
 
 def device_problem(fn: Any, cfg: Any, plan: LaunchPlan, stream: Any) -> DeviceProblem:
@@ -291,4 +331,5 @@ def launcher(fn: Any, q: Any, k: Any, v: Any, o: Any, lse: Any, cfg: Any, sms: i
 
 __all__ = ["DEFAULT_SIZES", "H200_DENSE_BF16_TFLOPS", "SDPA_BACKENDS", "compile", "device_problem", "error_map",
            "features", "grid", "host_function", "kernel_args", "launch_refusal", "launcher", "make_inputs",
-           "mismatches", "plan", "problem_shape", "reference", "sdpa_references", "visible"]
+           "makespan", "mismatches", "persistent_instances", "plan", "problem_shape", "reference", "sdpa_references",
+           "visible"]

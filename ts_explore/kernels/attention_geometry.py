@@ -105,6 +105,37 @@ def kv_blocks(seqlen_q: int, seqlen_kv: int, tile_q: int, tile_k: int, q_tile: i
     return min(total, last_key // tile_k + 1)
 
 
+def tile_blocks(seqlen_q: int, seqlen_kv: int, tile_q: int, tile_k: int, per_q_tile: int, causal: bool,
+                tile: int) -> int:
+    """K/V blocks of work tile ``tile`` in the kernel's linear order.
+
+    The ``per_q_tile`` (heads x batches) work tiles of one Q tile are
+    consecutive; causal, the last Q tile comes first, so the order is
+    longest first (the kernel's :func:`~.attention_tiles.q_tile_index`).
+
+    >>> [tile_blocks(512, 512, 128, 128, 2, True, t) for t in range(8)]
+    [4, 4, 3, 3, 2, 2, 1, 1]
+    """
+    z = tile // per_q_tile
+    m = q_tiles(seqlen_q, tile_q) - 1 - z if causal else z
+    return kv_blocks(seqlen_q, seqlen_kv, tile_q, tile_k, m, causal)
+
+
+def cta_walk(seqlen_q: int, seqlen_kv: int, tile_q: int, tile_k: int, per_q_tile: int, causal: bool, ctas: int,
+             cta: int) -> tuple[int, ...]:
+    """K/V blocks of each work tile CTA ``cta`` of a static persistent grid of ``ctas`` visits, in order.
+
+    The static scheduler hands CTA ``c`` the tiles ``c, c + ctas, c + 2·ctas, ...``
+    of the longest-first order, so the first wave takes the longest tiles.
+
+    >>> cta_walk(512, 512, 128, 128, 2, True, 3, 0), cta_walk(512, 512, 128, 128, 2, True, 3, 2)
+    ((4, 3, 1), (3, 2))
+    """
+    total = q_tiles(seqlen_q, tile_q) * per_q_tile
+    return tuple(tile_blocks(seqlen_q, seqlen_kv, tile_q, tile_k, per_q_tile, causal, t)
+                 for t in range(cta, total, ctas))
+
+
 def flops(batch: int, heads: int, seqlen_q: int, seqlen_kv: int, head_dim: int, causal: bool) -> int:
     """FLOPs counted as FlashAttention counts them: 4·b·h·sq·skv·d, halved for causal.
 
@@ -116,4 +147,5 @@ def flops(batch: int, heads: int, seqlen_q: int, seqlen_kv: int, head_dim: int, 
 
 
 __all__ = [
-    "HEAD_DIMS", "MAX_REGISTER_FLOATS", "SMEM_LIMIT", "Geometry", "Persistence", "flops", "kv_blocks", "q_tiles"]
+    "HEAD_DIMS", "MAX_REGISTER_FLOATS", "SMEM_LIMIT", "Geometry", "Persistence", "cta_walk", "flops", "kv_blocks", "q_tiles",
+    "tile_blocks"]

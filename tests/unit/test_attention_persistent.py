@@ -1,0 +1,111 @@
+"""hopper_attention under static persistence, causal: the tiles go out longest first, the launch plan names the
+walk of every CTA, and the verdict covers exactly that walk: SAFE for every number of tiles of one K/V loop
+length (the CPU view's instance, every CTA of a one-wave grid), INCONCLUSIVE with the reason for a walk that
+mixes lengths (TS's tile loop repeats one length), never SAFE in its place; the planted faults are still found."""
+
+from __future__ import annotations
+
+import pytest
+
+from ts_explore.gpu.plan import launch_plan
+from ts_explore.gpu.safety import prove
+from ts_explore.kernels import attention
+from ts_explore.kernels.attention_geometry import cta_walk, kv_blocks, q_tiles
+from ts_explore.model.plan import DeviceLimits
+from ts_explore.scenarios import get
+from ts_explore.scenarios.attention import AttentionFault, Persistence
+from ts_explore.verification.verify import verify
+
+SC = get("hopper_attention")
+H200 = DeviceLimits.h200()
+STATIC = Persistence.STATIC
+
+
+def _walk_by_hand(b: int, h: int, sq: int, skv: int, ctas: int, cta: int) -> list[int]:
+    """What CTA ``cta`` runs, from the kernel's rules spelled out: Q tiles last first, heads·batches fastest,
+    the static scheduler's stride of one grid."""
+    order = [m for m in reversed(range(q_tiles(sq, 128))) for _ in range(h * b)]
+    return [kv_blocks(sq, skv, 128, 128, m, True) for m in order[cta::ctas]]
+
+
+@pytest.mark.parametrize("q_tile", [0, 1, 2])
+def test_the_causal_persistent_cpu_view_is_proven_for_every_number_of_work_tiles(q_tile: int) -> None:
+    cfg = SC.config(causal=True, persistence=STATIC, q_tile=q_tile)
+    built = SC.build(cfg)
+    verdict = verify(**built.verify_kwargs())
+    assert verdict.status.value == "safe", verdict.summary()
+    assert verdict.scope.tiles_covered == "every number of work tiles (tile-loop search)"
+    assert any(f"walks 1 tile of {cfg.kv_blocks} K/V blocks" in n for n in built.notes), built.notes
+
+
+def test_a_walk_of_tiles_of_different_lengths_is_inconclusive_and_says_why() -> None:
+    cfg = SC.config(causal=True, persistence=STATIC, heads=100, q_tile=2)
+    assert cfg.viewed_walk == (3, 2, 1)  # 300 tiles on 132 CTAs: CTA 0 takes tiles 0, 132 and 264
+    built = SC.build(cfg)
+    verdict = verify(**built.verify_kwargs())
+    assert verdict.status.value == "inconclusive", verdict.summary()
+    assert "not Python ints" in verdict.summary() and not verdict.findings
+    assert any("differ in K/V loop length" in n and "INCONCLUSIVE" in n for n in built.notes), built.notes
+    # the same CTA count with one length per walk (non-causal) is a proof
+    assert verify(**SC.build(SC.config(persistence=STATIC, heads=100)).verify_kwargs()).status.value == "safe"
+
+
+@pytest.mark.parametrize("size", [(2, 16, 8192, 8192, 128), (16, 16, 1024, 1024, 128), (3, 5, 1000, 1300, 128),
+                                  (1, 40, 777, 200, 128)])
+def test_the_launch_plan_names_the_walk_of_every_cta_longest_tiles_first(size: tuple) -> None:
+    b, h, sq, skv, _ = size
+    plan = launch_plan("hopper_attention", size, device=H200, causal=True, persistence="static")
+    tiles = h * b * q_tiles(sq, 128)
+    ctas = min(H200.sms, tiles)
+    assert plan.grid == (1, 1, ctas)
+    seen = {}
+    for inst in plan.instances:
+        for span in inst.ctas:
+            for c in span:
+                seen[c] = list(inst.view["extra"]["walk"])
+                assert inst.iterations == len(seen[c])
+    assert sorted(seen) == list(range(ctas)), "every CTA is named once"
+    for c in range(ctas):
+        assert seen[c] == _walk_by_hand(b, h, sq, skv, ctas, c), c
+    assert sum(len(w) for w in seen.values()) == tiles
+    # the first wave takes the longest tiles
+    assert [w[0] for w in seen.values()] == sorted((w[0] for w in seen.values()), reverse=True) or tiles > ctas
+    most, fewest = attention.makespan(SC.config(causal=True, persistence=STATIC), (b, h, sq, skv, 128), H200.sms)
+    assert most == max(sum(w) for w in seen.values()) and fewest == min(sum(w) for w in seen.values())
+    assert f"{fewest}-{most} K/V blocks" in plan.assumptions[-1]
+
+
+def test_the_gate_proves_a_one_wave_causal_grid_and_does_not_prove_a_mixed_walk() -> None:
+    cfg = SC.config(causal=True, persistence=STATIC)
+    one_wave = launch_plan("hopper_attention", (1, 3, 1000, 1300, 128), device=H200, causal=True,
+                           persistence="static")
+    report = prove(SC, cfg, [one_wave])
+    assert not report.problem and len(report.proven) > 1
+    assert all(p.status == "safe" for p in report.proven), [(p.status, p.summary) for p in report.proven]
+    waves = launch_plan("hopper_attention", (2, 40, 512, 512, 128), device=H200, causal=True, persistence="static")
+    report = prove(SC, cfg, [waves])
+    mixed = [p for p in report.proven if len(set(p.instance.view["extra"]["walk"])) > 1]
+    assert mixed and all(p.status == "inconclusive" for p in mixed), [(p.status, p.summary) for p in report.proven]
+    assert all(p.status == "safe" for p in report.proven if p not in mixed)
+
+
+def test_a_cta_whose_rows_see_no_key_is_named_and_not_called_safe() -> None:
+    """seqlen_q > seqlen_kv: the first Q tiles see no key; their CTAs store O = 0 and LSE = -inf and run no K/V
+    block, which the verdict says rather than proving a loop that never runs."""
+    plan = launch_plan("hopper_attention", (1, 2, 777, 200, 128), device=H200, causal=True, persistence="static")
+    empty = [i for i in plan.instances if i.view["extra"]["walk"] == (0,)]
+    assert [i.describe() for i in empty] == ["CTAs 6-13: 1 tile, 0 K/V blocks each"]
+    report = prove(SC, SC.config(causal=True, persistence=STATIC), [plan])
+    assert {p.status for p in report.proven if p.instance in empty} == {"inconclusive"}
+    assert all("does no work" in p.summary for p in report.proven if p.instance in empty)
+
+
+def test_cta_walk_is_the_static_stride_over_the_longest_first_order() -> None:
+    assert cta_walk(512, 512, 128, 128, 2, True, 3, 1) == (4, 2, 1)
+    assert cta_walk(512, 512, 128, 128, 2, False, 3, 1) == (4, 4, 4)
+
+
+@pytest.mark.parametrize("fault", [f for f in AttentionFault if f is not AttentionFault.NONE], ids=lambda f: f.name)
+def test_every_planted_fault_is_caught_in_the_causal_persistent_view(fault: AttentionFault) -> None:
+    verdict = verify(**SC.build(SC.config(causal=True, persistence=STATIC, q_tile=2, fault=fault)).verify_kwargs())
+    assert verdict.status.value == "unsafe", verdict.summary()
