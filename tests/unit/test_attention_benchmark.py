@@ -40,15 +40,36 @@ def test_the_math_backend_sits_out_where_its_score_matrix_passes_2_to_the_30_and
     assert set(timed) == {(128, 1024), (128, 2048), (128, 4096), (64, 1024), (64, 2048)}
 
 
-def test_a_row_settles_only_once_the_last_runs_agree_within_two_percent_on_every_ratio() -> None:
-    steady = {"ours": 1.0, "FA4": 1.2, "cuDNN": 1.1}
-    assert bench.settled([steady] * 2, "ours") == (False, 1.0)
-    assert bench.settled([steady] * 3, "ours") == (True, 0.0)
+def test_a_row_settles_only_once_the_last_runs_agree_within_two_percent_on_every_watched_ratio() -> None:
+    steady = {"ours a": 1.0, "ours b": 0.9, "FA4": 1.2, "cuDNN": 1.1, "efficient": 3.0}
+    assert bench.settled([steady] * 2, "ours a") == (False, 1.0, "")
+    assert bench.settled([steady] * 3, "ours a")[:2] == (True, 0.0)
     drifting = [steady, steady, {**steady, "cuDNN": 1.1 * 1.03}]
-    done, worst = bench.settled(drifting, "ours")
-    assert not done and 0.02 < worst < 0.04
+    done, worst, whose = bench.settled(drifting, "ours a")
+    assert not done and 0.02 < worst < 0.04 and whose == "cuDNN"
+    ours_drift = [steady, steady, {**steady, "ours b": 0.9 * 1.05}]
+    assert bench.settled(ours_drift, "ours a")[::2] == (False, "ours b")
     # the ratios agree although both sides slowed down together (clocks): that is settled
-    assert bench.settled([steady, steady, {k: 1.05 * t for k, t in steady.items()}], "ours")[0]
+    assert bench.settled([steady, steady, {k: 1.05 * t for k, t in steady.items()}], "ours a")[0]
+    # a backend no target compares against is reported, not waited for
+    assert bench.settled([steady, steady, {**steady, "efficient": 3.3}], "ours a")[0]
+
+
+def test_every_row_times_the_default_tile_with_and_without_static_persistence_and_hd128_8k_every_config() -> None:
+    from ts_explore.scenarios import get
+    from ts_explore.scenarios.attention import Persistence
+
+    sc = get("hopper_attention")
+    labels = [label for label, _ in bench.configs()]
+    assert len(set(labels)) == len(labels)
+    assert [o.get("persistence") for _, o in bench.row_configs(128, 1024)] == [Persistence.STATIC, None]
+    assert bench.row_configs(128, 8192) == bench.configs()
+    for label, overrides in bench.configs():  # each label says what its config is
+        cfg = sc.config(**overrides)
+        assert ("static" in label) == (cfg.persistence is Persistence.STATIC), label
+        assert ("overlap" in label) == cfg.overlap, label
+        assert ("ping-pong" in label) == cfg.pingpong, label
+        assert ("x160" in label) == (cfg.tile_k == 160), label
 
 
 def _row(d: int, causal: bool, s: int, config: str, rate: float, fa4: float, cudnn: float) -> object:
