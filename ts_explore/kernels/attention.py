@@ -14,7 +14,9 @@ past either seqlen; the softmax masks keys past ``seqlen_kv`` (and, causal,
 past each row's bottom-right-aligned diagonal); the epilogue stores only rows
 before ``seqlen_q``. LSE is fp32 ``(batch, heads, seqlen_q)``. The softmax
 scale is 1/sqrt(head_dim). A work tile is ``(head, batch, z)`` with ``z`` the Q tile
-(causal: the last Q tile first, so the longest tiles start first).
+(causal: the last Q tile first, so the longest tiles start first; causal under
+static persistence every other wave of the grid walks that order backwards,
+:func:`~.attention_geometry.snake`, so the CTAs' totals come out nearly equal).
 """
 
 # No ``from __future__ import annotations`` here: the DSL reads kernel annotations as objects.
@@ -97,7 +99,8 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
     @cute.kernel
     def kernel(tma_q: cute.CopyAtom, g_q: cute.Tensor, tma_k: cute.CopyAtom, g_k: cute.Tensor,
                tma_v: cute.CopyAtom, g_v: cute.Tensor, g_o: cute.Tensor, g_lse: cute.Tensor,
-               seqlen_q: cutlass.Int32, seqlen_kv: cutlass.Int32, sched: Any, events: cutlass.Int64,
+               seqlen_q: cutlass.Int32, seqlen_kv: cutlass.Int32, heads: cutlass.Int32, batch: cutlass.Int32,
+               tiles_q: cutlass.Int32, grid_z: cutlass.Int32, sched: Any, events: cutlass.Int64,
                progress: cutlass.Int64) -> None:
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         if warp == 0:
@@ -106,7 +109,8 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
             cpasync.prefetch_descriptor(tma_v)
         ctx = kernel_context({"tma_q": tma_q, "g_q": g_q, "tma_k": tma_k, "g_k": g_k, "tma_v": tma_v, "g_v": g_v,
                               "g_o": g_o, "g_lse": g_lse},
-                             {"seqlen_q": seqlen_q, "seqlen_kv": seqlen_kv, "scheduler_params": sched})
+                             {"seqlen_q": seqlen_q, "seqlen_kv": seqlen_kv, "scheduler_params": sched,
+                              "work_order": (heads, batch, tiles_q, grid_z)})
         run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress, every_lane=True))
 
     @cute.jit
@@ -130,9 +134,9 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
         tma_v, g_v = cpasync.make_tiled_tma_atom(load, v, cute.slice_(v_layout, (None, None, 0)), (hd, cfg.tile_k))
         tiles_q = (seqlen_q + cfg.tile_q - 1) // cfg.tile_q
         sched = utils.PersistentTileSchedulerParams((heads, batch, tiles_q), (1, 1, 1))
-        kernel(tma_q, g_q, tma_k, g_k, tma_v, g_v, o, lse, seqlen_q, seqlen_kv, sched, address(events),
-               address(progress)).launch(grid=(grid_x, grid_y, grid_z), block=(threads, 1, 1), stream=stream,
-                                         min_blocks_per_mp=1)
+        kernel(tma_q, g_q, tma_k, g_k, tma_v, g_v, o, lse, seqlen_q, seqlen_kv, heads, batch, tiles_q, grid_z, sched,
+               address(events), address(progress)).launch(grid=(grid_x, grid_y, grid_z), block=(threads, 1, 1),
+                                                          stream=stream, min_blocks_per_mp=1)
 
     return host
 

@@ -32,12 +32,12 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
 from ..verification.rules import AsyncReadRule
 from ..kernels.attention_geometry import (
-    HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, Persistence, cta_walk, kv_blocks, q_tiles,
+    HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, Persistence, cta_walk, kv_blocks, q_tiles, snake,
 )
 from ..kernels.attention_epilogue import OutTile
 from ..kernels.attention_mainloop import ExtraKvBlockTask, KStages, KvBlocksTask, QkvGlobal, VStages
 from ..kernels.attention_softmax import QTile
-from ..kernels.attention_tiles import q_tile_index
+from ..kernels.attention_tiles import WorkOrder, q_tile_index, work_coord
 from ..kernels.turn import Turn, turn_pipeline
 from .attention_schedule import consumer_schedule, load_schedule
 from .base import BuildContext, Built, Scenario, knob, register
@@ -111,7 +111,9 @@ class HopperAttention:
     def viewed_cta(self) -> int:
         """Under static persistence: the CTA that runs the viewed Q tile of head 0, batch 0."""
         z = self.q_tiles - 1 - self.q_tile if self.causal else self.q_tile
-        return (z * self.heads * self.batch) % min(PERSISTENT_CTAS, self.work_tiles)
+        ctas = min(PERSISTENT_CTAS, self.work_tiles)
+        tile = z * self.heads * self.batch  # its place in the longest-first order
+        return (snake(tile, self.work_tiles, ctas) if self.causal else tile) % ctas  # snake undoes itself
 
     @property
     def viewed_walk(self) -> tuple[int, ...]:
@@ -218,7 +220,16 @@ def _kv_domain(cfg: HopperAttention, ctx: BuildContext) -> tuple[Any, type]:
     return KvBlocksTask.get_domain, KvBlocksTask
 
 
-def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any) -> Any:
+def work_order(cfg: HopperAttention, ctx: BuildContext) -> Any:
+    """In the kernel, causal under static persistence: the sizes the snake work order needs
+    (:func:`~ts_explore.kernels.attention_tiles.work_coord`); None otherwise (and on the CPU, which
+    records one tile's steps and names the walks with the same order, ``cta_walk``)."""
+    if not ctx.on_gpu or not cfg.causal or cfg.persistence is not Persistence.STATIC:
+        return None
+    return WorkOrder(*runtime(ctx, "work_order", None))
+
+
+def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any, order: Any = None) -> Any:
     """In the kernel: a work tile's K/V block count from its coordinates ``(head, batch, z)``.
 
     The DSL form of :func:`~ts_explore.kernels.attention_geometry.kv_blocks` (floor division of
@@ -230,7 +241,7 @@ def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any) -> Any:
         total = (seqlen_kv + cfg.tile_k - 1) // cfg.tile_k
         if not cfg.causal:
             return total
-        m = q_tile_index(coord, seqlen_q, cfg.tile_q, cfg.causal)
+        m = q_tile_index(work_coord(coord, order), seqlen_q, cfg.tile_q, cfg.causal)
         last_row = cutlass.min((m + 1) * cfg.tile_q, seqlen_q) - 1
         last_key = last_row + seqlen_kv - seqlen_q
         return cutlass.max(cutlass.Int32(0), cutlass.min(total, (last_key + cfg.tile_k) // cfg.tile_k))
@@ -252,15 +263,17 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
     geo, wgs = cfg.geometry(), cfg.consumer_wgs
     n_kv, task_type = _kv_domain(cfg, ctx)
     sq, skv = runtime(ctx, "seqlen_q", cfg.seqlen_q), runtime(ctx, "seqlen_kv", cfg.seqlen_kv)
-    src = QkvGlobal(name="qkv_global", geo=geo, causal=cfg.causal, seqlen_q=sq)
+    order = work_order(cfg, ctx)
+    src = QkvGlobal(name="qkv_global", geo=geo, causal=cfg.causal, seqlen_q=sq, order=order)
     qs = [QTile(name=f"q{c}", pipeline_config=_tma(1, geo.q_bytes // wgs, 4), index=c, geo=geo, causal=cfg.causal,
-                tma_q=tensor(ctx, "tma_q"), g_q=tensor(ctx, "g_q"), seqlen_q=sq, seqlen_kv=skv) for c in range(wgs)]
+                tma_q=tensor(ctx, "tma_q"), g_q=tensor(ctx, "g_q"), seqlen_q=sq, seqlen_kv=skv, order=order)
+          for c in range(wgs)]
     k = KStages(name="k_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs), geo=geo,
-                overlap=cfg.overlap, q_tiles=qs, tma_k=tensor(ctx, "tma_k"), g_k=tensor(ctx, "g_k"))
+                overlap=cfg.overlap, q_tiles=qs, tma_k=tensor(ctx, "tma_k"), g_k=tensor(ctx, "g_k"), order=order)
     v = VStages(name="v_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs), geo=geo,
-                tma_v=tensor(ctx, "tma_v"), g_v=tensor(ctx, "g_v"))
+                tma_v=tensor(ctx, "tma_v"), g_v=tensor(ctx, "g_v"), order=order)
     outs = [OutTile(name=f"o{c}", index=c, geo=geo, causal=cfg.causal, g_o=tensor(ctx, "g_o"),
-                    g_lse=tensor(ctx, "g_lse"), seqlen_q=sq) for c in range(wgs)]
+                    g_lse=tensor(ctx, "g_lse"), seqlen_q=sq, order=order) for c in range(wgs)]
     allocator = SmemAllocator()  # Q of each consumer, K stages, V stages: side by side (the checker sees no overlap)
     for resource in (*qs, k, v):
         allocator.add_resource(resource)
@@ -290,7 +303,7 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
         if hand is not None:
             graph[hand] = [k]
     if ctx.on_gpu or task_type is KvBlocksTask:
-        bounds = kv_bounds(cfg, sq, skv) if ctx.on_gpu else _per_tile_bound
+        bounds = kv_bounds(cfg, sq, skv, order) if ctx.on_gpu else _per_tile_bound
         for task in tasks:
             task.kv_bounds = bounds
     not_modelled = (SCOPE_NOTE,)
@@ -324,9 +337,11 @@ def _notes(cfg: HopperAttention, geo: Geometry, walk: tuple[int, ...] | None = N
         notes.append("ping-pong: mma0 and mma1 hand the right to issue WGMMA to each other through turn01 and "
                      "turn10 (mbarrier pipelines, so TS checks the order)")
     if cfg.persistence is Persistence.STATIC:
+        order = "tiles longest first, every other wave backwards; " if cfg.causal else "tiles; "
+        walks = (f"the recorded CTA walks {_walk_text(walk)}" if walk
+                 else f"each walks tiles of {cfg.kv_blocks} K/V blocks")
         notes.append(f"static persistence: {min(PERSISTENT_CTAS, cfg.work_tiles)} CTAs walk {cfg.work_tiles} work "
-                     f"tiles longest first; " + (f"the recorded CTA walks {_walk_text(walk)}" if walk else
-                                                 f"each walks tiles of {cfg.kv_blocks} K/V blocks"))
+                     + order + walks)
         if mixed_walk(walk):
             notes.append("its tiles differ in K/V loop length, and TS's tile loop repeats one length: no search "
                          "covers this walk, so the verdict is INCONCLUSIVE (a walk of tiles of one length each, "
