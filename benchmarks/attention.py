@@ -9,7 +9,8 @@ FLOPs are counted as FlashAttention counts them: 4·b·h·s²·d, halved for cau
 
 Who is timed, on the same random-normal bf16 Q, K, V of each row: ours (the
 default tile with static persistence and without on every row, causal too;
-every config of :func:`configs` at hd128 8k),
+every config of :func:`configs` at hd128 8k; the 192- and 256-key K/V blocks
+at hd64 8k),
 FlashAttention-4's CuTe DSL forward (``flash_attn.cute.flash_attn_func`` with
 ``return_lse=True``, as ours writes the LSE too; without the package the rows
 say so and go on), and torch SDPA's flash, cuDNN and efficient backends, plus
@@ -66,7 +67,8 @@ under the other warpgroup's GEMMs (ping-pong). The epilogue writes O from regist
 (no shared-memory staging and TMA store). Without persistence every CTA pays its prologue and epilogue, which
 weighs most at 1k (8 K/V blocks per tile); under static persistence the causal tiles go out longest first, one
 grid's stride apart, so the CTAs' totals differ (hd128 8k causal: 473-536 K/V blocks per CTA against 504 on
-average). Two K/V stages at hd128; hd64 uses the same 128x128 tile as hd128."""
+average). Two K/V stages at hd128; at hd64 the default is the same 128x128 tile as hd128 (the hd64 8k rows time
+K/V blocks of 192 and 256 keys too)."""
 
 # the settling rule watches our configs against these (the other backends are reported, not waited for)
 WATCHED = (FA4, CUDNN)
@@ -87,9 +89,22 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+def hd64_configs() -> list[tuple[str, dict[str, Any]]]:
+    """K/V blocks of 192 and 256 keys, which fit registers and shared memory at head_dim 64 only."""
+    from ts_explore.scenarios.attention import Persistence
+
+    return [(f"128x{k} 2wg ping-pong static", dict(overlap=False, tile_k=k, persistence=Persistence.STATIC))
+            for k in (192, 256)]
+
+
 def row_configs(head_dim: int, seqlen: int) -> list[tuple[str, dict[str, Any]]]:
-    """What is timed on a row: every config at hd128 8k, elsewhere the default tile with and without persistence."""
-    return configs() if (head_dim, seqlen) == (128, TARGET_SEQLEN) else configs()[:2]
+    """What is timed on a row: every config at hd128 8k, the default tile with and without persistence and the
+    wide K/V blocks at hd64 8k, elsewhere the default tile with and without persistence."""
+    if (head_dim, seqlen) == (128, TARGET_SEQLEN):
+        return configs()
+    if (head_dim, seqlen) == (64, TARGET_SEQLEN):
+        return configs()[:2] + hd64_configs()
+    return configs()[:2]
 
 
 def cases(quick: bool = False) -> list[tuple[int, bool, int, int, int]]:

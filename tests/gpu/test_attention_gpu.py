@@ -93,6 +93,9 @@ CONTROLS: list[dict[str, Any]] = [
     dict(persistence=Persistence.STATIC, consumer_wgs=1, tile_q=64),
     dict(persistence=Persistence.STATIC),
     dict(tile_q=64, consumer_wgs=1, causal=True),
+    dict(head_dim=64, tile_k=192),
+    dict(head_dim=64, tile_k=256),
+    dict(head_dim=64, tile_k=256, persistence=Persistence.STATIC),
 ]
 
 

@@ -55,7 +55,7 @@ def test_a_row_settles_only_once_the_last_runs_agree_within_two_percent_on_every
     assert bench.settled([steady, steady, {**steady, "efficient": 3.3}], "ours a")[0]
 
 
-def test_every_row_times_the_default_tile_with_and_without_static_persistence_and_hd128_8k_every_config() -> None:
+def test_every_row_times_the_default_tile_with_and_without_static_persistence_and_8k_more_configs() -> None:
     from ts_explore.scenarios import get
     from ts_explore.scenarios.attention import Persistence
 
@@ -64,12 +64,15 @@ def test_every_row_times_the_default_tile_with_and_without_static_persistence_an
     assert len(set(labels)) == len(labels)
     assert [o.get("persistence") for _, o in bench.row_configs(128, 1024)] == [Persistence.STATIC, None]
     assert bench.row_configs(128, 8192) == bench.configs()
-    for label, overrides in bench.configs():  # each label says what its config is
-        cfg = sc.config(**overrides)
-        assert ("static" in label) == (cfg.persistence is Persistence.STATIC), label
-        assert ("overlap" in label) == cfg.overlap, label
-        assert ("ping-pong" in label) == cfg.pingpong, label
-        assert ("x160" in label) == (cfg.tile_k == 160), label
+    assert [o["tile_k"] for _, o in bench.row_configs(64, 8192)[2:]] == [192, 256]
+    for head_dim, timed in ((128, bench.configs()), (64, bench.hd64_configs())):
+        for label, overrides in timed:  # each a config the scenario takes at its head_dim, its label saying what
+            cfg = sc.config(head_dim=head_dim, **overrides)
+            sc.check(cfg)
+            assert ("static" in label) == (cfg.persistence is Persistence.STATIC), label
+            assert ("overlap" in label) == cfg.overlap, label
+            assert ("ping-pong" in label) == cfg.pingpong, label
+            assert f"128x{cfg.tile_k} " in label, label
 
 
 def _row(d: int, causal: bool, s: int, config: str, rate: float, fa4: float, cudnn: float) -> object:

@@ -63,7 +63,8 @@ class HopperAttention:
 
     tile_q: int = knob(128, options=(64, 128), label="Q tile (rows per CTA)",
                        help="each consumer warpgroup owns tile_q / consumer_wgs rows, a multiple of 64")
-    tile_k: int = knob(128, options=(64, 128, 160), label="K/V block (keys)")
+    tile_k: int = knob(128, options=(64, 128, 160, 192, 256), label="K/V block (keys)",
+                       help="192 and 256 fit registers and shared memory at head_dim 64 only")
     stages: int = knob(2, min=2, max=8, label="K/V stages",
                        help="each of K and V has this many; bounded by 227 KiB. One stage deadlocks the "
                             "ping-pong consumers (mma1 waits for K[j+1] while mma0 holds the turn and K[j])")
@@ -138,7 +139,8 @@ def check(cfg: HopperAttention) -> None:
     require(geo.smem_bytes <= SMEM_LIMIT,
             f"Q {geo.q_bytes} B + {cfg.stages} K and {cfg.stages} V stages x {geo.kv_stage_bytes} B + O "
             f"{geo.out_bytes} B + barriers = {geo.smem_bytes} B exceed the {SMEM_LIMIT} B (227 KiB) of shared "
-            "memory per CTA", f"use stages <= {geo.max_stages()}" if geo.max_stages() else "use a smaller K/V block",
+            "memory per CTA", f"use stages <= {geo.max_stages()}" if geo.max_stages() >= 2 else
+            f"use a smaller K/V block: not even two stages of {cfg.tile_k} keys fit",
             "stages")
     require(cfg.q_tile < cfg.q_tiles, f"view Q tile {cfg.q_tile} does not exist: seqlen_q {cfg.seqlen_q} makes "
             f"{cfg.q_tiles} tiles of {cfg.tile_q} rows", f"pick q_tile < {cfg.q_tiles}", "q_tile")
