@@ -1,6 +1,6 @@
 """TS-scheduled Hopper attention forward vs FlashAttention-4 and every torch SDPA backend, timed in one process.
 
-    python benchmarks/attention.py [--quick] [--out FILE] [--budget S]
+    python benchmarks/attention.py [--quick] [--every] [--out FILE] [--budget S]
 
 Cases follow FlashAttention's own benchmark: head_dim 64 and 128, causal and
 not, seqlen 1k/2k/4k/8k/16k (seqlen_q = seqlen_kv), batch = 16384 / seqlen and
@@ -9,7 +9,7 @@ FLOPs are counted as FlashAttention counts them: 4·b·h·s²·d, halved for cau
 
 Who is timed, on the same random-normal bf16 Q, K, V of each row: ours (the
 default tile with static persistence and without on every row, causal too;
-every config of :func:`configs` at hd128 8k; the 192- and 256-key K/V blocks
+the configs of :func:`configs` at hd128 8k; the 192- and 256-key K/V blocks
 at hd64 8k),
 FlashAttention-4's CuTe DSL forward (``flash_attn.cute.flash_attn_func`` with
 ``return_lse=True``, as ours writes the LSE too; without the package the rows
@@ -74,19 +74,23 @@ K/V blocks of 192 and 256 keys too)."""
 WATCHED = (FA4, CUDNN)
 
 
-def configs() -> list[tuple[str, dict[str, Any]]]:
-    """Our configs, timed at hd128 8k; the first two (static persistence and none) on every row."""
+def configs(every: bool = False) -> list[tuple[str, dict[str, Any]]]:
+    """Our configs timed at hd128 8k; the first two (static persistence and none) on every row. ``every`` adds
+    those the last H200 run found slower (overlap, which ptxas serialises; the 160-key block), which cost a
+    compile each per mask."""
     from ts_explore.scenarios.attention import Persistence
 
     static = Persistence.STATIC
-    return [
+    timed = [
         ("128x128 2wg ping-pong static", dict(overlap=False, persistence=static)),
         ("128x128 2wg ping-pong", dict(overlap=False)),
         ("128x128 2wg static", dict(overlap=False, pingpong=False, persistence=static)),
         ("128x128 2wg", dict(overlap=False, pingpong=False)),
-        ("128x128 2wg ping-pong overlap", dict(overlap=True)),
-        ("128x160 2wg ping-pong", dict(overlap=False, tile_k=160)),
     ]
+    if every:
+        timed += [("128x128 2wg ping-pong overlap", dict(overlap=True)),
+                  ("128x160 2wg ping-pong", dict(overlap=False, tile_k=160))]
+    return timed
 
 
 def hd64_configs() -> list[tuple[str, dict[str, Any]]]:
@@ -97,11 +101,11 @@ def hd64_configs() -> list[tuple[str, dict[str, Any]]]:
             for k in (192, 256)]
 
 
-def row_configs(head_dim: int, seqlen: int) -> list[tuple[str, dict[str, Any]]]:
-    """What is timed on a row: every config at hd128 8k, the default tile with and without persistence and the
+def row_configs(head_dim: int, seqlen: int, every: bool = False) -> list[tuple[str, dict[str, Any]]]:
+    """What is timed on a row: the configs at hd128 8k, the default tile with and without persistence and the
     wide K/V blocks at hd64 8k, elsewhere the default tile with and without persistence."""
     if (head_dim, seqlen) == (128, TARGET_SEQLEN):
-        return configs()
+        return configs(every)
     if (head_dim, seqlen) == (64, TARGET_SEQLEN):
         return configs()[:2] + hd64_configs()
     return configs()[:2]
@@ -284,6 +288,8 @@ def targets_met(rows: list[Row]) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="only hd128 8k, causal and not (every config there)")
+    parser.add_argument("--every", action="store_true",
+                        help="at hd128 8k also the configs the last run found slower (overlap, 128x160)")
     parser.add_argument("--out", help="also write the report to this file, line by line as rows finish")
     parser.add_argument("--budget", type=float, default=0.0, metavar="S",
                         help="start no new row after S seconds (0: no limit); the rows left out are named")
@@ -332,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         flop = attention.flops(b, h, s, s, d, causal)
         ours: dict[str, Callable[[], Any]] = {}
         notes: list[str] = []
-        for label, overrides in row_configs(d, s):
+        for label, overrides in row_configs(d, s, args.every):
             cfg = sc.config(head_dim=d, causal=causal, **overrides)
             if attention.launch_refusal(cfg) is not None:
                 notes.append(f"{label}: not launched: {attention.launch_refusal(cfg)}")

@@ -20,10 +20,10 @@ mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-attn38.log") 2>&1
 export PYTHONPATH=$PWD:${PYTHONPATH:-} MPLBACKEND=Agg PYTHONUNBUFFERED=1
 TOTAL_S=285     # the whole run, tests and benchmark (5 minutes less a margin for the copies)
-TESTS_S=120     # the tests' limit
+TESTS_S=125     # the tests' limit
 ROW_S=35        # the longest a benchmark row may take once started (a 16k row with its compiles and references)
 BENCH_S=150     # the benchmark starts no row after this (the hd64 rows come last)
-SHARDS=8
+SHARDS=10
 start=$(date +%s)
 stamp() { echo "[$(date -u +%H:%M:%S) +$(( $(date +%s) - start ))s] $*"; }
 

@@ -60,12 +60,12 @@ def test_every_row_times_the_default_tile_with_and_without_static_persistence_an
     from ts_explore.scenarios.attention import Persistence
 
     sc = get("hopper_attention")
-    labels = [label for label, _ in bench.configs()]
+    labels = [label for label, _ in bench.configs(every=True)]
     assert len(set(labels)) == len(labels)
     assert [o.get("persistence") for _, o in bench.row_configs(128, 1024)] == [Persistence.STATIC, None]
-    assert bench.row_configs(128, 8192) == bench.configs()
+    assert bench.row_configs(128, 8192) == bench.configs() and len(bench.row_configs(128, 8192, every=True)) == 6
     assert [o["tile_k"] for _, o in bench.row_configs(64, 8192)[2:]] == [192, 256]
-    for head_dim, timed in ((128, bench.configs()), (64, bench.hd64_configs())):
+    for head_dim, timed in ((128, bench.configs(every=True)), (64, bench.hd64_configs())):
         for label, overrides in timed:  # each a config the scenario takes at its head_dim, its label saying what
             cfg = sc.config(head_dim=head_dim, **overrides)
             sc.check(cfg)
