@@ -130,3 +130,26 @@ def _stride_walk(cta: int) -> list[int]:
 def test_every_planted_fault_is_caught_in_the_causal_persistent_view(fault: AttentionFault) -> None:
     verdict = verify(**SC.build(SC.config(causal=True, persistence=STATIC, q_tile=2, fault=fault)).verify_kwargs())
     assert verdict.status.value == "unsafe", verdict.summary()
+
+
+@pytest.mark.parametrize("heads,batch,tiles,grid", [(16, 2, 64, 132), (3, 1, 5, 4), (5, 3, 7, 13), (1, 1, 1, 1),
+                                                    (40, 3, 5, 132)])
+def test_the_kernels_work_order_is_the_plans_and_runs_every_tile_once(heads: int, batch: int, tiles: int,
+                                                                      grid: int) -> None:
+    """The kernel's ``work_coord`` on Int32 sizes (run eagerly here), for every scheduler tile of every CTA: the
+    work tile it runs is the one ``snake`` names, and every work tile runs exactly once."""
+    import cutlass
+
+    from ts_explore.kernels.attention_geometry import snake
+    from ts_explore.kernels.attention_tiles import WorkOrder, work_coord
+
+    total = heads * batch * tiles
+    order = WorkOrder(*(cutlass.Int32(v) for v in (heads, batch, tiles, grid)))
+    ran = []
+    for t in range(total):  # the static scheduler's tile t, as the coordinate it hands the CTA (heads fastest)
+        coord = (t % heads, (t // heads) % batch, t // (heads * batch))
+        h, b, z = (int(v) for v in work_coord(coord, order))
+        assert 0 <= h < heads and 0 <= b < batch and 0 <= z < tiles
+        ran.append(h + heads * (b + batch * z))
+        assert ran[-1] == snake(t, total, grid)
+    assert sorted(ran) == list(range(total))
