@@ -221,7 +221,8 @@ def persistent_instances(cfg: Any, shape: Shape, ctas: int, extra: Callable[[int
     Non-causal every tile has one length, so the groups are the CTAs with one
     tile more and the rest. Causal, the tiles come longest first and each CTA's
     walk mixes lengths once there is more than one wave; the view names the
-    walk, so the CPU build records (and the verdict covers) exactly it.
+    walk, so the CPU build records exactly it and the verdict says whether a
+    search covers it (tiles of one length: every number of them).
     """
     b, h, sq, skv, _ = shape
     walks: dict[tuple, list] = {}
