@@ -209,7 +209,8 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: Any = None) -> La
                    f"{tiles_q} Q tiles of {cfg.tile_q} rows x {h * b} heads·batches, K/V blocks of {cfg.tile_k}",)
     if cfg.persistence is Persistence.STATIC:
         most, fewest = makespan(cfg, shape, limits.sms)
-        assumptions += (f"static persistence, tiles longest first: a CTA walks {fewest}-{most} K/V blocks in all",)
+        order = "tiles longest first, every other wave backwards" if cfg.causal else "one grid's stride apart"
+        assumptions += (f"static persistence, {order}: a CTA walks {fewest}-{most} K/V blocks in all",)
     return LaunchPlan(kernel=__name__, size=shape, grid=(gx, gy, gz), threads=128 * (1 + cfg.consumer_wgs),
                       smem_bytes=cfg.geometry().smem_bytes, device=limits, instances=instances, registers=registers,
                       work_units="(batch, heads, seqlen_q, seqlen_kv, head_dim)", assumptions=assumptions)
