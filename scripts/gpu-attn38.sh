@@ -22,7 +22,7 @@ export PYTHONPATH=$PWD:${PYTHONPATH:-} MPLBACKEND=Agg PYTHONUNBUFFERED=1
 TOTAL_S=285     # the whole run, tests and benchmark (5 minutes less a margin for the copies)
 TESTS_S=125     # the tests' limit
 ROW_S=35        # the longest a benchmark row may take once started (a 16k row with its compiles and references)
-BENCH_S=150     # the benchmark starts no row after this (the hd64 rows come last)
+BENCH_S=150     # the benchmark starts no row after this (its 8k rows come first)
 SHARDS=10
 start=$(date +%s)
 stamp() { echo "[$(date -u +%H:%M:%S) +$(( $(date +%s) - start ))s] $*"; }

@@ -29,6 +29,9 @@ def test_every_row_holds_16k_tokens_of_a_2048_wide_model_at_each_seqlen_from_1k_
                                                       for s in (1024, 2048, 4096, 8192, 16384)}
     assert all(b * s == 16384 and h * d == 2048 for d, _, s, b, h in rows)
     assert bench.cases(quick=True) == [(128, False, 8192, 2, 16), (128, True, 8192, 2, 16)]
+    # the rows that time the most configs first, so a budget cut leaves out rows of the default pair only
+    assert [(d, c, s) for d, c, s, _, _ in rows[:4]] == [(128, False, 8192), (128, True, 8192), (64, False, 8192),
+                                                         (64, True, 8192)]
 
 
 def test_the_math_backend_sits_out_where_its_score_matrix_passes_2_to_the_30_and_says_so() -> None:
