@@ -1,6 +1,6 @@
 """TS-scheduled Hopper attention forward vs FlashAttention-4 and every torch SDPA backend, timed in one process.
 
-    python benchmarks/attention.py [--quick] [--out FILE] [--budget S]
+    python benchmarks/attention.py [--quick] [--every] [--out FILE] [--budget S]
 
 Cases follow FlashAttention's own benchmark: head_dim 64 and 128, causal and
 not, seqlen 1k/2k/4k/8k/16k (seqlen_q = seqlen_kv), batch = 16384 / seqlen and
@@ -8,7 +8,9 @@ heads = 2048 / head_dim, so every case holds 16k tokens of a 2048-wide model.
 FLOPs are counted as FlashAttention counts them: 4·b·h·s²·d, halved for causal.
 
 Who is timed, on the same random-normal bf16 Q, K, V of each row: ours (the
-default config on every row; every config of :func:`configs` at hd128 8k),
+default tile with static persistence and without on every row, causal too;
+the configs of :func:`configs` at hd128 8k; the 192- and 256-key K/V blocks
+at hd64 8k),
 FlashAttention-4's CuTe DSL forward (``flash_attn.cute.flash_attn_func`` with
 ``return_lse=True``, as ours writes the LSE too; without the package the rows
 say so and go on), and torch SDPA's flash, cuDNN and efficient backends, plus
@@ -18,9 +20,10 @@ How it times: one process, one dedicated CUDA stream; each operation captured
 once into a CUDA graph of back-to-back launches lasting about 10 ms (graph
 helpers of ``benchmarks/gemm.py``); after a warm-up, the graphs of a row replay
 round-robin, CUDA events around every replay, :data:`REPLAYS` rounds a run. A
-row stops once every operation's time ratio to our default config agrees
-within 2 % over the last :data:`RUNS_AGREEING` runs (at most :data:`MAX_RUNS`),
-so rows that settle early cost little. Before timing, each of our configs' O
+row stops once the time ratios of our other configs, FA4 and cuDNN to our
+first config agree within 2 % over the last :data:`RUNS_AGREEING` runs (at
+most :data:`MAX_RUNS`), so rows that settle early cost little; an unsettled
+row names whose ratio spread most. Before timing, each of our configs' O
 and LSE (poisoned with NaN first) are checked against torch SDPA in fp32 and a
 float64 LSE (``ts_explore.kernels.attention.mismatches``), and again after.
 
@@ -48,7 +51,7 @@ SEQLENS = (1024, 2048, 4096, 8192, 16384)
 TARGET_SEQLEN, TARGET_RATIO = 8192, 1.0
 AGREE, RUNS_AGREEING, MAX_RUNS = 0.02, 3, 12
 REPLAYS = 3  # round-robin rounds per run
-WARM_MS = 150.0  # round-robin replays before the first timed run
+WARM_MS = 300.0  # round-robin replays before the first timed run
 # torch's math backend materialises the scores and their softmax per call (in fp32 for bf16 inputs): above 2^30 of
 # them (4 GiB a copy) one call takes tens of ms and a row seconds of the benchmark's budget, for a number no target
 # compares against
@@ -57,32 +60,67 @@ FA4 = "FA4"
 CUDNN = "cuDNN"
 
 
-LIMITS = """What limits ours (read with the rows above): the timed config runs without intra-warpgroup overlap.
+LIMITS = """What limits ours (read with the rows above): the timed configs run without intra-warpgroup overlap.
 With overlap on, ptxas reports the WGMMAs serialized (C7511): TS emits the lagged P·V and its wait in separate
 conditional blocks (every(1, start=1), last_iter), which ptxas cannot pair. So a warpgroup's softmax hides only
 under the other warpgroup's GEMMs (ping-pong). The epilogue writes O from registers with 2-byte global stores
-(no shared-memory staging and TMA store) and there is no persistence for causal: every CTA pays its prologue and
-epilogue, which weighs most at 1k (8 K/V blocks per tile). Two K/V stages at hd128; hd64 uses the same 128x128
-tile as hd128."""
+(no shared-memory staging and TMA store). Without persistence every CTA pays its prologue and epilogue, which
+weighs most at 1k (8 K/V blocks per tile); under static persistence the causal tiles go out longest first, one
+grid's stride apart, so the CTAs' totals differ (hd128 8k causal: 473-536 K/V blocks per CTA against 504 on
+average). Two K/V stages at hd128; at hd64 the default is the same 128x128 tile as hd128 (the hd64 8k rows time
+K/V blocks of 192 and 256 keys too)."""
+
+# the settling rule watches our configs against these (the other backends are reported, not waited for)
+WATCHED = (FA4, CUDNN)
 
 
-def configs() -> list[tuple[str, dict[str, Any]]]:
-    """Our configs, the first the default pick (the only one timed on rows other than hd128 8k)."""
+def configs(every: bool = False) -> list[tuple[str, dict[str, Any]]]:
+    """Our configs timed at hd128 8k; the first two (static persistence and none) on every row. ``every`` adds
+    those the last H200 run found slower (overlap, which ptxas serialises; the 160-key block), which cost a
+    compile each per mask."""
     from ts_explore.scenarios.attention import Persistence
 
-    return [
+    static = Persistence.STATIC
+    timed = [
+        ("128x128 2wg ping-pong static", dict(overlap=False, persistence=static)),
         ("128x128 2wg ping-pong", dict(overlap=False)),
+        ("128x128 2wg static", dict(overlap=False, pingpong=False, persistence=static)),
         ("128x128 2wg", dict(overlap=False, pingpong=False)),
-        ("128x128 2wg ping-pong overlap", dict()),
-        ("128x128 2wg ping-pong static", dict(overlap=False, persistence=Persistence.STATIC)),
-        ("128x160 2wg ping-pong", dict(overlap=False, tile_k=160)),
     ]
+    if every:
+        timed += [("128x128 2wg ping-pong overlap", dict(overlap=True)),
+                  ("128x160 2wg ping-pong", dict(overlap=False, tile_k=160))]
+    return timed
+
+
+def hd64_configs() -> list[tuple[str, dict[str, Any]]]:
+    """K/V blocks of 192 and 256 keys, which fit registers and shared memory at head_dim 64 only."""
+    from ts_explore.scenarios.attention import Persistence
+
+    return [(f"128x{k} 2wg ping-pong static", dict(overlap=False, tile_k=k, persistence=Persistence.STATIC))
+            for k in (192, 256)]
+
+
+def row_configs(head_dim: int, seqlen: int, every: bool = False) -> list[tuple[str, dict[str, Any]]]:
+    """What is timed on a row: the configs at hd128 8k, the default tile with and without persistence and the
+    wide K/V blocks at hd64 8k, elsewhere the default tile with and without persistence."""
+    if (head_dim, seqlen) == (128, TARGET_SEQLEN):
+        return configs(every)
+    if (head_dim, seqlen) == (64, TARGET_SEQLEN):
+        return configs()[:2] + hd64_configs()
+    return configs()[:2]
 
 
 def cases(quick: bool = False) -> list[tuple[int, bool, int, int, int]]:
-    """(head_dim, causal, seqlen, batch, heads): 16k tokens of a 2048-wide model each (``quick``: hd128 8k)."""
+    """(head_dim, causal, seqlen, batch, heads): 16k tokens of a 2048-wide model each (``quick``: hd128 8k).
+
+    The 8k rows, which time the most configs, come first (hd128, then hd64), so a ``--budget`` that runs out
+    leaves out rows of the default pair only.
+    """
     rows = [(d, causal, s, TOKENS // s, WIDTH // d) for d in (128, 64) for causal in (False, True) for s in SEQLENS]
-    return [r for r in rows if r[0] == 128 and r[2] == TARGET_SEQLEN] if quick else rows
+    if quick:
+        return [r for r in rows if r[0] == 128 and r[2] == TARGET_SEQLEN]
+    return [r for r in rows if r[2] == TARGET_SEQLEN] + [r for r in rows if r[2] != TARGET_SEQLEN]
 
 
 def math_refusal(b: int, h: int, sq: int, skv: int) -> str | None:
@@ -94,14 +132,16 @@ def math_refusal(b: int, h: int, sq: int, skv: int) -> str | None:
             f"copy in fp32), beyond {MATH_MAX_SCORES / 2**30:.0f}Gi")
 
 
-def settled(runs: list[dict[str, float]], first: str) -> tuple[bool, float]:
-    """Whether the last :data:`RUNS_AGREEING` runs agree within :data:`AGREE` on every time ratio to ``first``,
-    and the worst spread of those ratios."""
+def settled(runs: list[dict[str, float]], first: str) -> tuple[bool, float, str]:
+    """Whether the last :data:`RUNS_AGREEING` runs agree within :data:`AGREE` on every watched time ratio to
+    ``first`` (our other configs, FA4, cuDNN), the worst spread of those ratios and whose it is."""
     last = runs[-RUNS_AGREEING:]
     if len(last) < RUNS_AGREEING:
-        return False, 1.0
-    worst = max((spread([r[name] / r[first] for r in last]) for name in last[0] if name != first), default=0.0)
-    return worst <= AGREE, worst
+        return False, 1.0, ""
+    watched = [n for n in last[0] if n != first and (n.startswith("ours ") or n in WATCHED)]
+    spreads = {n: spread([r[n] / r[first] for r in last]) for n in watched}
+    worst = max(spreads, key=spreads.get, default="")
+    return spreads.get(worst, 0.0) <= AGREE, spreads.get(worst, 0.0), worst
 
 
 @dataclass(frozen=True)
@@ -113,6 +153,7 @@ class Timed:
     worst_spread: float
     settled: bool
     how: dict[str, str]  # "graph", or "back-to-back" where a capture failed
+    noisiest: str = ""  # whose ratio spread most over the last runs
 
     def ratio(self, theirs: str, ours: str) -> float:
         """Their time / ours, the median over the agreeing runs (our speed as a share of theirs)."""
@@ -147,12 +188,12 @@ def round_robin(ops: dict[str, Callable[[], Any]], stream: Any) -> Timed:
     runs: list[dict[str, float]] = []
     while True:
         runs.append(one_run())
-        done, worst = settled(runs, first)
+        done, worst, noisiest = settled(runs, first)
         if done or len(runs) >= MAX_RUNS:
             break
     ms = {n: statistics.median(r[n] for r in runs[-RUNS_AGREEING:]) for n in graphs}
     del graphs
-    return Timed(ms, runs, worst, done, how)
+    return Timed(ms, runs, worst, done, how, noisiest)
 
 
 def fa4(q: Any, k: Any, v: Any, causal: bool) -> tuple[Callable[[], Any] | None, str]:
@@ -253,6 +294,8 @@ def targets_met(rows: list[Row]) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="only hd128 8k, causal and not (every config there)")
+    parser.add_argument("--every", action="store_true",
+                        help="at hd128 8k also the configs the last run found slower (overlap, 128x160)")
     parser.add_argument("--out", help="also write the report to this file, line by line as rows finish")
     parser.add_argument("--budget", type=float, default=0.0, metavar="S",
                         help="start no new row after S seconds (0: no limit); the rows left out are named")
@@ -301,10 +344,10 @@ def main(argv: list[str] | None = None) -> int:
         flop = attention.flops(b, h, s, s, d, causal)
         ours: dict[str, Callable[[], Any]] = {}
         notes: list[str] = []
-        chosen = configs() if (d, s) == (128, TARGET_SEQLEN) else configs()[:1]
-        for label, overrides in chosen:
+        for label, overrides in row_configs(d, s, args.every):
             cfg = sc.config(head_dim=d, causal=causal, **overrides)
-            if attention.launch_refusal(cfg) is not None:  # e.g. causal under static persistence
+            if attention.launch_refusal(cfg) is not None:
+                notes.append(f"{label}: not launched: {attention.launch_refusal(cfg)}")
                 continue
             key = (label, d, causal)
             if key not in compiled:
@@ -349,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
                 parts = [f"{n} {flop / timed.ms[n] / 1e9:.0f} ({ratios[n]:.2f}x)" for n in others]
                 line = (f"{d:>3} {str(causal):>6} {s:>6} {f'{b}x{h}':>7}  {label:<30} {row.tflops:>6.0f}  "
                         + "; ".join(parts) + f"  [±{timed.worst_spread * 100:.1f}%, {len(timed.runs)} runs"
-                        + ("" if timed.settled else ", unsettled")
+                        + ("" if timed.settled else f", unsettled: {timed.noisiest.replace('ours ', '')}")
                         + "".join(f", {n} {w}" for n, w in timed.how.items() if w != "graph") + "]")
                 emit(line)
         for note in notes:

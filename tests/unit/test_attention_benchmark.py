@@ -29,6 +29,9 @@ def test_every_row_holds_16k_tokens_of_a_2048_wide_model_at_each_seqlen_from_1k_
                                                       for s in (1024, 2048, 4096, 8192, 16384)}
     assert all(b * s == 16384 and h * d == 2048 for d, _, s, b, h in rows)
     assert bench.cases(quick=True) == [(128, False, 8192, 2, 16), (128, True, 8192, 2, 16)]
+    # the rows that time the most configs first, so a budget cut leaves out rows of the default pair only
+    assert [(d, c, s) for d, c, s, _, _ in rows[:4]] == [(128, False, 8192), (128, True, 8192), (64, False, 8192),
+                                                         (64, True, 8192)]
 
 
 def test_the_math_backend_sits_out_where_its_score_matrix_passes_2_to_the_30_and_says_so() -> None:
@@ -40,15 +43,39 @@ def test_the_math_backend_sits_out_where_its_score_matrix_passes_2_to_the_30_and
     assert set(timed) == {(128, 1024), (128, 2048), (128, 4096), (64, 1024), (64, 2048)}
 
 
-def test_a_row_settles_only_once_the_last_runs_agree_within_two_percent_on_every_ratio() -> None:
-    steady = {"ours": 1.0, "FA4": 1.2, "cuDNN": 1.1}
-    assert bench.settled([steady] * 2, "ours") == (False, 1.0)
-    assert bench.settled([steady] * 3, "ours") == (True, 0.0)
+def test_a_row_settles_only_once_the_last_runs_agree_within_two_percent_on_every_watched_ratio() -> None:
+    steady = {"ours a": 1.0, "ours b": 0.9, "FA4": 1.2, "cuDNN": 1.1, "efficient": 3.0}
+    assert bench.settled([steady] * 2, "ours a") == (False, 1.0, "")
+    assert bench.settled([steady] * 3, "ours a")[:2] == (True, 0.0)
     drifting = [steady, steady, {**steady, "cuDNN": 1.1 * 1.03}]
-    done, worst = bench.settled(drifting, "ours")
-    assert not done and 0.02 < worst < 0.04
+    done, worst, whose = bench.settled(drifting, "ours a")
+    assert not done and 0.02 < worst < 0.04 and whose == "cuDNN"
+    ours_drift = [steady, steady, {**steady, "ours b": 0.9 * 1.05}]
+    assert bench.settled(ours_drift, "ours a")[::2] == (False, "ours b")
     # the ratios agree although both sides slowed down together (clocks): that is settled
-    assert bench.settled([steady, steady, {k: 1.05 * t for k, t in steady.items()}], "ours")[0]
+    assert bench.settled([steady, steady, {k: 1.05 * t for k, t in steady.items()}], "ours a")[0]
+    # a backend no target compares against is reported, not waited for
+    assert bench.settled([steady, steady, {**steady, "efficient": 3.3}], "ours a")[0]
+
+
+def test_every_row_times_the_default_tile_with_and_without_static_persistence_and_8k_more_configs() -> None:
+    from ts_explore.scenarios import get
+    from ts_explore.scenarios.attention import Persistence
+
+    sc = get("hopper_attention")
+    labels = [label for label, _ in bench.configs(every=True)]
+    assert len(set(labels)) == len(labels)
+    assert [o.get("persistence") for _, o in bench.row_configs(128, 1024)] == [Persistence.STATIC, None]
+    assert bench.row_configs(128, 8192) == bench.configs() and len(bench.row_configs(128, 8192, every=True)) == 6
+    assert [o["tile_k"] for _, o in bench.row_configs(64, 8192)[2:]] == [192, 256]
+    for head_dim, timed in ((128, bench.configs(every=True)), (64, bench.hd64_configs())):
+        for label, overrides in timed:  # each a config the scenario takes at its head_dim, its label saying what
+            cfg = sc.config(head_dim=head_dim, **overrides)
+            sc.check(cfg)
+            assert ("static" in label) == (cfg.persistence is Persistence.STATIC), label
+            assert ("overlap" in label) == cfg.overlap, label
+            assert ("ping-pong" in label) == cfg.pingpong, label
+            assert f"128x{cfg.tile_k} " in label, label
 
 
 def _row(d: int, causal: bool, s: int, config: str, rate: float, fa4: float, cudnn: float) -> object:

@@ -34,6 +34,8 @@ CONTROL_VALUES: list[dict[str, Any]] = [
     dict(pingpong=False), dict(overlap=False), dict(overlap=False, pingpong=False),
     dict(persistence=Persistence.STATIC, consumer_wgs=1, tile_q=64), dict(causal=True, q_tile=1),
     dict(seqlen_q=200, seqlen_kv=300), dict(batch=4, heads=8),
+    dict(head_dim=64, tile_k=192), dict(head_dim=64, tile_k=256, causal=True, seqlen_kv=600, q_tile=2),
+    dict(head_dim=64, tile_k=256, persistence=Persistence.STATIC),
 ]
 
 # what the default configs are: each proven SAFE by our checker (states, and TS's own BFS for comparison)
@@ -121,6 +123,22 @@ def test_shared_memory_beyond_227_kib_is_refused_naming_the_bytes() -> None:
     over = cfg.geometry().smem_bytes + 2 * cfg.geometry().kv_stage_bytes
     assert f"{over} B" in message and f"{SMEM_LIMIT} B" in message and "stages <= 2" in message
     SC.check(SC.config(stages=2))
+
+
+def test_a_k_v_block_of_192_or_256_keys_is_refused_at_head_dim_128_naming_what_does_not_fit() -> None:
+    with pytest.raises(ConfigError, match="not even two stages of 192 keys fit"):
+        SC.check(SC.config(tile_k=192))  # 160 registers for S and O fit; two stages of 48 KiB K and V do not
+    with pytest.raises(ConfigError, match="192 fp32 registers"):
+        SC.check(SC.config(tile_k=256))
+    for tile_k in (192, 256):
+        SC.check(SC.config(tile_k=tile_k, head_dim=64))
+
+
+@pytest.mark.parametrize("tile_k", [192, 256])
+@pytest.mark.parametrize("fault", [f for f in AttentionFault if f is not AttentionFault.NONE], ids=lambda f: f.name)
+def test_every_planted_fault_is_caught_with_the_wide_hd64_blocks(fault: AttentionFault, tile_k: int) -> None:
+    verdict = verify(**SC.build(SC.config(head_dim=64, tile_k=tile_k, fault=fault)).verify_kwargs())
+    assert verdict.status.value == "unsafe", verdict.summary()
 
 
 @pytest.mark.parametrize("head_dim", [32, 96, 192, 256])
@@ -234,8 +252,7 @@ def test_sizes_and_configs_the_kernel_does_not_take_are_refused_with_the_reason(
     assert attention.launch_refusal(SC.default_config()) is None
     wide = SC.config(consumer_wgs=1, tile_q=128, tile_k=64, head_dim=64)
     assert "64 rows" in attention.launch_refusal(wide)
-    assert "static persistence is not built" in attention.launch_refusal(
-        SC.config(persistence=Persistence.STATIC, causal=True))
+    assert attention.launch_refusal(SC.config(persistence=Persistence.STATIC, causal=True)) is None
     with pytest.raises(ValueError, match="64 rows"):
         attention.compile(SC, wide, arch="sm_90a")
 

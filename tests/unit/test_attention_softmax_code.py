@@ -3,8 +3,9 @@
 A 64x128 block's softmax outlasts the other warpgroup's GEMMs on the H200, so the tensor cores wait on it;
 what is checked here is what shortens it: the row max as four partial maxima (a chain of 9 dependent max
 steps before the quad shuffle, 31 as a single chain) and the O rescale skipped by a warp vote when no row of
-the warp raised its max. The soak tier also runs ``ptxas`` on every default config and on the 160-key K/V block
-(whose P, converted as one vector, was packed between the P·V WGMMAs) and fails on any WGMMA serialisation or
+the warp raised its max. The soak tier also runs ``ptxas`` on every default config, on static persistence
+(causal with its snake work order too), on the 160-key K/V block (whose P, converted as one vector, was packed
+between the P·V WGMMAs) and on the 192- and 256-key blocks at head_dim 64, and fails on any WGMMA serialisation or
 injected-arrive warning (C7511/C7513/C7519) or spill.
 """
 
@@ -67,11 +68,17 @@ def test_the_default_softmax_reaches_the_quad_shuffle_in_a_short_max_chain_and_v
     assert "ex2.approx.ftz.f32" in ptx and "cvt.rn.bf16x2.f32" in ptx  # exp2 approximate, P packed two at a time
 
 
-@pytest.mark.soak  # four kernel compiles and ptxas runs (about 20 s): beyond the default tier's budget
+@pytest.mark.soak  # twelve kernel compiles and ptxas runs (over a minute): beyond the default tier's budget
 @pytest.mark.skipif(PTXAS is None, reason="no ptxas here: it comes with the CUDA toolkit")
 @pytest.mark.parametrize("overrides", [{}, {"causal": True}, {"head_dim": 64}, {"head_dim": 64, "causal": True},
-                                       {"tile_k": 160}, {"tile_k": 160, "causal": True}],
-                         ids=["hd128", "hd128-causal", "hd64", "hd64-causal", "hd128-k160", "hd128-k160-causal"])
+                                       {"tile_k": 160}, {"tile_k": 160, "causal": True},
+                                       {"persistence": "static"}, {"persistence": "static", "causal": True},
+                                       {"persistence": "static", "causal": True, "head_dim": 64},
+                                       {"head_dim": 64, "tile_k": 192}, {"head_dim": 64, "tile_k": 256},
+                                       {"head_dim": 64, "tile_k": 256, "causal": True}],
+                         ids=["hd128", "hd128-causal", "hd64", "hd64-causal", "hd128-k160", "hd128-k160-causal",
+                              "hd128-static", "hd128-static-causal", "hd64-static-causal", "hd64-k192", "hd64-k256",
+                              "hd64-k256-causal"])
 def test_ptxas_keeps_the_default_configs_and_the_160_key_block_asynchronous_and_spill_free(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overrides: dict) -> None:
     (tmp_path / "x").mkdir()

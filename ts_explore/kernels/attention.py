@@ -14,7 +14,9 @@ past either seqlen; the softmax masks keys past ``seqlen_kv`` (and, causal,
 past each row's bottom-right-aligned diagonal); the epilogue stores only rows
 before ``seqlen_q``. LSE is fp32 ``(batch, heads, seqlen_q)``. The softmax
 scale is 1/sqrt(head_dim). A work tile is ``(head, batch, z)`` with ``z`` the Q tile
-(causal: the last Q tile first, so the longest tiles start first).
+(causal: the last Q tile first, so the longest tiles start first; causal under
+static persistence every other wave of the grid walks that order backwards,
+:func:`~.attention_geometry.snake`, so the CTAs' totals come out nearly equal).
 """
 
 # No ``from __future__ import annotations`` here: the DSL reads kernel annotations as objects.
@@ -28,14 +30,14 @@ import cutlass.utils as utils
 from cutlass.cute.nvgpu import cpasync
 
 from ..model.plan import DeviceLimits, Instance, LaunchPlan
-from .attention_geometry import HEAD_DIMS, Persistence, flops, kv_blocks, q_tiles
+from .attention_geometry import HEAD_DIMS, Persistence, cta_walk, flops, kv_blocks, q_tiles
 from .attention_reference import (
     SDPA_BACKENDS, error_map, make_inputs, mismatches, reference, sdpa_references, visible,
 )
 from .attention_tiles import IN_DTYPE, WG_ROWS, smem_layouts
 from .build import compile_options, default_stream, gmem_ptr
 from .common import kernel_context, run_built
-from .host import DeviceProblem, SizeError, strided_instances
+from .host import DeviceProblem, SizeError
 from .trace import address, recorder_for
 
 Shape = tuple  # (batch, heads, seqlen_q, seqlen_kv, head_dim)
@@ -55,9 +57,6 @@ def launch_refusal(cfg: Any, arch: Any = "sm_90a") -> Any:
     if cfg.tile_q // cfg.consumer_wgs != WG_ROWS:
         return (f"a consumer warpgroup owning {cfg.tile_q // cfg.consumer_wgs} rows (two WGMMA row blocks) is not "
                 f"built: the kernel gives each consumer warpgroup 64 rows; use tile_q={WG_ROWS * cfg.consumer_wgs}")
-    if cfg.persistence is Persistence.STATIC and cfg.causal:
-        return ("causal attention under static persistence is not built: each CTA would walk Q tiles with different "
-                "K/V loop lengths, which the launch plan cannot yet name per CTA; use persistence='none' with causal")
     return None
 
 
@@ -100,7 +99,8 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
     @cute.kernel
     def kernel(tma_q: cute.CopyAtom, g_q: cute.Tensor, tma_k: cute.CopyAtom, g_k: cute.Tensor,
                tma_v: cute.CopyAtom, g_v: cute.Tensor, g_o: cute.Tensor, g_lse: cute.Tensor,
-               seqlen_q: cutlass.Int32, seqlen_kv: cutlass.Int32, sched: Any, events: cutlass.Int64,
+               seqlen_q: cutlass.Int32, seqlen_kv: cutlass.Int32, heads: cutlass.Int32, batch: cutlass.Int32,
+               tiles_q: cutlass.Int32, grid_z: cutlass.Int32, sched: Any, events: cutlass.Int64,
                progress: cutlass.Int64) -> None:
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         if warp == 0:
@@ -109,7 +109,8 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
             cpasync.prefetch_descriptor(tma_v)
         ctx = kernel_context({"tma_q": tma_q, "g_q": g_q, "tma_k": tma_k, "g_k": g_k, "tma_v": tma_v, "g_v": g_v,
                               "g_o": g_o, "g_lse": g_lse},
-                             {"seqlen_q": seqlen_q, "seqlen_kv": seqlen_kv, "scheduler_params": sched})
+                             {"seqlen_q": seqlen_q, "seqlen_kv": seqlen_kv, "scheduler_params": sched,
+                              "work_order": (heads, batch, tiles_q, grid_z)})
         run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress, every_lane=True))
 
     @cute.jit
@@ -133,9 +134,9 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
         tma_v, g_v = cpasync.make_tiled_tma_atom(load, v, cute.slice_(v_layout, (None, None, 0)), (hd, cfg.tile_k))
         tiles_q = (seqlen_q + cfg.tile_q - 1) // cfg.tile_q
         sched = utils.PersistentTileSchedulerParams((heads, batch, tiles_q), (1, 1, 1))
-        kernel(tma_q, g_q, tma_k, g_k, tma_v, g_v, o, lse, seqlen_q, seqlen_kv, sched, address(events),
-               address(progress)).launch(grid=(grid_x, grid_y, grid_z), block=(threads, 1, 1), stream=stream,
-                                         min_blocks_per_mp=1)
+        kernel(tma_q, g_q, tma_k, g_k, tma_v, g_v, o, lse, seqlen_q, seqlen_kv, heads, batch, tiles_q, grid_z, sched,
+               address(events), address(progress)).launch(grid=(grid_x, grid_y, grid_z), block=(threads, 1, 1),
+                                                          stream=stream, min_blocks_per_mp=1)
 
     return host
 
@@ -181,11 +182,7 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: Any = None) -> La
         return {"kv_blocks": n, "seqlen_q": sq, "seqlen_kv": skv}
 
     if cfg.persistence is Persistence.STATIC:
-        n = kv_blocks(sq, skv, cfg.tile_q, cfg.tile_k, 0, False)
-        instances = tuple(
-            Instance(ctas=i.ctas, view=i.view, work=f"{i.work}, {n} K/V blocks each", iterations=i.iterations)
-            for i in strided_instances(h * b * tiles_q, ctas, "tile",
-                                       view=lambda blk: {"block": blk, "grid": ctas, "extra": extra(n)}))
+        instances = persistent_instances(cfg, shape, ctas, extra)
     else:
         groups: list = []  # (first Q tile, last Q tile, K/V blocks)
         for m in range(tiles_q):
@@ -210,9 +207,58 @@ def plan(cfg: Any, size: Any, limits: DeviceLimits, registers: Any = None) -> La
     mask = "causal (bottom-right aligned)" if cfg.causal else "non-causal"
     assumptions = (f"Q[{b}, {sq}, {h}, {d}] against K/V[{b}, {skv}, {h}, {d}], {mask}, scale 1/sqrt({d}): "
                    f"{tiles_q} Q tiles of {cfg.tile_q} rows x {h * b} heads·batches, K/V blocks of {cfg.tile_k}",)
+    if cfg.persistence is Persistence.STATIC:
+        most, fewest = makespan(cfg, shape, limits.sms)
+        order = "tiles longest first, every other wave backwards" if cfg.causal else "one grid's stride apart"
+        assumptions += (f"static persistence, {order}: a CTA walks {fewest}-{most} K/V blocks in all",)
     return LaunchPlan(kernel=__name__, size=shape, grid=(gx, gy, gz), threads=128 * (1 + cfg.consumer_wgs),
                       smem_bytes=cfg.geometry().smem_bytes, device=limits, instances=instances, registers=registers,
                       work_units="(batch, heads, seqlen_q, seqlen_kv, head_dim)", assumptions=assumptions)
+
+
+def persistent_instances(cfg: Any, shape: Shape, ctas: int, extra: Callable[[int], dict]) -> tuple:
+    """The CTAs of a static persistent grid grouped by their walk: the K/V blocks of each tile, in order.
+
+    Non-causal every tile has one length, so the groups are the CTAs with one
+    tile more and the rest. Causal, the tiles come longest first and each CTA's
+    walk mixes lengths once there is more than one wave; the view names the
+    walk, so the CPU build records exactly it and the verdict says whether a
+    search covers it (tiles of one length: every number of them).
+    """
+    b, h, sq, skv, _ = shape
+    walks: dict[tuple, list] = {}
+    for c in range(ctas):
+        walk = cta_walk(sq, skv, cfg.tile_q, cfg.tile_k, h * b, cfg.causal, ctas, c)
+        spans = walks.setdefault(walk, [])
+        if spans and spans[-1].stop == c:
+            spans[-1] = range(spans[-1].start, c + 1)
+        else:
+            spans.append(range(c, c + 1))
+    out = []
+    for walk, spans in walks.items():
+        lengths = sorted(set(walk), reverse=True)
+        tiles = f"{len(walk)} tile{'s' if len(walk) != 1 else ''}"
+        if len(lengths) == 1:
+            work = f"{tiles}, {lengths[0]} K/V block{'s' if lengths[0] != 1 else ''} each"
+        else:
+            shown = ", ".join(map(str, walk[:8])) + (", ..." if len(walk) > 8 else "")
+            work = (f"{tiles} of {shown} K/V blocks ({sum(walk)} in all; tiles of different lengths, which no "
+                    "search covers)")
+        out.append(Instance(ctas=tuple(spans), view={"block": spans[0].start, "grid": ctas,
+                                                    "extra": {**extra(walk[0]), "walk": walk}},
+                            work=work, iterations=len(walk)))
+    return tuple(out)
+
+
+def makespan(cfg: Any, shape: Shape, sms: int) -> tuple:
+    """(the most, the fewest) K/V blocks one CTA of the grid walks: how evenly the tiles spread over the CTAs."""
+    b, h, sq, skv, _ = shape
+    _, _, gz = grid(cfg, shape, sms)
+    if cfg.persistence is not Persistence.STATIC:
+        per = [kv_blocks(sq, skv, cfg.tile_q, cfg.tile_k, m, cfg.causal) for m in range(q_tiles(sq, cfg.tile_q))]
+        return max(per), min(per)
+    totals = [sum(cta_walk(sq, skv, cfg.tile_q, cfg.tile_k, h * b, cfg.causal, gz, c)) for c in range(gz)]
+    return max(totals), min(totals)
 
 
 def device_problem(fn: Any, cfg: Any, plan: LaunchPlan, stream: Any) -> DeviceProblem:
@@ -291,4 +337,5 @@ def launcher(fn: Any, q: Any, k: Any, v: Any, o: Any, lse: Any, cfg: Any, sms: i
 
 __all__ = ["DEFAULT_SIZES", "H200_DENSE_BF16_TFLOPS", "SDPA_BACKENDS", "compile", "device_problem", "error_map",
            "features", "grid", "host_function", "kernel_args", "launch_refusal", "launcher", "make_inputs",
-           "mismatches", "plan", "problem_shape", "reference", "sdpa_references", "visible"]
+           "makespan", "mismatches", "persistent_instances", "plan", "problem_shape", "reference", "sdpa_references",
+           "visible"]

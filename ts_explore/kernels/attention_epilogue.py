@@ -15,7 +15,7 @@ import cutlass.cute as cute
 from cutlass.experimental.task_scheduling.resources import MemoryResource, StageInfo, producer_work
 
 from .attention_softmax import L, M, STAT_SLOTS
-from .attention_tiles import ACC_DTYPE, IN_DTYPE, WG_ROWS, consumer_thread, o_count, q_tile_index
+from .attention_tiles import ACC_DTYPE, IN_DTYPE, WG_ROWS, consumer_thread, o_count, q_tile_index, work_coord
 
 
 @dataclass(kw_only=True)
@@ -28,6 +28,7 @@ class OutTile(MemoryResource):
     g_o: Any = None  # (seqlen_q, head_dim, heads, batch) bf16
     g_lse: Any = None  # (seqlen_q, heads, batch) fp32
     seqlen_q: Any = None
+    order: Any = None  # the work order (:func:`~.attention_tiles.work_coord`); None: the scheduler's
 
     @producer_work
     @cute.jit
@@ -44,7 +45,7 @@ class OutTile(MemoryResource):
         st.store(stats)
         _, t = consumer_thread()
         lane = t % 32
-        tile = stage_info.work_tile.tile_idx
+        tile = work_coord(stage_info.work_tile.tile_idx, self.order)
         m = q_tile_index(tile, self.seqlen_q, geo.tile_q, self.causal)
         row0 = m * geo.tile_q + self.index * WG_ROWS + (t // 32) * 16 + lane // 4
         o = self.g_o[(None, None, tile[0], tile[1])]

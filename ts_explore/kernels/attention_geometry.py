@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from ..model.plan import DeviceLimits
 
@@ -105,6 +106,57 @@ def kv_blocks(seqlen_q: int, seqlen_kv: int, tile_q: int, tile_k: int, q_tile: i
     return min(total, last_key // tile_k + 1)
 
 
+def snake(tile: int, total: int, grid: int, minimum: Any = min) -> int:
+    """Which tile of the longest-first order a static persistent grid runs as scheduler tile ``tile``.
+
+    The scheduler hands CTA ``c`` the tiles ``c, c + grid, ...``; taken as
+    they are, CTA 0 gets the longest tile of every wave and the last CTA the
+    shortest. Every other wave is therefore walked backwards (over the tiles it
+    has, the last wave may be short), so a CTA that took a long tile in one
+    wave takes a short one in the next. Only ``+ - * // %`` and ``minimum``, so
+    the kernel runs this very function on its Int32 values (``minimum=cutlass.min``).
+
+    >>> [snake(t, 7, 3) for t in range(7)]
+    [0, 1, 2, 5, 4, 3, 6]
+    """
+    wave = tile // grid
+    pos = tile - wave * grid
+    width = minimum(grid, total - wave * grid)
+    return wave * grid + pos + (wave % 2) * (width - 1 - 2 * pos)
+
+
+def tile_blocks(seqlen_q: int, seqlen_kv: int, tile_q: int, tile_k: int, per_q_tile: int, causal: bool,
+                tile: int) -> int:
+    """K/V blocks of work tile ``tile`` of the longest-first order.
+
+    The ``per_q_tile`` (heads x batches) work tiles of one Q tile are
+    consecutive; causal, the last Q tile comes first, so the order is
+    longest first (the kernel's :func:`~.attention_tiles.q_tile_index`).
+
+    >>> [tile_blocks(512, 512, 128, 128, 2, True, t) for t in range(8)]
+    [4, 4, 3, 3, 2, 2, 1, 1]
+    """
+    z = tile // per_q_tile
+    m = q_tiles(seqlen_q, tile_q) - 1 - z if causal else z
+    return kv_blocks(seqlen_q, seqlen_kv, tile_q, tile_k, m, causal)
+
+
+def cta_walk(seqlen_q: int, seqlen_kv: int, tile_q: int, tile_k: int, per_q_tile: int, causal: bool, ctas: int,
+             cta: int) -> tuple[int, ...]:
+    """K/V blocks of each work tile CTA ``cta`` of a static persistent grid of ``ctas`` visits, in order.
+
+    The static scheduler hands CTA ``c`` the tiles ``c, c + ctas, ...``;
+    causal, the kernel takes them in :func:`snake` order over the longest-first
+    order, so the CTAs' totals come out nearly equal.
+
+    >>> cta_walk(512, 512, 128, 128, 2, True, 3, 0), cta_walk(512, 512, 128, 128, 2, True, 3, 2)
+    ((4, 2, 1), (3, 3))
+    """
+    total = q_tiles(seqlen_q, tile_q) * per_q_tile
+    return tuple(tile_blocks(seqlen_q, seqlen_kv, tile_q, tile_k, per_q_tile, causal,
+                             snake(t, total, ctas) if causal else t) for t in range(cta, total, ctas))
+
+
 def flops(batch: int, heads: int, seqlen_q: int, seqlen_kv: int, head_dim: int, causal: bool) -> int:
     """FLOPs counted as FlashAttention counts them: 4·b·h·sq·skv·d, halved for causal.
 
@@ -116,4 +168,5 @@ def flops(batch: int, heads: int, seqlen_q: int, seqlen_kv: int, head_dim: int, 
 
 
 __all__ = [
-    "HEAD_DIMS", "MAX_REGISTER_FLOATS", "SMEM_LIMIT", "Geometry", "Persistence", "flops", "kv_blocks", "q_tiles"]
+    "HEAD_DIMS", "MAX_REGISTER_FLOATS", "SMEM_LIMIT", "Geometry", "Persistence", "cta_walk", "flops", "kv_blocks",
+    "q_tiles", "snake", "tile_blocks"]

@@ -31,7 +31,7 @@ from cutlass.experimental.task_scheduling.task import Task
 from .attention_softmax import F, STAT_SLOTS
 from .attention_tiles import (
     ACC_DTYPE, IN_DTYPE, WG_ROWS, consumer_thread, is_issuer, o_count, pv_mma, q_tile_index, qk_mma, score_count,
-    smem_layouts, stage_barrier, swizzled,
+    smem_layouts, stage_barrier, swizzled, work_coord,
 )
 
 
@@ -65,6 +65,7 @@ class QkvGlobal(MemoryResource):
     geo: cutlass.Constexpr = None
     causal: cutlass.Constexpr[bool] = False
     seqlen_q: Any = None
+    order: Any = None  # the work order (:func:`work_coord`); None: the scheduler's
 
     q_block: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     kv_block: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
@@ -79,14 +80,15 @@ class QkvGlobal(MemoryResource):
     @cute.jit
     def tile(self, stage_info: StageInfo) -> Any:
         """The work tile's Q tile (its head and batch are read from the work tile where needed)."""
-        return q_tile_index(stage_info.work_tile.tile_idx, self.seqlen_q, self.geo.tile_q, self.causal)
+        coord = work_coord(stage_info.work_tile.tile_idx, self.order)
+        return q_tile_index(coord, self.seqlen_q, self.geo.tile_q, self.causal)
 
     @consumer_work(returns=(q_block, kv_block))
     @cute.jit
     def locate(self, stage_info: StageInfo) -> tuple:
         """The work tile's Q tile and the iteration's K/V block."""
-        return (q_tile_index(stage_info.work_tile.tile_idx, self.seqlen_q, self.geo.tile_q, self.causal),
-                cutlass.Int32(stage_info.loop_offset))
+        coord = work_coord(stage_info.work_tile.tile_idx, self.order)
+        return q_tile_index(coord, self.seqlen_q, self.geo.tile_q, self.causal), cutlass.Int32(stage_info.loop_offset)
 
 
 @dataclass(kw_only=True)
@@ -98,6 +100,7 @@ class KStages(MemoryResource):
     q_tiles: cutlass.Constexpr = None  # the consumers' QTile resources (the S GEMM reads the caller's Q)
     tma_k: Any = None
     g_k: Any = None
+    order: Any = None  # the work order (:func:`work_coord`); None: the scheduler's
     scores: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     _alloc: cutlass.Constexpr = field(init=False, default=None)
 
@@ -119,7 +122,7 @@ class KStages(MemoryResource):
         if is_issuer():
             _, k_layout, _ = smem_layouts(self.geo)
             s_k = swizzled(stage_info.context.smem_base.data_ptr(), self._alloc.offset, k_layout)
-            tile = stage_info.work_tile.tile_idx
+            tile = work_coord(stage_info.work_tile.tile_idx, self.order)
             g = self.g_k[(None, None, tile[0], tile[1])]
             g_tile = cute.local_tile(g, (self.geo.tile_k, self.geo.head_dim), (kv_block, 0))
             t_s, t_g = cpasync.tma_partition(self.tma_k, 0, cute.make_layout(1),
@@ -174,6 +177,7 @@ class VStages(MemoryResource):
     geo: cutlass.Constexpr = None
     tma_v: Any = None
     g_v: Any = None
+    order: Any = None  # the work order (:func:`work_coord`); None: the scheduler's
     acc_o: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     _alloc: cutlass.Constexpr = field(init=False, default=None)
 
@@ -201,7 +205,7 @@ class VStages(MemoryResource):
         if is_issuer():
             _, _, v_layout = smem_layouts(self.geo)
             s_v = swizzled(stage_info.context.smem_base.data_ptr(), self._alloc.offset, v_layout)
-            tile = stage_info.work_tile.tile_idx
+            tile = work_coord(stage_info.work_tile.tile_idx, self.order)
             g = self.g_v[(None, None, tile[0], tile[1])]
             g_tile = cute.local_tile(g, (self.geo.head_dim, self.geo.tile_k), (0, kv_block))
             t_s, t_g = cpasync.tma_partition(self.tma_v, 0, cute.make_layout(1),

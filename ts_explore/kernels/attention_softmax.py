@@ -32,7 +32,7 @@ from cutlass.experimental.task_scheduling.resources import (
 
 from .attention_tiles import (
     ACC_DTYPE, IN_DTYPE, WG_ROWS, consumer_thread, is_issuer, q_tile_index, score_count, smem_layouts,
-    stage_barrier, swizzled,
+    stage_barrier, swizzled, work_coord,
 )
 
 
@@ -60,6 +60,7 @@ class QTile(MemoryResource):
     g_q: Any = None
     seqlen_q: Any = None  # runtime Int32 (None on the CPU)
     seqlen_kv: Any = None
+    order: Any = None  # the work order (:func:`~.attention_tiles.work_coord`); None: the scheduler's
     stats: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     probs: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     _alloc: cutlass.Constexpr = field(init=False, default=None)
@@ -84,7 +85,7 @@ class QTile(MemoryResource):
         if is_issuer():
             q_layout, _, _ = smem_layouts(self.geo)
             s_q = swizzled(stage_info.context.smem_base.data_ptr(), self._alloc.offset, q_layout)
-            tile = stage_info.work_tile.tile_idx
+            tile = work_coord(stage_info.work_tile.tile_idx, self.order)
             g = self.g_q[(None, None, tile[0], tile[1])]
             g_tile = cute.local_tile(g, (WG_ROWS, self.geo.head_dim),
                                      (q_block * self.geo.consumer_wgs + self.index, 0))
@@ -121,7 +122,8 @@ class QTile(MemoryResource):
         lane = t % 32
         block = cutlass.Int32(stage_info.loop_offset)
         first_key = block * geo.tile_k + (lane % 4) * 2
-        m = q_tile_index(stage_info.work_tile.tile_idx, self.seqlen_q, geo.tile_q, self.causal)
+        m = q_tile_index(work_coord(stage_info.work_tile.tile_idx, self.order), self.seqlen_q, geo.tile_q,
+                         self.causal)
         wg_row0 = m * geo.tile_q + wg * WG_ROWS
         row0 = wg_row0 + (t // 32) * 16 + lane // 4
         # Keys a row may see: those before seqlen_kv and, causal, up to its bottom-right-aligned diagonal.

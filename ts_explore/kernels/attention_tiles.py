@@ -44,7 +44,10 @@ import cutlass.utils.hopper_helpers as sm90
 from cutlass.cute.nvgpu import OperandMajorMode
 from cutlass.cute.nvgpu.warpgroup import OperandSource
 from cutlass.experimental.task_scheduling.resources import StageInfo
+from cutlass.cutlass_dsl import extract_mlir_values, new_from_mlir_values
 from cutlass.tensor_utils import LayoutEnum
+
+from .attention_geometry import snake
 
 
 IN_DTYPE = cutlass.BFloat16
@@ -124,6 +127,44 @@ def q_tile_index(coord: Any, seqlen_q: Any, tile_q: int, causal: bool) -> Any:
     return z
 
 
+class WorkOrder:
+    """The Int32 sizes the snake work order needs: heads, batch, Q tiles and the grid's CTAs.
+
+    TS carries the resources through run-time branches and loops, so this
+    gives the DSL its four values and takes them back (the DSL's dynamic
+    expression protocol), as the tile schedulers do.
+    """
+
+    def __init__(self, heads: Any, batch: Any, tiles: Any, grid: Any) -> None:
+        self.heads, self.batch, self.tiles, self.grid = heads, batch, tiles, grid
+
+    def _sizes(self) -> tuple:
+        return self.heads, self.batch, self.tiles, self.grid
+
+    def __extract_mlir_values__(self) -> list:
+        return [v for size in self._sizes() for v in extract_mlir_values(size)]
+
+    def __new_from_mlir_values__(self, values: list) -> "WorkOrder":
+        return WorkOrder(*(new_from_mlir_values(size, [value]) for size, value in zip(self._sizes(), values)))
+
+
+def work_coord(coord: Any, order: Any) -> Any:
+    """The work tile ``(head, batch, z)`` a CTA runs for the scheduler's ``coord``.
+
+    ``order`` is None (the scheduler's order) or the :class:`WorkOrder` of a
+    causal static persistent launch: the tile is then taken in
+    :func:`~.attention_geometry.snake` order, so each CTA's walk alternates
+    long and short tiles (the plan's walks use the same function).
+    """
+    if order is None:
+        return coord
+    heads, batch, tiles, grid = order.heads, order.batch, order.tiles, order.grid
+    linear = cutlass.Int32(coord[0]) + heads * (cutlass.Int32(coord[1]) + batch * cutlass.Int32(coord[2]))
+    t = snake(linear, heads * batch * tiles, grid, cutlass.min)
+    rest = t // heads
+    return (t - rest * heads, rest - (rest // batch) * batch, rest // batch)
+
+
 def stage_barrier(stage_info: StageInfo) -> Any:
     """The acquired stage's mbarrier, as the pointer a TMA load signals."""
     return cute.make_ptr(cutlass.Int64, stage_info.barrier.data_ptr(), mem_space=cute.AddressSpace.smem,
@@ -131,4 +172,5 @@ def stage_barrier(stage_info: StageInfo) -> Any:
 
 
 __all__ = ["ACC_DTYPE", "IN_DTYPE", "LOAD_WARPS", "WG_ROWS", "WG_THREADS", "consumer_thread", "is_issuer", "o_count",
-           "pv_mma", "q_tile_index", "qk_mma", "score_count", "smem_layouts", "stage_barrier", "swizzled"]
+           "pv_mma", "q_tile_index", "qk_mma", "score_count", "smem_layouts", "stage_barrier", "swizzled",
+           "WorkOrder", "work_coord"]

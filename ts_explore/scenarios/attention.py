@@ -32,16 +32,16 @@ from cutlass.experimental.task_scheduling.task import Task
 from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
 from ..verification.rules import AsyncReadRule
 from ..kernels.attention_geometry import (
-    HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, Persistence, kv_blocks, q_tiles,
+    HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, Persistence, cta_walk, kv_blocks, q_tiles, snake,
 )
 from ..kernels.attention_epilogue import OutTile
 from ..kernels.attention_mainloop import ExtraKvBlockTask, KStages, KvBlocksTask, QkvGlobal, VStages
 from ..kernels.attention_softmax import QTile
-from ..kernels.attention_tiles import q_tile_index
+from ..kernels.attention_tiles import WorkOrder, q_tile_index, work_coord
 from ..kernels.turn import Turn, turn_pipeline
 from .attention_schedule import consumer_schedule, load_schedule
 from .base import BuildContext, Built, Scenario, knob, register
-from .common import require, runtime, tensor
+from .common import instance_value, require, runtime, tensor
 
 LOAD_WARPS = 4
 LOAD_REGISTERS, MMA_REGISTERS = 24, 240  # setmaxnreg: 24 x 128 + 240 x 256 <= 64 K registers
@@ -63,7 +63,8 @@ class HopperAttention:
 
     tile_q: int = knob(128, options=(64, 128), label="Q tile (rows per CTA)",
                        help="each consumer warpgroup owns tile_q / consumer_wgs rows, a multiple of 64")
-    tile_k: int = knob(128, options=(64, 128, 160), label="K/V block (keys)")
+    tile_k: int = knob(128, options=(64, 128, 160, 192, 256), label="K/V block (keys)",
+                       help="192 and 256 fit registers and shared memory at head_dim 64 only")
     stages: int = knob(2, min=2, max=8, label="K/V stages",
                        help="each of K and V has this many; bounded by 227 KiB. One stage deadlocks the "
                             "ping-pong consumers (mma1 waits for K[j+1] while mma0 holds the turn and K[j])")
@@ -107,6 +108,20 @@ class HopperAttention:
     def pingponging(self) -> bool:
         return self.pingpong and self.consumer_wgs == 2
 
+    @property
+    def viewed_cta(self) -> int:
+        """Under static persistence: the CTA that runs the viewed Q tile of head 0, batch 0."""
+        z = self.q_tiles - 1 - self.q_tile if self.causal else self.q_tile
+        ctas = min(PERSISTENT_CTAS, self.work_tiles)
+        tile = z * self.heads * self.batch  # its place in the longest-first order
+        return (snake(tile, self.work_tiles, ctas) if self.causal else tile) % ctas  # snake undoes itself
+
+    @property
+    def viewed_walk(self) -> tuple[int, ...]:
+        """Under static persistence: the K/V blocks of each work tile the viewed CTA walks, in order."""
+        return cta_walk(self.seqlen_q, self.seqlen_kv, self.tile_q, self.tile_k, self.heads * self.batch,
+                        self.causal, min(PERSISTENT_CTAS, self.work_tiles), self.viewed_cta)
+
 
 def check(cfg: HopperAttention) -> None:
     """Refuse what the schedule cannot lay out, naming the cause, the fix and the knob."""
@@ -124,7 +139,8 @@ def check(cfg: HopperAttention) -> None:
     require(geo.smem_bytes <= SMEM_LIMIT,
             f"Q {geo.q_bytes} B + {cfg.stages} K and {cfg.stages} V stages x {geo.kv_stage_bytes} B + O "
             f"{geo.out_bytes} B + barriers = {geo.smem_bytes} B exceed the {SMEM_LIMIT} B (227 KiB) of shared "
-            "memory per CTA", f"use stages <= {geo.max_stages()}" if geo.max_stages() else "use a smaller K/V block",
+            "memory per CTA", f"use stages <= {geo.max_stages()}" if geo.max_stages() >= 2 else
+            f"use a smaller K/V block: not even two stages of {cfg.tile_k} keys fit",
             "stages")
     require(cfg.q_tile < cfg.q_tiles, f"view Q tile {cfg.q_tile} does not exist: seqlen_q {cfg.seqlen_q} makes "
             f"{cfg.q_tiles} tiles of {cfg.tile_q} rows", f"pick q_tile < {cfg.q_tiles}", "q_tile")
@@ -168,18 +184,54 @@ def _queue(cfg: HopperAttention, ctx: BuildContext) -> WorkQueue | None:
                      .create_static_persistent_tile_scheduler_params(tile_scheduler_params=params))
 
 
+def recorded_walk(cfg: HopperAttention, ctx: BuildContext) -> tuple[int, ...] | None:
+    """On the CPU under static persistence: the K/V blocks of each tile the recorded CTA walks (None otherwise).
+
+    A plan instance names its CTAs' walk (``extra["walk"]``); the config's own
+    view records the CTA that runs the viewed Q tile.
+    """
+    if ctx.on_gpu or cfg.persistence is not Persistence.STATIC:
+        return None
+    if ctx.instance and "kv_blocks" in ctx.instance.get("extra", {}):
+        return instance_value(ctx, "walk", None)
+    return instance_value(ctx, "walk", cfg.viewed_walk)
+
+
+def mixed_walk(walk: tuple[int, ...] | None) -> bool:
+    """A walk whose tiles have different K/V loop lengths (causal under static persistence, beyond one wave)."""
+    return walk is not None and len(set(walk)) > 1
+
+
+def _per_tile_bound(coord: Any) -> None:
+    """The CPU stand-in of a K/V loop whose length differs from tile to tile: no single number answers."""
+    return None
+
+
 def _kv_domain(cfg: HopperAttention, ctx: BuildContext) -> tuple[Any, type]:
     """The K/V loop length and the task class: a number on the CPU (the viewed tile's), per work tile on the GPU.
 
     Inside the kernel the causal mask gives each Q tile its own count, so the
     loop's end is :class:`KvBlocksTask`'s ``get_domain`` (TS calls it per tile).
+    On the CPU a persistent CTA whose tiles differ in length records that
+    per-tile bound too: TS's tile loop repeats one loop length, so no search
+    covers such a walk and the verdict says so (INCONCLUSIVE) rather than
+    proving a walk of one length in its place.
     """
-    if not ctx.on_gpu:
+    if not ctx.on_gpu and not mixed_walk(recorded_walk(cfg, ctx)):
         return runtime(ctx, "kv_blocks", cfg.kv_blocks), Task
     return KvBlocksTask.get_domain, KvBlocksTask
 
 
-def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any) -> Any:
+def work_order(cfg: HopperAttention, ctx: BuildContext) -> Any:
+    """In the kernel, causal under static persistence: the sizes the snake work order needs
+    (:func:`~ts_explore.kernels.attention_tiles.work_coord`); None otherwise (and on the CPU, which
+    records one tile's steps and names the walks with the same order, ``cta_walk``)."""
+    if not ctx.on_gpu or not cfg.causal or cfg.persistence is not Persistence.STATIC:
+        return None
+    return WorkOrder(*runtime(ctx, "work_order", None))
+
+
+def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any, order: Any = None) -> Any:
     """In the kernel: a work tile's K/V block count from its coordinates ``(head, batch, z)``.
 
     The DSL form of :func:`~ts_explore.kernels.attention_geometry.kv_blocks` (floor division of
@@ -191,7 +243,7 @@ def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any) -> Any:
         total = (seqlen_kv + cfg.tile_k - 1) // cfg.tile_k
         if not cfg.causal:
             return total
-        m = q_tile_index(coord, seqlen_q, cfg.tile_q, cfg.causal)
+        m = q_tile_index(work_coord(coord, order), seqlen_q, cfg.tile_q, cfg.causal)
         last_row = cutlass.min((m + 1) * cfg.tile_q, seqlen_q) - 1
         last_key = last_row + seqlen_kv - seqlen_q
         return cutlass.max(cutlass.Int32(0), cutlass.min(total, (last_key + cfg.tile_k) // cfg.tile_k))
@@ -213,15 +265,17 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
     geo, wgs = cfg.geometry(), cfg.consumer_wgs
     n_kv, task_type = _kv_domain(cfg, ctx)
     sq, skv = runtime(ctx, "seqlen_q", cfg.seqlen_q), runtime(ctx, "seqlen_kv", cfg.seqlen_kv)
-    src = QkvGlobal(name="qkv_global", geo=geo, causal=cfg.causal, seqlen_q=sq)
+    order = work_order(cfg, ctx)
+    src = QkvGlobal(name="qkv_global", geo=geo, causal=cfg.causal, seqlen_q=sq, order=order)
     qs = [QTile(name=f"q{c}", pipeline_config=_tma(1, geo.q_bytes // wgs, 4), index=c, geo=geo, causal=cfg.causal,
-                tma_q=tensor(ctx, "tma_q"), g_q=tensor(ctx, "g_q"), seqlen_q=sq, seqlen_kv=skv) for c in range(wgs)]
+                tma_q=tensor(ctx, "tma_q"), g_q=tensor(ctx, "g_q"), seqlen_q=sq, seqlen_kv=skv, order=order)
+          for c in range(wgs)]
     k = KStages(name="k_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs), geo=geo,
-                overlap=cfg.overlap, q_tiles=qs, tma_k=tensor(ctx, "tma_k"), g_k=tensor(ctx, "g_k"))
+                overlap=cfg.overlap, q_tiles=qs, tma_k=tensor(ctx, "tma_k"), g_k=tensor(ctx, "g_k"), order=order)
     v = VStages(name="v_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs), geo=geo,
-                tma_v=tensor(ctx, "tma_v"), g_v=tensor(ctx, "g_v"))
+                tma_v=tensor(ctx, "tma_v"), g_v=tensor(ctx, "g_v"), order=order)
     outs = [OutTile(name=f"o{c}", index=c, geo=geo, causal=cfg.causal, g_o=tensor(ctx, "g_o"),
-                    g_lse=tensor(ctx, "g_lse"), seqlen_q=sq) for c in range(wgs)]
+                    g_lse=tensor(ctx, "g_lse"), seqlen_q=sq, order=order) for c in range(wgs)]
     allocator = SmemAllocator()  # Q of each consumer, K stages, V stages: side by side (the checker sees no overlap)
     for resource in (*qs, k, v):
         allocator.add_resource(resource)
@@ -239,7 +293,8 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
         hand = turns[c] if turns else None
         n_cons, consumer_type = n_kv, task_type
         if cfg.fault is AttentionFault.CONSUMER_EXTRA and c == wgs - 1:  # one block more than the loader loads
-            n_cons, consumer_type = (ExtraKvBlockTask.get_domain, ExtraKvBlockTask) if ctx.on_gpu else (n_kv + 1, Task)
+            n_cons, consumer_type = ((ExtraKvBlockTask.get_domain, ExtraKvBlockTask) if task_type is KvBlocksTask
+                                     else (n_kv + 1, Task))
         sched = consumer_schedule(qs[c], k, v, outs[c], take, hand, wq, n_cons, first=c == 0,
                                   overlap=cfg.overlap, broken_turn=cfg.fault is AttentionFault.PINGPONG_BROKEN,
                                   early_release=cfg.fault is AttentionFault.EARLY_K_RELEASE)
@@ -249,18 +304,26 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
         graph[outs[c]] = [qs[c], k, v, *extra]
         if hand is not None:
             graph[hand] = [k]
-    if ctx.on_gpu:
-        bounds = kv_bounds(cfg, sq, skv)
+    if ctx.on_gpu or task_type is KvBlocksTask:
+        bounds = kv_bounds(cfg, sq, skv, order) if ctx.on_gpu else _per_tile_bound
         for task in tasks:
             task.kv_bounds = bounds
     not_modelled = (SCOPE_NOTE,)
     rules = (AsyncReadRule(async_reads("k_smem")), AsyncReadRule(async_reads("v_smem")))
     return Built(tasks=tasks, resource_dependency_graph=graph, task_manager_kwargs={"smem_allocator": allocator},
-                 notes=() if ctx.on_gpu else _notes(cfg, geo),
+                 notes=() if ctx.on_gpu else _notes(cfg, geo, recorded_walk(cfg, ctx)),
                  not_modelled=not_modelled, rules=rules)
 
 
-def _notes(cfg: HopperAttention, geo: Geometry) -> tuple[str, ...]:
+def _walk_text(walk: tuple[int, ...]) -> str:
+    """A walk in words: ``3 tiles of 4, 3, 1 K/V blocks`` (runs of one length shortened)."""
+    if len(set(walk)) == 1:
+        return f"{len(walk)} tile{'s' if len(walk) != 1 else ''} of {walk[0]} K/V blocks"
+    shown = ", ".join(map(str, walk[:6])) + (", ..." if len(walk) > 6 else "")
+    return f"{len(walk)} tiles of {shown} K/V blocks ({sum(walk)} in all)"
+
+
+def _notes(cfg: HopperAttention, geo: Geometry, walk: tuple[int, ...] | None = None) -> tuple[str, ...]:
     mask = "causal (bottom-right aligned)" if cfg.causal else "non-causal"
     notes = [
         f"CPU view: Q[{cfg.batch}, {cfg.seqlen_q}, {cfg.heads}, {cfg.head_dim}] against K/V[{cfg.batch}, "
@@ -276,10 +339,16 @@ def _notes(cfg: HopperAttention, geo: Geometry) -> tuple[str, ...]:
         notes.append("ping-pong: mma0 and mma1 hand the right to issue WGMMA to each other through turn01 and "
                      "turn10 (mbarrier pipelines, so TS checks the order)")
     if cfg.persistence is Persistence.STATIC:
+        order = "tiles longest first, every other wave backwards; " if cfg.causal else "tiles; "
+        walks = (f"the recorded CTA walks {_walk_text(walk)}" if walk
+                 else f"each walks tiles of {cfg.kv_blocks} K/V blocks")
         notes.append(f"static persistence: {min(PERSISTENT_CTAS, cfg.work_tiles)} CTAs walk {cfg.work_tiles} work "
-                     f"tiles; the checker runs two tiles of the viewed tile's {cfg.kv_blocks} K/V blocks"
-                     + ("; with two consumer warpgroups reading K and V that is not a proof for more tiles"
-                        if cfg.consumer_wgs == 2 else ""))
+                     + order + walks)
+        if mixed_walk(walk):
+            notes.append("its tiles differ in K/V loop length, and TS's tile loop repeats one length: no search "
+                         "covers this walk, so the verdict is INCONCLUSIVE (a walk of tiles of one length each, "
+                         "such as every CTA of a grid with one wave of tiles, is proven for every number of "
+                         "tiles)")
     return tuple(notes)
 
 
