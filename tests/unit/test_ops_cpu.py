@@ -296,3 +296,12 @@ def test_without_torch_the_package_imports_and_the_ops_name_the_extra() -> None:
 
     with pytest.raises(OpsError, match=r"ts-explore\[torch\]"):
         ops.gemm  # noqa: B018
+
+
+def test_the_ops_attention_persists_where_every_launched_walk_is_proven() -> None:
+    from ts_explore.kernels.attention_geometry import Persistence
+
+    assert compiled.attention_config(128, False).persistence is Persistence.STATIC  # the faster kernel at 8k
+    assert compiled.attention_config(64, True).persistence is Persistence.NONE  # causal walks mix K/V lengths
+    base = compiled.scenario("hopper_attention").config(persistence=Persistence.NONE)
+    assert compiled.attention_config(128, False, base).persistence is Persistence.NONE  # a given config wins
