@@ -18,8 +18,11 @@ import pytest
 from scenario_support import ident
 from test_gemm_pingpong_wgmma_overlap import PTXAS, commits_split_from_their_wgmmas, kept_ptx, ptxas_report
 from ts_explore.app.drawings import dependency_graph, schedule_graph
+from ts_explore.gpu.plan import launch_plan
+from ts_explore.gpu.safety import prove
 from ts_explore.kernels.gemm_geometry import SMEM_LIMIT, Cluster, DType, Epilogue, GemmMode, TileShape
 from ts_explore.model import QueueKind
+from ts_explore.model.plan import DeviceLimits
 from ts_explore.reader import capture_task_set
 from ts_explore.scenarios import get
 from ts_explore.scenarios.choices import choices
@@ -80,6 +83,14 @@ def test_handing_the_turn_back_before_the_stores_have_read_the_buffers_is_report
 def test_the_ping_pong_deadlock_is_still_caught_with_the_shared_epilogue() -> None:
     verdict = verify(**SC.build(SC.config(**TURNS, fault=GemmFault.PINGPONG_BROKEN)).verify_kwargs())
     assert verdict.status.value == "unsafe" and "deadlock" in verdict.summary(), verdict.summary()
+
+
+def test_the_launch_gate_proves_the_turn_at_a_full_grid_of_16_k_blocks_and_at_tails() -> None:
+    """What the GPU's traced launch runs (4096 x 4096 x 1024) and a tail shape: proven for every tile count."""
+    for shape in [(4096, 4096, 1024), (1000, 1032, 520)]:
+        plan = launch_plan("hopper_gemm", shape, device=DeviceLimits.h200(), **TURNS)
+        proof = prove(SC, SC.config(**TURNS), (plan,))
+        assert proof.ok, proof.summary()
 
 
 def test_the_early_turn_fault_needs_the_shared_epilogue() -> None:
