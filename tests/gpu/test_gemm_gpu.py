@@ -549,9 +549,9 @@ def test_turns_match_the_fp32_product(overrides: dict[str, Any], shape: tuple[in
 @pytest.mark.parametrize("overrides", TURNS_CONTROLS[:2], ids=lambda o: "turns-" + _wide_id(o))
 def test_turns_at_8192_cubed_match_the_fp32_product(overrides: dict[str, Any]) -> None:
     """128 k-blocks per tile, the turn handed over 2 x 11 times per CTA. Run without launch()'s gate: at 128
-    k-blocks its tile-loop search of the three coupled tasks stops INCONCLUSIVE (the turn ties both consumers to
-    each other, so the per-consumer projections that prove the other ping-pong builds do not apply); the
-    schedule is proven SAFE at the CPU view's sizes and up to 32 k-blocks at this grid."""
+    k-blocks its tile-loop search of the three coupled tasks stops INCONCLUSIVE at its cap of 10^7 states (the turn
+    ties both consumers to each other, so the per-consumer projections that prove the other ping-pong builds do
+    not apply); the schedule is proven SAFE at the CPU view's sizes and up to 32 k-blocks at this grid."""
     check((8192, 8192, 8192), **overrides)
 
 
