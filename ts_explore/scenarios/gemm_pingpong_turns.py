@@ -33,7 +33,7 @@ from cutlass.experimental.task_scheduling.resources import PipelineConfig
 
 from ..analysis.async_reads import AsyncReads
 from ..kernels.gemm_epilogue import EPILOGUE_BARRIER_ID, TurnBuffers
-from ..kernels.gemm_geometry import LOAD_WARPS, WARPGROUP_THREADS, Epilogue, GemmMode, Geometry
+from ..kernels.gemm_geometry import LOAD_WARPS, WARPGROUP_THREADS, GemmMode, Geometry
 from .common import require
 from .gemm_config import GemmFault, HopperGemm
 
@@ -120,10 +120,5 @@ def notes(cfg: HopperGemm, geo: Geometry) -> list[str]:
     return notes
 
 
-def uses(cfg: HopperGemm) -> bool:
-    """Whether ``cfg`` builds the shared epilogue."""
-    return cfg.epilogue is Epilogue.SHARED
-
-
 __all__ = ["TURN_SCOPE_NOTE", "check", "flush", "notes", "store_in_turn", "turn_buffers", "turn_pipeline",
-           "turn_reads", "uses"]
+           "turn_reads"]
