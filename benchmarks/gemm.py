@@ -152,6 +152,12 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
                                                   swizzle=8)),
         ("pingpong 128x192 4st static 2x1 swz8", dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x192, stages=4,
                                                       cluster=Cluster.C2x1, swizzle=8)),
+        # the shared epilogue: both consumers take one set of C buffers in turns, so the ring takes a fifth stage
+        ("pingpong 128x192 5st static shared", dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x192, stages=5,
+                                                    epilogue=Epilogue.SHARED)),
+        ("pingpong 128x192 5st static 2x1 swz8 shared", dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x192,
+                                                             stages=5, cluster=Cluster.C2x1, swizzle=8,
+                                                             epilogue=Epilogue.SHARED)),
         ("pingpong by shape", dict(mode=GemmMode.PINGPONG, tile=TileShape.BY_SHAPE)),
         ("128x192 2wg 5st static swz8", dict(tile=TileShape.T128x192, stages=5, swizzle=8)),
         ("128x192 2wg 5st static 2x1 swz8", dict(tile=TileShape.T128x192, stages=5, cluster=Cluster.C2x1,
@@ -161,7 +167,8 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
 
 
 # The small tiles are there for the small shape; on the large ones they only cost device time.
-LARGE_ONLY = {"pingpong 128x192 4st static", "pingpong 128x192 4st static swz8", "128x192 2wg 5st static swz8",
+LARGE_ONLY = {"pingpong 128x192 4st static", "pingpong 128x192 4st static swz8", "pingpong 128x192 5st static shared",
+              "128x192 2wg 5st static swz8",
               "128x192 2wg 5st static 2x1 swz8", "256x192 2wg 3st static swz8", "128x256 2wg 4st static swz4",
               "128x256 2wg 4st static swz8", "128x256 2wg 4st static swz16", "128x256 2wg 4st static 2x1 swz8",
               "128x256 2wg 4st static 1x2 swz8", "128x256 2wg 4st static swz8 handoff",

@@ -8,10 +8,12 @@
 #   source .gpu/b/env.sh && bash scripts/gpu-pp39.sh
 # Writes five files to $OUT, each step's log as it runs:
 #   pp39_env.txt           GPU, driver, package versions, each step's start, end and exit status
-#   pp39_gpu_tests.txt     pytest tests/gpu/test_gemm_gpu.py -k 'pingpong or ping_pong' (correctness at aligned
-#                          and tail shapes, the 8192^3 launches, the traces) in 6 processes side by side
+#   pp39_gpu_tests.txt     pytest tests/gpu/test_gemm_gpu.py -k 'pingpong or ping_pong or turns' (correctness at
+#                          aligned and tail shapes, the 8192^3 launches, the traces; 'turns': the shared epilogue,
+#                          whose two consumers take one set of C buffers in turns) in 6 processes side by side
 #   pp39_bench.txt         benchmarks/gemm.py --shapes 8192x8192x8192 4096x4096x4096 8192x28672x4096
-#                          --configs (two ping-pong, two cooperative) --no-diagnosis --no-quack-tuned
+#                          --configs (the 2x1 ping-pong with 4 stages and with the shared epilogue's 5, two
+#                          cooperative) --no-diagnosis --no-quack-tuned
 #   pp39_bench_stderr.txt  the benchmark's compile times and failures
 #   pp39_summary.txt       the test tally and the ping-pong rows beside the cooperative ones
 # Budget: at most 4 minutes in all (tests 100 s, benchmark 120 s, each under `timeout`; the benchmark starts no
@@ -45,7 +47,7 @@ stamp "gpu tests: start"
 # (sorted, the ids of one config's shapes stay together, in one shard, compiled once); the tests check results
 # and do not time, so they may share the GPU
 TESTS="$OUT/pp39_gpu_tests.txt"
-SELECT="pingpong or ping_pong"
+SELECT="pingpong or ping_pong or turns"
 python3 -m pytest -q -p no:cacheprovider --collect-only -m gpu tests/gpu/test_gemm_gpu.py -k "$SELECT" \
   2> /dev/null | grep '::' | sort > /tmp/pp39_ids.txt
 echo "# $(wc -l < /tmp/pp39_ids.txt) tests of tests/gpu/test_gemm_gpu.py -k '$SELECT', 6 processes" > "$TESTS"
@@ -66,7 +68,7 @@ stamp "gpu tests: exit $rc$([ $rc = 124 ] && echo ' (a shard timed out at 100 s)
 
 stamp "benchmark: start"
 timeout 120 python3 benchmarks/gemm.py --shapes 8192x8192x8192 4096x4096x4096 8192x28672x4096 \
-  --configs "pingpong 128x192 4st static" "pingpong 128x192 4st static 2x1 swz8" "by shape" \
+  --configs "pingpong 128x192 4st static 2x1 swz8" "pingpong 128x192 5st static 2x1 swz8 shared" "by shape" \
             "128x256 2wg 4st static 2x1 swz8" \
   --no-diagnosis --no-quack-tuned --budget-s 90 > "$OUT/pp39_bench.txt" 2> "$OUT/pp39_bench_stderr.txt"
 rc=$?

@@ -57,16 +57,17 @@ class _CBuffers(MemoryResource):
 
     @cute.jit
     def _write(self, stage_info: StageInfo, acc: cute.TensorSSA, part: cutlass.Constexpr[int],
-               buffer: Any) -> None:
+               buffer: Any, thread0: cutlass.Constexpr[int]) -> None:
         """Convert part ``part`` of this thread's accumulators to bf16 (fp8: times the scales), write it to
-        buffer ``buffer`` with stmatrix, and fence so that a TMA store (async proxy) may read it."""
+        buffer ``buffer`` with stmatrix, and fence so that a TMA store (async proxy) may read it (``thread0``:
+        the first thread of the warpgroup(s) holding the accumulators)."""
         mma_op = tiled_mma(self.geo)
         buffers = self._buffers(stage_info)
         store_atom = sm90.get_smem_store_op(ROW_MAJOR, OUT_DTYPE, ACC_DTYPE)
         c_atom = cute.make_tiled_copy_C_atom(
             cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), OUT_DTYPE), mma_op)
         r2s = cute.make_tiled_copy_S(store_atom, c_atom)
-        thr = r2s.get_slice(cute.arch.thread_idx()[0] - self.consumer_thread0)
+        thr = r2s.get_slice(cute.arch.thread_idx()[0] - thread0)
         dst = thr.partition_D(buffers)
         flat = cute.make_rmem_tensor((self.geo.accumulators_per_thread,), ACC_DTYPE)
         flat.store(acc)
@@ -131,7 +132,7 @@ class OutputTile(_CBuffers):
     @cute.jit
     def stage(self, stage_info: StageInfo, acc: cute.TensorSSA, *, part: cutlass.Constexpr[int]) -> None:
         """Convert part ``part`` of the accumulators to bf16 (fp8: times the scales) and write it to its buffer."""
-        self._write(stage_info, acc, part, part % self.geo.epilogue_buffers)
+        self._write(stage_info, acc, part, part % self.geo.epilogue_buffers, self.consumer_thread0)
         self._sync()
 
     @producer_work
@@ -180,7 +181,7 @@ class HandoffBuffers(_CBuffers):
     @cute.jit
     def stage(self, stage_info: StageInfo, acc: cute.TensorSSA, *, part: cutlass.Constexpr[int]) -> None:
         """Write part ``part`` of the accumulators into the acquired buffer (the commit hands it over)."""
-        self._write(stage_info, acc, part, stage_info.stage_idx)
+        self._write(stage_info, acc, part, stage_info.stage_idx, self.consumer_thread0)
 
     @consumer_work
     @cute.jit
@@ -210,4 +211,86 @@ class HandoffBuffers(_CBuffers):
             cute.arch.cp_async_bulk_wait_group(0)
 
 
-__all__ = ["EPILOGUE_BARRIER_ID", "HandoffBuffers", "OutputTile"]
+@dataclass(kw_only=True)
+class TurnBuffers(_CBuffers):
+    """One set of epilogue buffers the two ping-pong consumers take in turns, as a one-stage pipeline.
+
+    The stage *is* the turn: mma0 (the producer, threads from
+    ``consumer_thread0``) acquires it, writes and stores its tile's parts,
+    waits until its stores have read the buffers (``drain0``) and commits;
+    mma1 (the consumer, threads from ``thread0_1``) waits for it, does the
+    same with ``*1`` steps and releases it, which hands the buffers back to
+    mma0 for its next tile. Each side syncs its own warpgroup at its named
+    barrier (``barrier_id``, ``barrier_id + 1``) between writing a part and
+    storing it, and rotates the part through the buffers as ``OutputTile`` does.
+    """
+
+    barrier_id: cutlass.Constexpr[int] = EPILOGUE_BARRIER_ID  # mma0's; mma1's is the next one
+    thread0_1: cutlass.Constexpr[int] = 2 * LOAD_WARPS * 32  # first thread of mma1 (warps 8-11)
+    _alloc_c: cutlass.Constexpr = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self._alloc_c = SmemAllocation("c_buffers", self.geo.epilogue_bytes, alignment=1024)
+
+    def get_smem_requirements(self) -> list:
+        return [self._alloc_c]
+
+    @cute.jit
+    def _part(self, stage_info: StageInfo, acc: cute.TensorSSA, part: cutlass.Constexpr[int],
+              side: cutlass.Constexpr[int]) -> None:
+        """Consumer ``side``'s part ``part``: write it, meet at the side's barrier, one warp stores it and waits
+        until the buffer the next part takes has been read, meet again."""
+        thread0 = self.consumer_thread0 if side == 0 else self.thread0_1
+        buffer = part % self.geo.epilogue_buffers
+        self._write(stage_info, acc, part, buffer, thread0)
+        cute.arch.barrier(barrier_id=self.barrier_id + side, number_of_threads=self.geo.consumer_threads)
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        if warp == thread0 // 32:
+            self._send(stage_info, part, buffer, side)
+            cute.arch.cp_async_bulk_wait_group(self.geo.epilogue_buffers - 1, read=True)
+        cute.arch.barrier(barrier_id=self.barrier_id + side, number_of_threads=self.geo.consumer_threads)
+
+    @cute.jit
+    def _wait_reads(self, side: cutlass.Constexpr[int], reads_only: cutlass.Constexpr[bool]) -> None:
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        if warp == (self.consumer_thread0 if side == 0 else self.thread0_1) // 32:
+            cute.arch.cp_async_bulk_wait_group(0, read=reads_only)
+
+    @producer_work
+    @cute.jit
+    def store0(self, stage_info: StageInfo, acc: cute.TensorSSA, *, part: cutlass.Constexpr[int]) -> None:
+        """mma0's part ``part`` of its tile (the upper one of the unit) through the shared buffers."""
+        self._part(stage_info, acc, part, 0)
+
+    @producer_work
+    @cute.jit
+    def drain0(self, stage_info: StageInfo) -> None:
+        """mma0's issuing warp waits until its stores have read the buffers (its commit then hands them over)."""
+        self._wait_reads(0, True)
+
+    @producer_work(work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def flush0(self, stage_info: StageInfo) -> None:
+        """Before the CTA exits: mma0's TMA stores of C have completed."""
+        self._wait_reads(0, False)
+
+    @consumer_work
+    @cute.jit
+    def store1(self, stage_info: StageInfo, acc: cute.TensorSSA, *, part: cutlass.Constexpr[int]) -> None:
+        """mma1's part ``part`` of its tile (the lower one of the unit) through the shared buffers."""
+        self._part(stage_info, acc, part, 1)
+
+    @consumer_work
+    @cute.jit
+    def drain1(self, stage_info: StageInfo) -> None:
+        """mma1's issuing warp waits until its stores have read the buffers (its release then hands them back)."""
+        self._wait_reads(1, True)
+
+    @consumer_work(work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def flush1(self, stage_info: StageInfo) -> None:
+        """Before the CTA exits: mma1's TMA stores of C have completed."""
+        self._wait_reads(1, False)
+
+
+__all__ = ["EPILOGUE_BARRIER_ID", "HandoffBuffers", "OutputTile", "TurnBuffers"]

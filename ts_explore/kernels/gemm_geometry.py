@@ -157,6 +157,7 @@ class Epilogue(str, Enum):
 
     INLINE = "consumers store"
     HANDOFF = "a store task sends C"
+    SHARED = "ping-pong consumers share the C buffers in turns"
 
 
 class Release(str, Enum):
@@ -184,6 +185,7 @@ class Geometry:
     pingpong: bool = False  # each consumer owns whole tiles; both read every stage of the one ring
     cluster_n: int = 1  # CTAs along N sharing one A tile (TMA multicast)
     handoff: bool = False  # a store task on warps 2-3 sends C; the load task keeps warps 0-1
+    shared_epilogue: bool = False  # ping-pong: both consumers store through one set of C buffers, in turns
 
     def __post_init__(self) -> None:
         if self.cluster_m > 1 and self.cluster_n > 1:
@@ -219,7 +221,7 @@ class Geometry:
         """What one ping-pong consumer's WGMMA and buffers see: a one-warpgroup tile (else the geometry itself)."""
         return Geometry(tile_m=self.tile_m, tile_n=self.tile_n, stages=self.stages, consumer_wgs=1,
                         cluster_m=self.cluster_m, cluster_n=self.cluster_n, dtype=self.dtype,
-                        pingpong=True) if self.pingpong else self
+                        pingpong=True, shared_epilogue=self.shared_epilogue) if self.pingpong else self
 
     @property
     def tile_k(self) -> int:
@@ -274,23 +276,37 @@ class Geometry:
 
     @property
     def epilogue_bytes(self) -> int:
-        """Epilogue buffers of every consumer (ping-pong: each warpgroup has its own, so the two stores overlap)."""
+        """Epilogue buffers of every consumer (ping-pong: each warpgroup has its own, so the two stores overlap;
+        with ``shared_epilogue`` one set, which the consumers take in turns).
+
+        >>> Geometry(128, 192, 4, 2, pingpong=True).epilogue_bytes, Geometry(128, 192, 5, 2, pingpong=True,
+        ...     shared_epilogue=True).epilogue_bytes
+        (32768, 16384)
+        """
         per_tile = self.tile_m * EPILOGUE_N * BF16_BYTES * self.epilogue_buffers
-        return per_tile * (self.consumer_wgs if self.pingpong else 1)
+        return per_tile * (self.consumer_wgs if self.pingpong and not self.shared_epilogue else 1)
+
+    @property
+    def turn_barrier_bytes(self) -> int:
+        """The shared epilogue's turn: a one-stage pipeline, two 8-byte mbarriers (none without it)."""
+        return 16 if self.shared_epilogue else 0
 
     @property
     def smem_bytes(self) -> int:
-        """A/B stages + epilogue buffers + two 8-byte mbarriers per stage.
+        """A/B stages + epilogue buffers + two 8-byte mbarriers per stage (+ the shared epilogue's turn).
 
         >>> pp = Geometry(128, 128, 6, 2, pingpong=True)  # one ring of 32 KiB stages, 2 x 2 x 8 KiB buffers
         >>> pp.max_stages(), pp.smem_bytes <= SMEM_LIMIT, Geometry(64, 256, 2, 2, pingpong=True).max_stages()
         (6, True, 5)
+        >>> turns = Geometry(128, 192, 5, 2, pingpong=True, shared_epilogue=True)  # 5 x 40 KiB + 2 x 8 KiB
+        >>> turns.max_stages(), turns.smem_bytes, Geometry(128, 192, 4, 2, pingpong=True).max_stages()
+        (5, 221280, 4)
         """
-        return self.stages * (self.stage_bytes + 16) + self.epilogue_bytes
+        return self.stages * (self.stage_bytes + 16) + self.epilogue_bytes + self.turn_barrier_bytes
 
     def max_stages(self) -> int:
         """A/B stages that fit in shared memory beside the epilogue buffers."""
-        return (SMEM_LIMIT - self.epilogue_bytes) // (self.stage_bytes + 16)
+        return (SMEM_LIMIT - self.epilogue_bytes - self.turn_barrier_bytes) // (self.stage_bytes + 16)
 
 
 def tile_counts(shape: tuple[int, int, int], geo: Geometry) -> tuple[int, int]:

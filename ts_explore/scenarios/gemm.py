@@ -30,6 +30,7 @@ from ..model import QueueKind
 from . import gemm_cooperative as cooperative
 from . import gemm_handoff as handoff
 from . import gemm_pingpong as pingpong
+from . import gemm_pingpong_turns as pingpong_turns
 from .base import BuildContext, Built, Scenario, register
 from .common import instance_value, require, runtime, viewpoint
 from .gemm_config import GemmFault, HopperGemm
@@ -42,7 +43,10 @@ def check(cfg: HopperGemm) -> None:
         pingpong.check(cfg)
     if cfg.epilogue is Epilogue.HANDOFF:
         handoff.check(cfg)
-    planted_in = {"mode=ping-pong": cfg.mode is GemmMode.PINGPONG, "epilogue=handoff": cfg.epilogue is Epilogue.HANDOFF}
+    if cfg.epilogue is Epilogue.SHARED:
+        pingpong_turns.check(cfg)
+    planted_in = {"mode=ping-pong": cfg.mode is GemmMode.PINGPONG, "epilogue=handoff": cfg.epilogue is Epilogue.HANDOFF,
+                  "epilogue=shared": cfg.epilogue is Epilogue.SHARED}
     require(cfg.fault is GemmFault.NONE or planted_in[cfg.fault.needs],
             f"fault {cfg.fault.value!r} is planted in the schedule of {cfg.fault.needs}, which this config does "
             "not use", f"use {cfg.fault.needs}, or fault=none", cfg.fault.needs.split("=")[0] or None)

@@ -32,12 +32,17 @@ class GemmFault(str, Enum):
                              "store may still read it (a race TS cannot see; the async-read rule reports it)")
     HANDOFF_EXTRA_PART = ("the store task waits for one part of C more per tile than the consumers hand over: after "
                           "the last tile it waits for a buffer no one fills (deadlock)")
+    SHARED_EARLY_TURN = ("mma1 hands the shared C buffers back to mma0 right after issuing its last TMA store, "
+                         "while the store may still read them: mma0 writes its next tile under it (a race TS "
+                         "cannot see; the async-read rule reports it)")
 
     @property
     def needs(self) -> str:
         """The setting this fault is planted in: 'mode=ping-pong', 'epilogue=handoff' (NONE: '')."""
         if self is GemmFault.PINGPONG_BROKEN:
             return "mode=ping-pong"
+        if self is GemmFault.SHARED_EARLY_TURN:
+            return "epilogue=shared"
         return "" if self is GemmFault.NONE else "epilogue=handoff"
 
 
@@ -59,10 +64,12 @@ class HopperGemm:
     mode: GemmMode = knob(GemmMode.COOPERATIVE, label="consumer mode",
                           help="cooperative: the warpgroups split each tile; ping-pong: each owns alternate whole "
                                "tiles, one's mainloop runs under the other's epilogue")
-    epilogue: Epilogue = knob(Epilogue.INLINE, label="epilogue (cooperative)",
+    epilogue: Epilogue = knob(Epilogue.INLINE, label="epilogue",
                               help="consumers store: the consumer warpgroups send C themselves while the tensor "
-                                   "cores idle; a store task sends C: they hand each part of C in a shared-memory "
-                                   "buffer to a store task (warps 2-3) and go on to the next tile")
+                                   "cores idle; a store task sends C (cooperative): they hand each part of C in a "
+                                   "shared-memory buffer to a store task (warps 2-3) and go on to the next tile; "
+                                   "shared in turns (ping-pong): both consumers store through one set of buffers, "
+                                   "handed over by a turn pipeline, so the A/B ring takes one stage more")
     fault: GemmFault = knob(GemmFault.NONE, label="fault (for debugging)",
                             help="a deliberate mistake: the verifier reports it with a counterexample")
     m: int = knob(512, min=1, max=65536, label="M (CPU view)")
@@ -90,7 +97,7 @@ class HopperGemm:
                          sms or self.ctas or DeviceLimits.h200().sms, self.dtype.bytes, pingpong=pingpong)
         tm, tn = pick.tile.mn
         most = Geometry(tile_m=tm, tile_n=tn, stages=2, consumer_wgs=pick.consumer_wgs, dtype=self.dtype,
-                        pingpong=pingpong).max_stages()
+                        pingpong=pingpong, shared_epilogue=self.epilogue is Epilogue.SHARED).max_stages()
         return replace(self, tile=pick.tile, consumer_wgs=pick.consumer_wgs, stages=min(self.stages, most),
                        cluster=Cluster.C2x1 if pick.cluster_m == 2 else self.cluster)
 
@@ -99,7 +106,8 @@ class HopperGemm:
         tm, tn = cfg.tile.mn
         return Geometry(tile_m=tm, tile_n=tn, stages=cfg.stages, consumer_wgs=cfg.consumer_wgs,
                         cluster_m=cfg.cluster.m, cluster_n=cfg.cluster.n, dtype=cfg.dtype,
-                        pingpong=cfg.mode is GemmMode.PINGPONG, handoff=cfg.epilogue is Epilogue.HANDOFF)
+                        pingpong=cfg.mode is GemmMode.PINGPONG, handoff=cfg.epilogue is Epilogue.HANDOFF,
+                        shared_epilogue=cfg.epilogue is Epilogue.SHARED)
 
     @property
     def shape(self) -> tuple[int, int, int]:

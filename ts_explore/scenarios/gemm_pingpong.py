@@ -56,6 +56,7 @@ from ..kernels.gemm_geometry import LOAD_WARPS, MAX_ACCUMULATORS, WARPGROUP_THRE
 from ..kernels.gemm_mainloop import GlobalOperands, SmemOperands
 from ..model import QueueKind
 from ..verification.rules import AsyncReadRule
+from . import gemm_pingpong_turns as pingpong_turns
 from . import gemm_shared as shared
 from .base import BuildContext, Built
 from .common import next_work_tile, require, runtime, tensor
@@ -139,22 +140,34 @@ def accumulate(smem: Any, trips: Any, *, release: Release, **mma: Any) -> Any:
 
 
 def consumer_schedule(c: int, ring: Any, out: Any, wq: Any, n_k: Any, *, release: Release, epilogue_parts: int,
-                      broken: bool = False) -> Any:
+                      broken: bool = False, turns: bool = False, early_turn: bool = False) -> Any:
     """Consumer ``mma<c>``'s schedule (see the module docstring).
 
     ``broken`` plants a mistake in mma0: its k-loop runs one stage more than
     the unit has, so it takes the next unit's first stage as its own and, after
-    the CTA's last unit, waits for a stage the loader never fills.
+    the CTA's last unit, waits for a stage the loader never fills. With
+    ``turns`` ``out`` is the shared epilogue's ``TurnBuffers``
+    (:mod:`.gemm_pingpong_turns`; ``early_turn`` plants its fault).
     """
     trips = 2 * n_k + 1 if broken and c == 0 else 2 * n_k
 
     def unit(ring: Any, out: Any) -> None:
-        accumulate_and_store(ring, out, trips, release=release, epilogue_parts=epilogue_parts, tile=c)
+        if turns:
+            acc = accumulate(ring, trips, release=release, tile=c)
+            pingpong_turns.store_in_turn(out, acc, c, epilogue_parts, early_turn=early_turn)
+        else:
+            accumulate_and_store(ring, out, trips, release=release, epilogue_parts=epilogue_parts, tile=c)
+
+    def finish(out: Any) -> None:
+        if turns:
+            pingpong_turns.flush(out, c)
+        else:
+            out.flush()
 
     if wq is None:
         def mma(ring: Any, out: Any) -> None:
             unit(ring, out)
-            out.flush()
+            finish(out)
 
         mma.__name__ = f"mma{c}"
         return schedule(mma)(ring, out)
@@ -163,24 +176,31 @@ def consumer_schedule(c: int, ring: Any, out: Any, wq: Any, n_k: Any, *, release
         with work_tile_loop(wq):
             unit(ring, out)
             next_work_tile(wq)
-        out.flush()
+        finish(out)
 
     mma.__name__ = f"mma{c}"
     return schedule(mma)(ring, out, wq)
 
 
-def tasks(src: Any, ring: Any, outs: list[OutputTile], wq: Any, n_k: Any, *, release: Release,
-          load_registers: int, mma_registers: int, broken: bool = False) -> list[Task]:
-    """``load`` (warps 0-3), ``mma0`` (warps 4-7) and ``mma1`` (warps 8-11), all on the one ring."""
+def tasks(src: Any, ring: Any, outs: list[Any], wq: Any, n_k: Any, *, release: Release,
+          load_registers: int, mma_registers: int, broken: bool = False, early_turn: bool = False) -> list[Task]:
+    """``load`` (warps 0-3), ``mma0`` (warps 4-7) and ``mma1`` (warps 8-11), all on the one ring; ``outs``: an
+    ``OutputTile`` per consumer, or one ``TurnBuffers`` both take in turns (mma0 produces the turn, mma1
+    consumes it)."""
     extra = [wq] if wq is not None else []
+    turns = len(outs) == 1
     load = Task(name="load", src_resources=[src, *extra], dst_resources=[ring], warp_idx=0, num_warps=LOAD_WARPS,
                 schedule=load_schedule(src, ring, wq, n_k), num_registers=load_registers)
-    consumers = [Task(name=f"mma{c}", src_resources=[ring, *extra], dst_resources=[outs[c]],
-                      warp_idx=consumer_warp(c), num_warps=WARPGROUP_THREADS // 32,
-                      schedule=consumer_schedule(c, ring, outs[c], wq, n_k, release=release,
-                                                 epilogue_parts=outs[c].geo.epilogue_parts, broken=broken),
-                      num_registers=mma_registers)
-                 for c in range(CONSUMERS)]
+    consumers = []
+    for c in range(CONSUMERS):
+        out = outs[0] if turns else outs[c]
+        reads, writes = ([ring, out] if c == 1 else [ring], [out] if c == 0 else []) if turns else ([ring], [out])
+        consumers.append(Task(name=f"mma{c}", src_resources=[*reads, *extra], dst_resources=writes,
+                              warp_idx=consumer_warp(c), num_warps=WARPGROUP_THREADS // 32,
+                              schedule=consumer_schedule(c, ring, out, wq, n_k, release=release,
+                                                         epilogue_parts=out.geo.epilogue_parts, broken=broken,
+                                                         turns=turns, early_turn=early_turn),
+                              num_registers=mma_registers))
     return [load, *consumers]
 
 
@@ -209,7 +229,11 @@ def build(cfg: HopperGemm, ctx: BuildContext, geo: Geometry, where: Any, n_k: An
                         in_flight=cfg.release.in_flight, tma_a=tensor(ctx, "tma_a"), tma_b=tensor(ctx, "tma_b"),
                         g_a=tensor(ctx, "g_a"), g_b=tensor(ctx, "g_b"),
                         consumer_thread0=consumer_warp(0) * 32, k_blocks=n_k)
-    outs = output_tiles(geo, swap, tensor(ctx, "tma_c"), tensor(ctx, "g_c"), runtime(ctx, "scale", None))
+    if geo.shared_epilogue:
+        outs = [pingpong_turns.turn_buffers(geo, swap, tensor(ctx, "tma_c"), tensor(ctx, "g_c"),
+                                            runtime(ctx, "scale", None))]
+    else:
+        outs = output_tiles(geo, swap, tensor(ctx, "tma_c"), tensor(ctx, "g_c"), runtime(ctx, "scale", None))
     allocator = SmemAllocator()
     for resource in (ring, *outs):
         allocator.add_resource(resource)
@@ -217,12 +241,18 @@ def build(cfg: HopperGemm, ctx: BuildContext, geo: Geometry, where: Any, n_k: An
     wq = shared.tile_queue(cfg, ctx, geo.threads)
     extra = [wq] if wq is not None else []
     built = tasks(src, ring, outs, wq, n_k, release=cfg.release, load_registers=shared.LOAD_REGISTERS,
-                  mma_registers=shared.MMA_REGISTERS, broken=cfg.fault is GemmFault.PINGPONG_BROKEN)
+                  mma_registers=shared.MMA_REGISTERS, broken=cfg.fault is GemmFault.PINGPONG_BROKEN,
+                  early_turn=cfg.fault is GemmFault.SHARED_EARLY_TURN)
     graph: dict[Any, list[Any]] = {ring: [src, *extra]}
     graph.update({out: [ring, *extra] for out in outs})
+    rules = (AsyncReadRule(shared.async_reads(cfg)),)
+    if geo.shared_epilogue:
+        rules += (AsyncReadRule(pingpong_turns.turn_reads(geo)),)
     return Built(tasks=built, resource_dependency_graph=graph, task_manager_kwargs={"smem_allocator": allocator},
-                 notes=() if ctx.on_gpu else shared.notes(cfg, geo, where, by_shape, notes(cfg, geo)),
-                 not_modelled=(SCOPE_NOTE,), rules=(AsyncReadRule(shared.async_reads(cfg)),))
+                 notes=() if ctx.on_gpu else shared.notes(cfg, geo, where, by_shape,
+                                                          notes(cfg, geo) + pingpong_turns.notes(cfg, geo)),
+                 not_modelled=(SCOPE_NOTE, pingpong_turns.TURN_SCOPE_NOTE) if geo.shared_epilogue else (SCOPE_NOTE,),
+                 rules=rules)
 
 
 def notes(cfg: HopperGemm, geo: Geometry) -> list[str]:
