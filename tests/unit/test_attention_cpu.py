@@ -252,7 +252,8 @@ def test_sizes_and_configs_the_kernel_does_not_take_are_refused_with_the_reason(
     assert attention.launch_refusal(SC.default_config()) is None
     wide = SC.config(consumer_wgs=1, tile_q=128, tile_k=64, head_dim=64)
     assert "64 rows" in attention.launch_refusal(wide)
-    assert attention.launch_refusal(SC.config(persistence=Persistence.STATIC, causal=True)) is None
+    assert "persistence='none' with causal" in attention.launch_refusal(SC.config(persistence=Persistence.STATIC,
+                                                                                      causal=True))
     with pytest.raises(ValueError, match="64 rows"):
         attention.compile(SC, wide, arch="sm_90a")
 
