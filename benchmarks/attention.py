@@ -83,7 +83,6 @@ def configs(every: bool = False) -> list[tuple[str, dict[str, Any]]]:
     timed = [
         ("128x128 2wg ping-pong static", dict(overlap=False, persistence=static)),
         ("128x128 2wg ping-pong", dict(overlap=False)),
-        ("128x128 2wg static", dict(overlap=False, pingpong=False, persistence=static)),
         ("128x128 2wg", dict(overlap=False, pingpong=False)),
     ]
     if every:
