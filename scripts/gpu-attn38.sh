@@ -33,25 +33,9 @@ stamp "$gpu; $(git log -1 --format='%h %s' 2>/dev/null | cut -c1-90)"
 python3 -c "import flash_attn.cute, importlib.metadata as m; print('FA4', m.version('flash-attn-4'))" 2>&1 | tail -1
 
 stamp "tests: tests/gpu/test_attention_gpu.py in $SHARDS processes (limit ${TESTS_S}s)"
-ids=/tmp/attn38-ids.txt
-python3 -m pytest -q -p no:cacheprovider --collect-only -m gpu tests/gpu/test_attention_gpu.py 2>/dev/null \
-  | grep '::' > "$ids"
-[ -s "$ids" ] || echo "no GPU test collected (no CUDA device seen?):" \
-  "python3 -m pytest -m gpu tests/gpu/test_attention_gpu.py -rs says why"
-rm -f /tmp/attn38-shard.*
-split -n l/$SHARDS -d "$ids" /tmp/attn38-shard.
-pids=()
-for f in /tmp/attn38-shard.??; do  # -r: an empty shard runs nothing (not the whole suite)
-  xargs -r -d "\n" -a "$f" timeout "$TESTS_S" python3 -m pytest -q -p no:cacheprovider -m gpu -rfE > "$f.log" 2>&1 &
-  pids+=($!)
-done
-wait "${pids[@]}"  # the shards only: a bare wait would also wait for the tee of this script's log
-{
-  echo "# python3 -m pytest -m gpu tests/gpu/test_attention_gpu.py   ($(wc -l < "$ids") tests in $SHARDS processes" \
-       "side by side, $(( $(date +%s) - start )) s; a shard past ${TESTS_S}s is cut off)"
-  for f in /tmp/attn38-shard.??.log; do echo "## $(basename "$f" .log)"; tail -40 "$f"; done
-} > "$OUT/attention_gpu_tests.txt"
-grep -h "passed\|failed\|error" /tmp/attn38-shard.??.log | tail -$SHARDS
+bash scripts/gpu-test-shards.sh attn38 "$SHARDS" "$TESTS_S" "$OUT/attention_gpu_tests.txt" tests/gpu/test_attention_gpu.py
+stamp "tests: exit $? (5: none collected, 123: a test failed, 124: a shard ran past ${TESTS_S}s)"
+grep -h "passed\|failed\|error" /tmp/attn38-shard.??.log | tail -"$SHARDS"
 stamp "tests done"
 
 left=$(( TOTAL_S - ($(date +%s) - start) ))

@@ -43,25 +43,10 @@ EOF
 status=0
 
 stamp "gpu tests: start"
-# four pytest processes side by side on shards of the selected tests: each compiles its own kernels, so the CPU
-# work spreads; the tests check results and do not time, so they may share the GPU
 TESTS="$OUT/gemm39_gpu_tests.txt"
-python3 -m pytest -q -p no:cacheprovider --collect-only -m gpu tests/gpu/test_gemm_gpu.py \
-  -k "wide_tiles or 128x192 or by_shape_ping_pong" 2> /dev/null | grep '::' > /tmp/gemm39_ids.txt
-echo "# $(wc -l < /tmp/gemm39_ids.txt) tests of tests/gpu/test_gemm_gpu.py -k 'wide_tiles or 128x192 or by_shape_ping_pong'," \
-  "4 processes" > "$TESTS"
-rm -f /tmp/gemm39_shard.*
-rc=0
-if [ -s /tmp/gemm39_ids.txt ]; then
-  split -n l/4 -d /tmp/gemm39_ids.txt /tmp/gemm39_shard.
-  for f in /tmp/gemm39_shard.??; do
-    xargs -d "\n" -a "$f" timeout 110 python3 -m pytest -q -p no:cacheprovider -m gpu -rfE > "$f.log" 2>&1 &
-  done
-  for job in $(jobs -p); do wait "$job" || rc=$?; done
-  for f in /tmp/gemm39_shard.??.log; do echo "## $(basename "$f" .log)"; tail -40 "$f"; done >> "$TESTS"
-else
-  echo "no tests collected (is torch importable, and the GPU visible?)" >> "$TESTS"; rc=5
-fi
+bash scripts/gpu-test-shards.sh gemm39 4 110 "$TESTS" tests/gpu/test_gemm_gpu.py \
+  -k "wide_tiles or 128x192 or by_shape_ping_pong"
+rc=$?
 stamp "gpu tests: exit $rc$([ $rc = 124 ] && echo ' (a shard timed out at 110 s)')"
 [ $rc -ne 0 ] && status=1
 
@@ -73,7 +58,7 @@ stamp "benchmark: exit $rc$([ $rc = 124 ] && echo ' (timed out at 290 s)') (0: i
 [ $rc -gt 1 ] && status=1
 
 {
-  echo "gpu tests: $(cat /tmp/gemm39_shard.??.log 2> /dev/null | grep -E ' in [0-9.]+s' | tr '\n' ' ')"
+  echo "gpu tests: $(cat /tmp/gemm39-shard.??.log 2> /dev/null | grep -E ' in [0-9.]+s' | tr '\n' ' ')"
   grep -E "^(FAILED|ERROR) " "$TESTS" | head -20
   echo "benchmark: $(grep -E '^8192³' "$OUT/gemm39_bench.txt" | tail -1 \
     || echo "no closing line; see gemm39_bench_stderr.txt")"

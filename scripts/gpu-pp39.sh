@@ -43,26 +43,10 @@ EOF
 status=0
 
 stamp "gpu tests: start"
-# six pytest processes on shards of the ping-pong tests: each compiles its own kernels, so the CPU work spreads
-# (sorted, the ids of one config's shapes stay together, in one shard, compiled once); the tests check results
-# and do not time, so they may share the GPU
 TESTS="$OUT/pp39_gpu_tests.txt"
 SELECT="pingpong or ping_pong or turns"
-python3 -m pytest -q -p no:cacheprovider --collect-only -m gpu tests/gpu/test_gemm_gpu.py -k "$SELECT" \
-  2> /dev/null | grep '::' | sort > /tmp/pp39_ids.txt
-echo "# $(wc -l < /tmp/pp39_ids.txt) tests of tests/gpu/test_gemm_gpu.py -k '$SELECT', 6 processes" > "$TESTS"
-rm -f /tmp/pp39_shard.*
-rc=0
-if [ -s /tmp/pp39_ids.txt ]; then
-  split -n l/6 -d /tmp/pp39_ids.txt /tmp/pp39_shard.
-  for f in /tmp/pp39_shard.??; do
-    xargs -d "\n" -a "$f" timeout 100 python3 -m pytest -q -p no:cacheprovider -m gpu -rfE > "$f.log" 2>&1 &
-  done
-  for job in $(jobs -p); do wait "$job" || rc=$?; done
-  for f in /tmp/pp39_shard.??.log; do echo "## $(basename "$f" .log)"; tail -40 "$f"; done >> "$TESTS"
-else
-  echo "no tests collected (is torch importable, and the GPU visible?)" >> "$TESTS"; rc=5
-fi
+bash scripts/gpu-test-shards.sh pp39 6 100 "$TESTS" tests/gpu/test_gemm_gpu.py -k "$SELECT"
+rc=$?
 stamp "gpu tests: exit $rc$([ $rc = 124 ] && echo ' (a shard timed out at 100 s)')"
 [ $rc -ne 0 ] && status=1
 
@@ -76,7 +60,7 @@ stamp "benchmark: exit $rc$([ $rc = 124 ] && echo ' (timed out at 120 s)') (0: t
 [ $rc -gt 1 ] && status=1
 
 {
-  echo "gpu tests: $(cat /tmp/pp39_shard.??.log 2> /dev/null | grep -E ' in [0-9.]+s' | tr '\n' ' ')"
+  echo "gpu tests: $(cat /tmp/pp39-shard.??.log 2> /dev/null | grep -E ' in [0-9.]+s' | tr '\n' ' ')"
   grep -E "^(FAILED|ERROR) " "$TESTS" | head -20
   echo "benchmark rows (before this change at 8192^3: ping-pong 128x192 504 TFLOP/s = 0.745x torch, 2x1 swz8 457;"
   echo "cooperative by shape 677, 128x256 2x1 swz8 670):"
