@@ -734,12 +734,13 @@ def report(best: dict[str, Best], names: list[str], quack_missing: str = "") -> 
 LIMITS = """\
 What limits ours (read with the rows above; measured on an H200, 2026-12): every config that fills the GPU
 moves about 8 TB/s of A and B into shared memory at its best - cooperative 128x256 (48 KiB per 4.2 MFLOP
-k-block) at 660-690 TFLOP/s is 7.8-8.1 TB/s, cooperative 128x128 (32 KiB per 2.1 MFLOP) at 517 is 8.1,
-ping-pong 128x128 per warpgroup at 490-510 is 7.7-7.9 - so the tile's bytes per FLOP, not the epilogue,
-set the rate: ping-pong (one warpgroup per tile, its epilogue under the other's mainloop) holds a whole
-tile's accumulators per warpgroup; at 128x128 or 64x256 (1.33-1.7x the bytes per FLOP of the cooperative
-128x256 tile) it ran at 0.70x where the cooperative kernel ran at 1.02x; the 128x192 tile (192 accumulators
-per thread, 1.11x the bytes per FLOP) is the rows 'pingpong 128x192' above. B
+k-block) at 660-690 TFLOP/s is 7.8-8.1 TB/s, cooperative 128x128 (32 KiB per 2.1 MFLOP) at 517 is 8.1.
+The ping-pong kernel (one warpgroup per tile, its epilogue under the other's mainloop) ran at 0.62-0.76x
+torch.matmul until its WGMMA commit was moved next to its WGMMAs: ptxas had made the commit an empty group of
+its own, so every k-block's WGMMAs ran to completion before the next k-block's (C7519; gemm_pingpong.h200.txt:
+128x192 2x1 at 8192^3 from 457 to 559 TFLOP/s). It still trails the cooperative 128x256 tile (0.83x against
+1.02x torch.matmul at 8192^3); the 128x192 tile moves 1.11x the bytes per FLOP of 128x256, which explains part
+of that gap, not all of it. B
 multicast in 2x1 clusters (A in 1x2) halves the L2 reads but not the shared-memory writes and moves the rate
 by 0-1 %, except where the rows of A and B straddle 128-byte lines (K·2 not a multiple of 128): there 1x1
 loses about 20 % and 2x1 wins most of it back, so tile 'by shape' then runs 2x1
