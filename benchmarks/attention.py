@@ -66,7 +66,7 @@ conditional blocks (every(1, start=1), last_iter), which ptxas cannot pair. So a
 under the other warpgroup's GEMMs (ping-pong). The epilogue writes O from registers with 2-byte global stores
 (no shared-memory staging and TMA store). Without persistence every CTA pays its prologue and epilogue, which
 weighs most at 1k (8 K/V blocks per tile); causal attention does not launch under static persistence (a CTA's
-walk mixes K/V loop lengths: not proven, refused by TS's build check at these sizes). Two K/V stages at hd128; at hd64 the default is the same 128x128 tile as hd128 (the hd64 8k rows time
+walk mixes K/V loop lengths, which is not proven). Two K/V stages at hd128; at hd64 the default is the same 128x128 tile as hd128 (the hd64 8k rows time
 K/V blocks of 192 and 256 keys too)."""
 
 # the settling rule watches our configs against these (the other backends are reported, not waited for)

@@ -80,7 +80,7 @@ def test_every_row_times_the_default_tile_with_and_without_static_persistence_an
 
 def test_every_config_the_benchmark_times_is_proven_safe_on_its_cpu_view() -> None:
     """A config our checker finds a deadlock in (two consumers without ping-pong under static persistence wait on
-    each other's Q buffer) is not one to time: TS's own build check refuses it at 8k."""
+    each other's Q buffer) is not one to time: TS's own build check refused it at 8k on the H200."""
     from ts_explore import verify
     from ts_explore.scenarios import get
 

@@ -59,9 +59,9 @@ def launch_refusal(cfg: Any, arch: Any = "sm_90a") -> Any:
                 f"built: the kernel gives each consumer warpgroup 64 rows; use tile_q={WG_ROWS * cfg.consumer_wgs}")
     if cfg.persistence is Persistence.STATIC and cfg.causal:
         return ("causal attention under static persistence is not launched: a CTA's walk mixes Q tiles of different "
-                "K/V loop lengths, which the proof does not cover (INCONCLUSIVE) and TS's own build check refuses at "
-                "real sizes, and on an H200 walks with tiles that see no key after longer ones came out wrong; use "
-                "persistence='none' with causal (the CPU view records and verifies the persistent schedule)")
+                "K/V loop lengths, which the proof does not cover (INCONCLUSIVE), and on an H200 walks with tiles that "
+                "see no key after longer ones came out wrong; use persistence='none' with causal (the CPU view "
+                "records and verifies the persistent schedule)")
     return None
 
 
