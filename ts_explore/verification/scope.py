@@ -33,6 +33,25 @@ def same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
+def pooled_consumers(model: Any) -> str | None:
+    """The not-modelled sentence for pipelines that several consumer tasks read, or None when none is.
+
+    TS counts a pipeline's consumer tasks together (every n-th wait takes a commit, every n-th release frees a
+    slot, whoever waits or releases), and the search counts as TS does; the hardware gives each consumer its own
+    phase and frees a slot once every consumer has released it. A consumer that waits on something else before
+    releasing such a pipeline can hang on the GPU where the pooled count finds no deadlock.
+    """
+    shared = sorted(name for name, n in getattr(model, "consumers", ()) or () if n > 1)
+    if not shared:
+        return None
+    return (f"the hardware does not pool the consumers of {', '.join(shared)}: TS counts the consumer tasks of each "
+            "together (every n-th wait takes a commit, every n-th release frees a slot, whoever releases), and the "
+            "search counts as TS does, while on the GPU each consumer waits for its own phase and a slot is free "
+            "once every consumer released it; so a consumer that waits on another pipeline before releasing one of "
+            "these can hang while the search finds no deadlock (a tile-loop abstraction of a shared pool, where "
+            "listed, is proven consumer by consumer)")
+
+
 def build_scope(
     facts: Instance,
     runs: list[ExhaustiveRun],
@@ -75,6 +94,9 @@ def build_scope(
             ok = inert and (tiles is None or set(range(1, tiles + 1)) <= searched_counts)
             abstractions.append(Abstraction("skipped-tile", MIXED_INERT if ok else MIXED_UNPROVEN, ok))
     extra = tuple(not_modelled)
+    pooled = pooled_consumers(facts.credit_model)
+    if pooled is not None:
+        extra = (*extra, pooled)
     if facts.python_conditions:
         extra = (PYTHON_CONDITION, *extra)
     if persistent:
