@@ -54,7 +54,6 @@ class Prepared:
     head_dim: int
     causal: bool
     grid: tuple[int, int, int]
-    o_shape: tuple[int, int, int, int]
     lse_shape: tuple[int, int, int]
     device: int
     from_record: bool  # loaded from a launch record of an earlier process (proven and compiled there)
@@ -84,7 +83,7 @@ def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     found = INDEX.get(name)
     if found is not None:
         fn = load_shared(Path(found["library"]), found["symbol"])
-        return Prepared(fn, (b, h, sq, skv), d, bool(causal), tuple(found["grid"]), (b, sq, h, d), (b, h, sq), index,
+        return Prepared(fn, (b, h, sq, skv), d, bool(causal), tuple(found["grid"]), (b, h, sq), index,
                         True, q.new_empty((b, h, sq), dtype=_FP32))
     from ..kernels import attention as kernel
     from . import compiled
@@ -99,7 +98,7 @@ def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     library = shared_library(loaded.path)
     if library.exists():
         INDEX.put(name, {"library": str(library), "symbol": loaded.path.stem, "grid": grid, "config": repr(cfg)})
-    return Prepared(loaded.function, (b, h, sq, skv), d, bool(causal), grid, (b, sq, h, d), (b, h, sq), index,
+    return Prepared(loaded.function, (b, h, sq, skv), d, bool(causal), grid, (b, h, sq), index,
                     False, q.new_empty((b, h, sq), dtype=_FP32))
 
 

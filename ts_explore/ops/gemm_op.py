@@ -95,7 +95,6 @@ class Prepared:
     n: int
     k: int
     grid: tuple[int, int, int]
-    b_stride: tuple[int, int]
     out_shape: tuple[int, int]
     fp8: bool
     device: int
@@ -142,7 +141,7 @@ def prepare(a: torch.Tensor, b: torch.Tensor, key: str = DEFAULT, scale_a: Any =
     found = INDEX.get(name) if key == DEFAULT else None  # a config object's key is this process's own
     if found is not None:
         fn = load_shared(Path(found["library"]), found["symbol"])
-        return Prepared(fn, key, m, n, k, tuple(found["grid"]), (1, k), (m, n), fp8, index, sms, True, tables)
+        return Prepared(fn, key, m, n, k, tuple(found["grid"]), (m, n), fp8, index, sms, True, tables)
     from ..kernels import gemm as kernel
     from . import compiled
     from .device import arch, limits, require_launchable
@@ -158,7 +157,7 @@ def prepare(a: torch.Tensor, b: torch.Tensor, key: str = DEFAULT, scale_a: Any =
     library = shared_library(loaded.path)
     if key == DEFAULT and library.exists():
         INDEX.put(name, {"library": str(library), "symbol": loaded.path.stem, "grid": grid, "config": repr(cfg)})
-    return Prepared(loaded.function, key, m, n, k, grid, (1, k), (m, n), fp8, index, limits_.sms, False, tables)
+    return Prepared(loaded.function, key, m, n, k, grid, (m, n), fp8, index, limits_.sms, False, tables)
 
 
 def _refuse(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, p: Prepared, cause: Exception) -> None:

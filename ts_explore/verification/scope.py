@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model.scope import TS_ENGINE, WORK_QUEUE_NOT_MODELLED, Abstraction, Scope
+from ..model.interleaving import CreditModel
 from ..model.verdict import ExhaustiveRun, run_scope
 from ..reader.instance import Instance
 from .tile_proof import MIXED_INERT, MIXED_UNPROVEN, TileProof, skipped_tiles_inert
@@ -33,7 +34,7 @@ def same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
-def pooled_consumers(model: Any) -> str | None:
+def pooled_consumers(model: CreditModel | None) -> str | None:
     """The not-modelled sentence for pipelines that several consumer tasks read, or None when none is.
 
     TS counts a pipeline's consumer tasks together (every n-th wait takes a commit, every n-th release frees a
@@ -41,7 +42,7 @@ def pooled_consumers(model: Any) -> str | None:
     phase and frees a slot once every consumer has released it. A consumer that waits on something else before
     releasing such a pipeline can hang on the GPU where the pooled count finds no deadlock.
     """
-    shared = sorted(name for name, n in getattr(model, "consumers", ()) or () if n > 1)
+    shared = sorted(name for name, n in (model.consumers if model is not None else ()) if n > 1)
     if not shared:
         return None
     return (f"the hardware does not pool the consumers of {', '.join(shared)}: TS counts the consumer tasks of each "
