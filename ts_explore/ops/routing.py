@@ -16,20 +16,30 @@ from typing import Any
 import torch
 
 _Tensor = torch.Tensor
-_compiling = torch.compiler.is_compiling
+# Dynamo answers True while it traces (the call then goes to the custom op); eager, a constant False, cheaper
+# than torch.compiler.is_compiling. Non-Dynamo tracing (make_fx, AOT autograd) hands in fake tensors, which
+# the type check already sends to the custom op.
+_compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
 _grad = torch.is_grad_enabled
-_dispatch_modes = getattr(torch._C, "_len_torch_dispatch_mode", lambda: 0)
-_function_modes = getattr(torch._C, "_is_torch_function_mode_enabled", lambda: False)
+_dispatch_modes = torch._C._len_torch_dispatch_stack  # modes entered with `with SomeTorchDispatchMode():`
+_function_modes = torch._C._is_torch_function_mode_enabled
 
 
 def direct(*tensors: Any) -> bool:
-    """True when a call on ``tensors`` may skip the dispatcher (see the module docstring)."""
+    """True when a call on ``tensors`` may skip the dispatcher (see the module docstring).
+
+    The cheapest tests go first: a tensor subclass (a fake tensor, a subclass a
+    dispatch mode wraps) ends the check before any mode is asked about.
+    """
+    for t in tensors:
+        if type(t) is not _Tensor:
+            return False
     if _compiling() or _dispatch_modes() or _function_modes():
         return False
-    grad = _grad()
-    for t in tensors:
-        if type(t) is not _Tensor or (grad and t.requires_grad):
-            return False
+    if _grad():
+        for t in tensors:
+            if t.requires_grad:
+                return False
     return True
 
 
