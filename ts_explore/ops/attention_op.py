@@ -31,6 +31,7 @@ from .launch_index import INDEX, record_name
 from .routing import device_key, direct
 
 _BF16, _FP32 = torch.bfloat16, torch.float32
+_Tensor, _empty_like = torch.Tensor, torch.empty_like
 _GATE: list[Any] = []
 
 
@@ -103,10 +104,11 @@ def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
 
 
 def _lookup(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> Prepared:
-    key = (q.shape, k.shape, q.get_device(), bool(causal))  # v's shape and every dtype: TVM-FFI checks them
+    # v's shape and every dtype: TVM-FFI checks them. ``causal`` as given: True and 1 are one key.
+    key = (q.shape, k.shape, q.get_device(), causal)
     p = _PREPARED.get(key)
     if p is None:
-        p = _PREPARED[key] = prepare(q, k, v, causal)
+        p = _PREPARED[key] = prepare(q, k, v, bool(causal))
     return p
 
 
@@ -128,17 +130,18 @@ def run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor | N
     checked here. ``want_lse=False`` lets the kernel write the LSE into a buffer kept per shape (nobody reads it),
     which saves an allocation per call; the LSE returned is then that buffer, to be ignored.
     """
-    p = _lookup(q, k, v, causal)
+    p = _PREPARED.get((q.shape, k.shape, q.get_device(), causal))  # _lookup's key, inlined: a call's budget is µs
+    if p is None:
+        p = _lookup(q, k, v, causal)
     if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
         _refuse(q, k, v, out)
     if out is None:  # O has q's shape and dtype; empty_like is the cheapest allocation measured (1.6 µs)
-        out = torch.empty_like(q)
+        out = _empty_like(q)
     elif not out.is_contiguous():
         _refuse(q, k, v, out)
     lse = q.new_empty(p.lse_shape, dtype=_FP32) if want_lse else p.scratch_lse
-    gx, gy, gz = p.grid
     try:
-        p.fn(q, k, v, out, lse, gx, gy, gz)
+        p.fn(q, k, v, out, lse, *p.grid)
     except Exception as cause:  # TVM-FFI's refusal: name the tensor and the fix
         _refuse(q, k, v, out, cause)
     return out, lse
@@ -152,9 +155,11 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
     or 128, on one GPU. Wrong dtype, device, layout or shape raises
     :class:`~ts_explore.ops.OpsError` naming it.
     """
-    if direct(q, k, v) and (out is None or type(out) is torch.Tensor):
-        o, lse = run(q, k, v, out, causal, return_lse)
-    elif not all(isinstance(t, torch.Tensor) for t in (q, k, v)):
+    if (out is None or type(out) is _Tensor) and direct(q, k, v):
+        if return_lse:
+            return run(q, k, v, out, causal, True)
+        return run(q, k, v, out, causal, False)[0]
+    if not all(isinstance(t, torch.Tensor) for t in (q, k, v)):
         raise OpsError(f"attention takes torch tensors, got {', '.join(type(t).__name__ for t in (q, k, v))}")
     elif out is None:
         o, lse = torch.ops.ts_explore.attention(q, k, v, bool(causal))
