@@ -12,7 +12,10 @@ GEMM. Beside ours: torch.matmul, SDPA (flash backend, (b, h, s, d) layout),
 the custom op through torch's dispatcher (``torch.ops.ts_explore.gemm``), and
 the DSL's default call path (``cute.compile`` without TVM-FFI, the compiled
 function called with its converted arguments, as ``launch()`` and the
-benchmarks call it).
+benchmarks call it), and FlashAttention-4's CuTe DSL forward on the same
+tensors where it is installed. The "part" rows split our calls: the TVM-FFI
+host alone, the output's allocation, the Python before it, and a TVM-FFI call
+of nothing with the same arguments (the conversion cost alone).
 
 Eager speed: 200 calls after a warm-up, CUDA events around all of them, on
 the current stream: TFLOP/s per call as a user's eager loop sees it, against
@@ -145,6 +148,36 @@ def dsl_default_calls(torch: Any) -> tuple[Callable[[], Any], Callable[[], Any]]
     return g, at
 
 
+def ffi_nop() -> Callable[..., Any] | None:
+    """TVM-FFI's registered no-op (None when this TVM-FFI has none): what a call costs before any kernel."""
+    try:
+        import tvm_ffi
+
+        return tvm_ffi.get_global_func("testing.nop")
+    except Exception:  # an older TVM-FFI without its testing functions
+        return None
+
+
+def fa4_call(q: Any, k: Any, v: Any) -> Callable[[], Any] | None:
+    """FlashAttention-4's CuTe DSL forward on the same tensors (None, with a note on stderr, when not installed)."""
+    try:
+        from flash_attn.cute import flash_attn_func
+    except Exception as exc:  # not staged on this machine: the row is left out
+        print(f"FlashAttention-4 not importable ({type(exc).__name__}: {exc}); its row is left out", file=sys.stderr)
+        return None
+    flash_attn_func(q, k, v)  # compiles once
+    return lambda: flash_attn_func(q, k, v)
+
+
+def dlpack_path() -> str:
+    """How TVM-FFI converts torch tensors here: the C exchange API (fast) or the Python __dlpack__ protocol."""
+    import torch
+    import tvm_ffi  # noqa: F401  (importing it installs the exchange API where torch lacks it)
+
+    fast = hasattr(torch.Tensor, "__dlpack_c_exchange_api__")
+    return "C DLPack exchange API" if fast else "the Python __dlpack__ protocol (no C exchange API)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="also write the report to this file")
@@ -162,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     from ts_explore import ops
     from ts_explore.kernels import attention, gemm
 
-    lines = [f"# python3 benchmarks/host_overhead.py   ({torch.cuda.get_device_name(0)}, torch {torch.__version__})"]
+    lines = [f"# python3 benchmarks/host_overhead.py   ({torch.cuda.get_device_name(0)}, torch {torch.__version__}; "
+             f"TVM-FFI converts tensors through {dlpack_path()})"]
 
     def say(text: str) -> None:
         print(text, flush=True)
@@ -207,6 +241,24 @@ def main(argv: list[str] | None = None) -> int:
         ("  part: ops' run() into a given C", lambda: gemm_run(a, b, c, "default")),
         ("  part: direct()", lambda: direct(a, b)),
     ]
+    from ts_explore.ops.attention_op import prepared as attention_prepared
+    from ts_explore.ops.attention_op import run as attention_run
+
+    pa = attention_prepared(q, k, v)
+    o = torch.empty_like(q)
+    rows += [
+        ("  part: the attention's TVM-FFI host alone (O, LSE given)", lambda: pa.fn(q, k, v, o, pa.scratch_lse, *pa.grid)),
+        ("  part: torch.empty_like of O", lambda: torch.empty_like(q)),
+        ("  part: ops' attention run() into a given O", lambda: attention_run(q, k, v, o, False, False)),
+        ("  part: direct(q, k, v)", lambda: direct(q, k, v)),
+    ]
+    nop = ffi_nop()
+    if nop is not None:  # TVM-FFI's own cost of a call with the attention's arguments, no kernel behind it
+        rows.append(("  part: a TVM-FFI call of nothing with the same 5 tensors, 3 ints",
+                     lambda: nop(q, k, v, o, pa.scratch_lse, 1, 1, 1)))
+    fa4 = fa4_call(q, k, v)
+    if fa4 is not None:
+        rows.append((f"FlashAttention-4 (CuTe DSL) {shape_a}", fa4))
     dsl_gemm, dsl_attention = dsl_default_calls(torch)
     rows += [(f"DSL default call path, gemm {'x'.join(map(str, EAGER_GEMM))} (before)", dsl_gemm),
              (f"DSL default call path, attention {shape_a} (before)", dsl_attention)]
