@@ -1,0 +1,121 @@
+"""One launch each of our kernel and the references, for Nsight Compute to read side by side.
+
+    ncu --profile-from-start off --clock-control none --section SpeedOfLight --csv --page details \\
+        python3 benchmarks/ncu_limits.py gemm [--shape 8192x8192x8192]
+    ncu ... python3 benchmarks/ncu_limits.py attention [--head-dim 128 --seqlen 8192 [--causal]]
+
+What limits a kernel that is slower than a reference is read from counters,
+not guessed: the tensor pipe's busy share, the SM clock the kernel ran at,
+DRAM and L2 throughput, issue-slot use and warp stalls, for ours and each
+reference on the same inputs. Every kernel is compiled and run three times
+first (compiles, autotuning and caches stay out); then the profiler is
+switched on around exactly one call of each, in the order the script prints
+(``profiled: <name>`` lines on stderr), so the report's kernels map to names.
+``scripts/gpu-ncu-limits.sh`` runs both and keeps the reports.
+
+gemm: ours (``tile='by shape'``, as the ops run it), QuACK's default config,
+torch.matmul. attention: ours (the ops' config for the mask), FlashAttention-4's
+CuTe DSL forward (with the LSE), SDPA's cuDNN backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable
+
+
+def gemm_calls(shape: tuple[int, int, int]) -> list[tuple[str, Callable[[], Any]]]:
+    """(name, one launch) for ours, QuACK's default and torch.matmul at ``shape``, on the same A and B."""
+    import torch
+
+    from ts_explore.kernels import gemm
+    from ts_explore.ops.compiled import default_gemm_config
+    from ts_explore.scenarios import get
+
+    m, n, _ = shape
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    cfg = default_gemm_config().resolved(shape, sms)
+    a, w = gemm.make_inputs(shape, seed=0)
+    c = torch.empty((m, n), device="cuda", dtype=torch.bfloat16)
+    calls = [(f"ours ({cfg.tile.value}, {cfg.mode.value}, {cfg.cluster.value})",
+              gemm.launcher(gemm.compile(get("hopper_gemm"), cfg), a, w, c, cfg, sms))]
+    try:
+        from quack.gemm_interface import gemm as quack
+
+        c2 = torch.empty_like(c)
+        calls.append(("QuACK default", lambda: quack(a, w.T, out=c2, tuned=False)))
+    except Exception as exc:  # not staged: the others are profiled all the same
+        print(f"QuACK not importable ({type(exc).__name__}: {exc})", file=sys.stderr)
+    c3 = torch.empty_like(c)
+    calls.append(("torch.matmul", lambda: torch.matmul(a, w.T, out=c3)))
+    return calls
+
+
+def attention_calls(d: int, s: int, causal: bool) -> list[tuple[str, Callable[[], Any]]]:
+    """(name, one launch) for ours, FA4 and cuDNN at (batch, heads) = (16k / s, 2048 / d), seqlen ``s``."""
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    from ts_explore.kernels import attention
+    from ts_explore.ops.compiled import attention_config
+    from ts_explore.scenarios import get
+
+    b, h = max(1, 16384 // s), 2048 // d
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    cfg = attention_config(d, causal)
+    q, k, v = attention.make_inputs((b, h, s, s, d))
+    o = torch.empty_like(q)
+    lse = torch.empty((b, h, s), device="cuda", dtype=torch.float32)
+    calls = [(f"ours (hd{d}, {cfg.persistence.value} persistence)",
+              attention.launcher(attention.compile(get("hopper_attention"), cfg), q, k, v, o, lse, cfg, sms))]
+    try:
+        from flash_attn.cute import flash_attn_func
+
+        calls.append(("FlashAttention-4", lambda: flash_attn_func(q, k, v, causal=causal, return_lse=True)))
+    except Exception as exc:  # not staged: the others are profiled all the same
+        print(f"FlashAttention-4 not importable ({type(exc).__name__}: {exc})", file=sys.stderr)
+    qt, kt, vt = (t.transpose(1, 2).contiguous() for t in (q, k, v))
+
+    def cudnn() -> Any:
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            return sdpa(qt, kt, vt, is_causal=causal)
+
+    calls.append(("SDPA cuDNN", cudnn))
+    return calls
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=("gemm", "attention"))
+    parser.add_argument("--shape", default="8192x8192x8192", help="the GEMM's MxNxK")
+    parser.add_argument("--head-dim", type=int, default=128)
+    parser.add_argument("--seqlen", type=int, default=8192)
+    parser.add_argument("--causal", action="store_true")
+    args = parser.parse_args(argv)
+    import torch
+
+    if not torch.cuda.is_available():
+        print("no CUDA GPU visible: run this on the H200", file=sys.stderr)
+        return 2
+    if args.what == "gemm":
+        calls = gemm_calls(tuple(int(v) for v in args.shape.lower().split("x")))  # type: ignore[arg-type]
+    else:
+        calls = attention_calls(args.head_dim, args.seqlen, args.causal)
+    for _, call in calls:
+        for _ in range(3):
+            call()
+    torch.cuda.synchronize()
+    cudart = torch.cuda.cudart()
+    for name, call in calls:
+        print(f"profiled: {name}", file=sys.stderr, flush=True)
+        cudart.cudaProfilerStart()
+        call()
+        torch.cuda.synchronize()
+        cudart.cudaProfilerStop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# What limits our GEMM and attention beside their references, read by Nsight Compute on the H200.
+#
+#   source .gpu/b/env.sh && bash scripts/gpu-ncu-limits.sh [gemm] [attn] [attn_causal]   (default: all three)
+#
+# Each step profiles one launch of ours and of each reference (benchmarks/ncu_limits.py says which) with the
+# clocks left as they are (--clock-control none) and writes ncu's CSV details to $OUT/ncu_<step>.csv; every
+# step's stderr (which kernel was profiled in which order, ncu's own notes) goes to $OUT/ncu.log. A step that
+# fails with the extra metrics (an ncu without them) is run again with the sections alone.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 3
+OUT=${OUT:?set OUT to the folder that collects the results}
+mkdir -p "$OUT"
+NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+[ -n "$NCU" ] || { echo "no ncu on this machine" | tee -a "$OUT/ncu.log"; exit 4; }
+SECTIONS=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis
+          --section WarpStateStats --section LaunchStats)
+METRICS=(--metrics "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed,smsp__cycles_elapsed.avg.per_second,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active")
+profile() {  # profile NAME ARGS...: one ncu run of benchmarks/ncu_limits.py ARGS
+  local name=$1; shift
+  echo "== $name: ncu ${*} ($(date -u +%H:%M:%S))" >> "$OUT/ncu.log"
+  if ! timeout 150 "$NCU" --profile-from-start off --clock-control none "${SECTIONS[@]}" "${METRICS[@]}" --csv \
+       --page details python3 benchmarks/ncu_limits.py "$@" > "$OUT/ncu_$name.csv" 2>> "$OUT/ncu.log"; then
+    echo "== $name: again without the extra metrics" >> "$OUT/ncu.log"
+    timeout 150 "$NCU" --profile-from-start off --clock-control none "${SECTIONS[@]}" --csv --page details \
+      python3 benchmarks/ncu_limits.py "$@" > "$OUT/ncu_$name.csv" 2>> "$OUT/ncu.log"
+  fi
+  echo "== $name: exit $? ($(date -u +%H:%M:%S))" >> "$OUT/ncu.log"
+}
+steps=${*:-gemm attn attn_causal}
+for step in $steps; do
+  case $step in
+    gemm) profile gemm gemm --shape 8192x8192x8192 ;;
+    attn) profile attn attention --head-dim 128 --seqlen 8192 ;;
+    attn_causal) profile attn_causal attention --head-dim 128 --seqlen 8192 --causal ;;
+    *) echo "unknown step $step (gemm, attn, attn_causal)" >&2; exit 2 ;;
+  esac
+done
+tail -5 "$OUT/ncu.log"
