@@ -33,11 +33,12 @@ cat > .gpu/b/env.sh <<'EOF'
 # installs the other wheels there once per machine, and puts /tmp/site, the DSL and the project on PYTHONPATH.
 if [ ! -f /tmp/site/.ts-ready ]; then
   [ -f /root/gpu-a/cu13.tar.xz.aa ] || { echo "env.sh: /root/gpu-a/cu13.tar.xz.aa missing: make the first call (copy .gpu/a) right before this one" >&2; return 3; }
-  mkdir -p /tmp/site
-  cat /root/gpu-a/cu13.tar.xz.aa .gpu/b/cu13.tar.xz.ab | python3 -c \
-    "import sys, tarfile; tarfile.open(fileobj=sys.stdin.buffer, mode='r|xz').extractall('/tmp/site')" || return 4
+  # the wheels first: pip --target skips a top-level folder that already exists, and the cu13 files share
+  # nvidia_cutlass_dsl/ with the DSL's other wheels, so they are unpacked into it afterwards
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
     $(ls .gpu/b/*.whl | grep -v graphviz_pure) $(ls .gpu/b/anchors/*.whl 2>/dev/null) || return 5
+  cat /root/gpu-a/cu13.tar.xz.aa .gpu/b/cu13.tar.xz.ab | python3 -c \
+    "import sys, tarfile; tarfile.open(fileobj=sys.stdin.buffer, mode='r|xz').extractall('/tmp/site')" || return 4
   if ls .gpu/b/graphviz_pure-*.whl >/dev/null 2>&1; then   # a `dot` for the diagrams
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/gv \
       .gpu/b/graphviz_pure-*.whl || return 6
