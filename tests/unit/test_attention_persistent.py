@@ -148,7 +148,7 @@ def test_the_kernels_work_order_is_the_plans_and_runs_every_tile_once(heads: int
     from ts_explore.kernels.attention_tiles import WorkOrder, work_coord
 
     total = heads * batch * tiles
-    order = WorkOrder(*(cutlass.Int32(v) for v in (heads, batch, tiles, grid)))
+    order = WorkOrder(*(cutlass.Int32(v) for v in (heads, batch, tiles, grid, 1)), how="snake")
     ran = []
     for t in range(total):  # the static scheduler's tile t, as the coordinate it hands the CTA (heads fastest)
         coord = (t % heads, (t // heads) % batch, t // (heads * batch))
@@ -157,3 +157,34 @@ def test_the_kernels_work_order_is_the_plans_and_runs_every_tile_once(heads: int
         ran.append(h + heads * (b + batch * z))
         assert ran[-1] == snake(t, total, grid)
     assert sorted(ran) == list(range(total))
+
+
+@pytest.mark.parametrize("how", ["by q tile", "grouped"])
+@pytest.mark.parametrize("heads,batch,tiles,group", [(16, 2, 64, 6), (3, 1, 5, 2), (5, 3, 7, 4), (1, 1, 1, 1),
+                                                     (40, 3, 5, 200)])
+def test_the_l2_work_orders_run_every_tile_once_in_their_sequence(how: str, heads: int, batch: int, tiles: int,
+                                                                  group: int) -> None:
+    """One CTA per tile, taken in dispatch order: non-causal, the Q tiles of one (head, batch) one after another;
+    causal, ``group`` pairs at a time with each group's Q tiles longest first. ``work_coord`` on Int32 sizes (run
+    eagerly) names the tiles the geometry's functions name, and every work tile runs exactly once."""
+    import cutlass
+
+    from ts_explore.kernels.attention_geometry import by_q_tile, grouped_longest_first
+    from ts_explore.kernels.attention_tiles import WorkOrder, work_coord
+
+    total = heads * batch * tiles
+    order = WorkOrder(*(cutlass.Int32(v) for v in (heads, batch, tiles, 132, group)), how=how)
+    ran = []
+    for t in range(total):  # the t-th CTA the grid dispatches, as its block coordinate (heads fastest)
+        coord = (t % heads, (t // heads) % batch, t // (heads * batch))
+        h, b, z = (int(v) for v in work_coord(coord, order))
+        if how == "by q tile":
+            assert (h, b, z) == by_q_tile(t, heads, tiles)
+        else:
+            pair, zr = grouped_longest_first(t, heads * batch, tiles, group)
+            assert (h + heads * b, z) == (pair, zr)
+        ran.append((h, b, z))
+    assert sorted(ran) == sorted((h, b, z) for h in range(heads) for b in range(batch) for z in range(tiles))
+    if how == "grouped" and group < heads * batch:  # the busy pairs stay within one group until it is done
+        first = [h + heads * b for h, b, _ in ran[:group * tiles]]
+        assert set(first) == set(range(group))

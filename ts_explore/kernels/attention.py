@@ -30,7 +30,7 @@ import cutlass.utils as utils
 from cutlass.cute.nvgpu import cpasync
 
 from ..model.plan import DeviceLimits, Instance, LaunchPlan
-from .attention_geometry import HEAD_DIMS, Persistence, cta_walk, flops, kv_blocks, q_tiles
+from .attention_geometry import HEAD_DIMS, Persistence, cta_walk, flops, kv_blocks, l2_group, q_tiles
 from .attention_reference import (
     SDPA_BACKENDS, error_map, make_inputs, mismatches, reference, sdpa_references, visible,
 )
@@ -105,7 +105,7 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
     def kernel(tma_q: cute.CopyAtom, g_q: cute.Tensor, tma_k: cute.CopyAtom, g_k: cute.Tensor,
                tma_v: cute.CopyAtom, g_v: cute.Tensor, g_o: cute.Tensor, g_lse: cute.Tensor,
                seqlen_q: cutlass.Int32, seqlen_kv: cutlass.Int32, heads: cutlass.Int32, batch: cutlass.Int32,
-               tiles_q: cutlass.Int32, grid_z: cutlass.Int32, sched: Any, events: cutlass.Int64,
+               tiles_q: cutlass.Int32, grid_z: cutlass.Int32, group: cutlass.Int32, sched: Any, events: cutlass.Int64,
                progress: cutlass.Int64) -> None:
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         if warp == 0:
@@ -115,7 +115,7 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
         ctx = kernel_context({"tma_q": tma_q, "g_q": g_q, "tma_k": tma_k, "g_k": g_k, "tma_v": tma_v, "g_v": g_v,
                               "g_o": g_o, "g_lse": g_lse},
                              {"seqlen_q": seqlen_q, "seqlen_kv": seqlen_kv, "scheduler_params": sched,
-                              "work_order": (heads, batch, tiles_q, grid_z)})
+                              "work_order": (heads, batch, tiles_q, grid_z, group)})
         run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress, every_lane=True))
 
     @cute.jit
@@ -139,8 +139,9 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
         tma_v, g_v = cpasync.make_tiled_tma_atom(load, v, cute.slice_(v_layout, (None, None, 0)), (hd, cfg.tile_k))
         tiles_q = (seqlen_q + cfg.tile_q - 1) // cfg.tile_q
         sched = utils.PersistentTileSchedulerParams((heads, batch, tiles_q), (1, 1, 1))
-        kernel(tma_q, g_q, tma_k, g_k, tma_v, g_v, o, lse, seqlen_q, seqlen_kv, heads, batch, tiles_q, grid_z, sched,
-               address(events), address(progress)).launch(grid=(grid_x, grid_y, grid_z), block=(threads, 1, 1),
+        group = l2_group(seqlen_kv, hd, cutlass.max)
+        kernel(tma_q, g_q, tma_k, g_k, tma_v, g_v, o, lse, seqlen_q, seqlen_kv, heads, batch, tiles_q, grid_z, group,
+               sched, address(events), address(progress)).launch(grid=(grid_x, grid_y, grid_z), block=(threads, 1, 1),
                                                           stream=stream, min_blocks_per_mp=1)
 
     return host

@@ -47,7 +47,7 @@ from cutlass.experimental.task_scheduling.resources import StageInfo
 from cutlass.cutlass_dsl import extract_mlir_values, new_from_mlir_values
 from cutlass.tensor_utils import LayoutEnum
 
-from .attention_geometry import snake
+from .attention_geometry import by_q_tile, grouped_longest_first, snake
 
 
 IN_DTYPE = cutlass.BFloat16
@@ -128,39 +128,53 @@ def q_tile_index(coord: Any, seqlen_q: Any, tile_q: int, causal: bool) -> Any:
 
 
 class WorkOrder:
-    """The Int32 sizes the snake work order needs: heads, batch, Q tiles and the grid's CTAs.
+    """How work tiles are taken, with the Int32 sizes that needs: heads, batch, Q tiles, the grid's CTAs and the
+    (head, batch) pairs of a causal L2 group.
 
-    TS carries the resources through run-time branches and loops, so this
-    gives the DSL its four values and takes them back (the DSL's dynamic
+    ``how`` (fixed when the kernel is built): ``"by q tile"`` (non-causal:
+    :func:`~.attention_geometry.by_q_tile`), ``"grouped"`` (causal, one CTA
+    per tile: :func:`~.attention_geometry.grouped_longest_first`) or
+    ``"snake"`` (causal under static persistence:
+    :func:`~.attention_geometry.snake` over the longest-first order). TS
+    carries the resources through run-time branches and loops, so this gives
+    the DSL its five values and takes them back (the DSL's dynamic
     expression protocol), as the tile schedulers do.
     """
 
-    def __init__(self, heads: Any, batch: Any, tiles: Any, grid: Any) -> None:
-        self.heads, self.batch, self.tiles, self.grid = heads, batch, tiles, grid
+    def __init__(self, heads: Any, batch: Any, tiles: Any, grid: Any, group: Any, how: str) -> None:
+        self.heads, self.batch, self.tiles, self.grid, self.group = heads, batch, tiles, grid, group
+        self.how = how
 
     def _sizes(self) -> tuple:
-        return self.heads, self.batch, self.tiles, self.grid
+        return self.heads, self.batch, self.tiles, self.grid, self.group
 
     def __extract_mlir_values__(self) -> list:
         return [v for size in self._sizes() for v in extract_mlir_values(size)]
 
     def __new_from_mlir_values__(self, values: list) -> "WorkOrder":
-        return WorkOrder(*(new_from_mlir_values(size, [value]) for size, value in zip(self._sizes(), values)))
+        sizes = (new_from_mlir_values(size, [value]) for size, value in zip(self._sizes(), values))
+        return WorkOrder(*sizes, how=self.how)
 
 
 def work_coord(coord: Any, order: Any) -> Any:
     """The work tile ``(head, batch, z)`` a CTA runs for the scheduler's ``coord``.
 
-    ``order`` is None (the scheduler's order) or the :class:`WorkOrder` of a
-    causal static persistent launch: the tile is then taken in
-    :func:`~.attention_geometry.snake` order, so each CTA's walk alternates
-    long and short tiles (the plan's walks use the same function).
+    ``order`` is None (the scheduler's order, heads fastest) or a
+    :class:`WorkOrder`: the scheduler's tiles are numbered as it hands them
+    out and taken in the order's sequence instead (the plan's walks and views
+    use the same functions).
     """
     if order is None:
         return coord
-    heads, batch, tiles, grid = order.heads, order.batch, order.tiles, order.grid
+    heads, batch, tiles = order.heads, order.batch, order.tiles
     linear = cutlass.Int32(coord[0]) + heads * (cutlass.Int32(coord[1]) + batch * cutlass.Int32(coord[2]))
-    t = snake(linear, heads * batch * tiles, grid, cutlass.min)
+    if order.how == "by q tile":
+        return by_q_tile(linear, heads, tiles)
+    if order.how == "grouped":
+        pair, z = grouped_longest_first(linear, heads * batch, tiles, order.group, cutlass.min)
+        rest = pair // heads
+        return pair - rest * heads, rest, z
+    t = snake(linear, heads * batch * tiles, order.grid, cutlass.min)
     rest = t // heads
     return (t - rest * heads, rest - (rest // batch) * batch, rest // batch)
 

@@ -111,10 +111,11 @@ class HopperAttention:
     @property
     def viewed_cta(self) -> int:
         """Under static persistence: the CTA that runs the viewed Q tile of head 0, batch 0."""
-        z = self.q_tiles - 1 - self.q_tile if self.causal else self.q_tile
         ctas = min(PERSISTENT_CTAS, self.work_tiles)
-        tile = z * self.heads * self.batch  # its place in the longest-first order
-        return (snake(tile, self.work_tiles, ctas) if self.causal else tile) % ctas  # snake undoes itself
+        if not self.causal:
+            return self.q_tile % ctas  # head 0's Q tiles come first, one after another (by_q_tile)
+        tile = (self.q_tiles - 1 - self.q_tile) * self.heads * self.batch  # its place in the longest-first order
+        return snake(tile, self.work_tiles, ctas) % ctas  # snake undoes itself
 
     @property
     def viewed_walk(self) -> tuple[int, ...]:
@@ -223,12 +224,15 @@ def _kv_domain(cfg: HopperAttention, ctx: BuildContext) -> tuple[Any, type]:
 
 
 def work_order(cfg: HopperAttention, ctx: BuildContext) -> Any:
-    """In the kernel, causal under static persistence: the sizes the snake work order needs
-    (:func:`~ts_explore.kernels.attention_tiles.work_coord`); None otherwise (and on the CPU, which
-    records one tile's steps and names the walks with the same order, ``cta_walk``)."""
-    if not ctx.on_gpu or not cfg.causal or cfg.persistence is not Persistence.STATIC:
+    """In the kernel: the order work tiles are taken in, with the sizes it needs
+    (:func:`~ts_explore.kernels.attention_tiles.work_coord`). Non-causal, the Q tiles of one head follow each
+    other; causal, longest first in groups of heads whose K and V fit in L2, or under static persistence the
+    snake. None on the CPU, which records one tile's steps and names the walks with the same order
+    (``cta_walk``, ``viewed_cta``)."""
+    if not ctx.on_gpu:
         return None
-    return WorkOrder(*runtime(ctx, "work_order", None))
+    how = ("snake" if cfg.persistence is Persistence.STATIC else "grouped") if cfg.causal else "by q tile"
+    return WorkOrder(*runtime(ctx, "work_order", None), how=how)
 
 
 def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any, order: Any = None) -> Any:
