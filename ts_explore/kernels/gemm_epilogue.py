@@ -1,6 +1,6 @@
 """The Hopper GEMM's epilogues (``epilogue=``), with their kernel bodies: how C leaves the accumulators.
 
-Both write each ``EPILOGUE_N``-column part of C from registers into a
+Both write each ``Geometry.epilogue_n``-column part of C from registers into a
 shared-memory buffer (stmatrix; fp8: times scale_a·scale_b first) and send
 it with a TMA store (:class:`_CBuffers`); they differ in who does what:
 
@@ -32,7 +32,7 @@ from cutlass.experimental.task_scheduling.resources import (
     producer_work,
 )
 
-from .gemm_geometry import EPILOGUE_N, LOAD_WARPS, DType
+from .gemm_geometry import LOAD_WARPS, DType
 from .gemm_mainloop import ACC_DTYPE, OUT_DTYPE, ROW_MAJOR, accumulator_shape, smem_layouts, swizzled, tiled_mma
 
 
@@ -101,7 +101,8 @@ class _CBuffers(MemoryResource):
         if cutlass.const_expr(unit_tile >= 0):
             m = m * 2 + unit_tile
         buffers = self._buffers(stage_info)
-        g_tile = cute.local_tile(self.g_c, (self.geo.tile_m, EPILOGUE_N), (m, n * self.geo.epilogue_parts + part))
+        g_tile = cute.local_tile(self.g_c, (self.geo.tile_m, self.geo.epilogue_n),
+                                 (m, n * self.geo.epilogue_parts + part))
         t_s, t_g = cpasync.tma_partition(self.tma_c, 0, cute.make_layout(1),
                                          cute.group_modes(buffers[(None, None, buffer)], 0, 2),
                                          cute.group_modes(g_tile, 0, 2))
