@@ -23,8 +23,11 @@ changes of geometry and none of synchronisation:
   ``FITTED_FULL_WIDTH_BYTES`` (the barrier expecting the unnarrowed width's
   bytes, which no load brings: a hang) is what that check reports.
 
-There is no wait between CTAs: every tile is one CTA's whole, as without a
-fitted width.
+No CTA waits for another: each output tile is one CTA's whole (its full K,
+its own C), as without a fitted width, so no reduction or flag between CTAs
+exists that could wait on one not resident. The only sharing between CTAs is
+a 2x1 or 1x2 cluster's multicast into both CTAs' stages, as before; the
+hardware makes a cluster's CTAs resident together.
 """
 
 from __future__ import annotations
