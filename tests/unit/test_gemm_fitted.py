@@ -90,6 +90,63 @@ def test_every_fitted_width_cuts_b_into_whole_atoms_that_cover_it(tn: int) -> No
             assert used_a * rows_a == 128
 
 
+def epilogue_misplacements(geo: Geometry, threads: list[int]) -> tuple[list[tuple], bool]:
+    """Trace the epilogue's register -> C mapping for ``threads`` of the consumer warpgroups (sm_90a, no GPU):
+    ``(values written to a C element other than their own, whether every accumulator went out exactly once)``.
+
+    A thread's accumulator ``f`` belongs to the C element the WGMMA partition of an identity tensor names; the
+    epilogue writes it, in part ``p``, to column ``p * epilogue_n`` plus the column the store copy's source
+    partition names for the slot :func:`~ts_explore.kernels.gemm_epilogue.source_index` takes it from (stmatrix
+    exchanges values between lanes, so the source view, not each lane's destination address, says where a
+    register's value lands).
+    """
+    import cutlass.cute as cute
+
+    from ts_explore.kernels.gemm_epilogue import source_index, store_copy
+    from ts_explore.kernels.gemm_mainloop import ACC_DTYPE, accumulator_shape, tiled_mma
+
+    found: dict[str, Any] = {}
+
+    def trace() -> None:
+        r2s, count = store_copy(geo), geo.accumulators_per_thread
+        wrong, once = [], True
+        for t in threads:
+            owner = tiled_mma(geo).get_slice(t).partition_C(cute.make_identity_tensor((geo.tile_m, geo.tile_n)))
+            part_view = r2s.get_slice(t).partition_S(cute.make_identity_tensor((geo.tile_m, geo.epilogue_n)))
+            flat = cute.make_rmem_tensor((count,), ACC_DTYPE)
+            src = r2s.retile(cute.make_tensor(flat.iterator, cute.make_layout(accumulator_shape(geo))))
+            per_block, m_blocks, n_blocks = (cute.size(part_view, mode=[i]) for i in range(3))
+            sent = []
+            for part in range(geo.epilogue_parts):
+                for v in range(per_block):
+                    for mb in range(m_blocks):
+                        for nb in range(n_blocks):
+                            f = src.layout((source_index(v, nb, part, per_block, n_blocks), mb, 0))
+                            row, col = part_view[(v, mb, nb)]
+                            sent.append(f)
+                            if tuple(owner[f]) != (row, part * geo.epilogue_n + col):
+                                wrong.append((t, part, f, tuple(owner[f]), (row, part * geo.epilogue_n + col)))
+            once = once and sorted(sent) == list(range(count))
+        found.update(wrong=wrong, once=once)
+
+    @cute.jit
+    def probe() -> None:
+        trace()  # a plain function: its loops run in Python at trace time, over static layouts
+
+    cute.compile(probe, options="--gpu-arch sm_90a")
+    return found["wrong"], found["once"]
+
+
+@pytest.mark.parametrize("tm, tn, wgs", [(128, 256, 2), (128, 240, 2), (64, 144, 1)], ids=lambda v: str(v))
+def test_the_epilogue_writes_every_accumulator_to_its_own_element_of_c(tm: int, tn: int, wgs: int) -> None:
+    """128x256 (32-column parts, measured correct on an H200) is the control; the fitted widths go out in
+    16-column parts. Threads from both warpgroups, every lane position of a warp."""
+    geo = Geometry(tm, tn, 4, wgs)
+    wrong, once = epilogue_misplacements(geo, [t for t in (0, 1, 2, 3, 4, 5, 31, 37, 66, 127, 128, 161, 255)
+                                               if t < 128 * wgs])
+    assert not wrong and once, wrong[:5]
+
+
 def test_by_shape_narrows_the_awkward_shapes_and_every_plan_says_why() -> None:
     by_shape = SC.config(tile=TileShape.BY_SHAPE)
     large = by_shape.resolved(AWKWARD[0], H200.sms)
