@@ -1,6 +1,6 @@
 """TS-scheduled WGMMA GEMM vs torch.matmul and QuACK: one timing method for all, alternating on the same tensors.
 
-    python benchmarks/gemm.py [--suite quick|full] [--shapes MxNxK ...] [--configs LABEL ...] [--tuned]
+    python benchmarks/gemm.py [--suite quick|full|tails] [--shapes MxNxK ...] [--configs LABEL ...] [--tuned]
                               [--no-quack-tuned] [--no-diagnosis]
 
 Shapes (``--suite full``, the default, issue 39's suite): 8192^3, 4096^3, the
@@ -12,7 +12,10 @@ the other shapes run three (:data:`SUITE_CONFIGS`: tile 'by shape', the
 128x192 ping-pong tile, the best earlier config), plus, with ``--tuned``, the
 config this GPU's tuning table picked for the shape (``ts-explore tune
 hopper_gemm --shapes ...`` writes it). ``--suite quick`` runs 8192^3 and five
-suite shapes with two configs each; ``--shapes`` runs the shapes given;
+suite shapes with two configs each; ``--suite tails`` runs the two awkward
+shapes with the configs of :data:`TAILS_CONFIGS`: tile 'by shape' (which
+narrows the tile to a fitted width there), the tile it picked before fitted
+widths existed, and the fitted widths' variants; ``--shapes`` runs the shapes given;
 ``--configs`` keeps only the configs named (by label) wherever a shape would
 run them, and with ``--shapes`` times every named config at every shape given.
 
@@ -81,7 +84,8 @@ LAYERS = [("8B", "QKV", 6144, 4096), ("8B", "O", 4096, 4096), ("8B", "gate/up", 
 TOKENS = (4096, 8192, 16384)
 # 4096^3 is also the 8B O projection at 4096 tokens, 8192^3 the 70B O at 8192: each shape once
 SUITE = {"full": list(dict.fromkeys(SQUARE + [(m, n, k) for m in TOKENS for _, _, n, k in LAYERS])),
-         "quick": [TARGET, (4096, 6144, 4096), (4096, 4096, 14336), (16384, 28672, 4096), (4096, 57344, 8192), TAILS]}
+         "quick": [TARGET, (4096, 6144, 4096), (4096, 4096, 14336), (16384, 28672, 4096), (4096, 57344, 8192), TAILS],
+         "tails": [TAILS, SMALL]}
 # per shape besides 8192^3: the launch plan's pick, the new ping-pong tile (QuACK's default shape), the best earlier
 SUITE_CONFIGS = ("by shape", "pingpong 128x192 4st static 2x1 swz8", "128x256 2wg 4st static 2x1 swz8")
 # 8192^3: the 192-wide tiles in each mode beside the earlier configs that led there (gemm_8192_every_config.h200.txt);
@@ -90,6 +94,11 @@ TARGET_CONFIGS = ("by shape", "128x256 2wg 4st static swz8", "128x256 2wg 4st st
                   "pingpong 128x192 4st static", "pingpong 128x192 4st static swz8",
                   "pingpong 128x192 4st static 2x1 swz8", "128x192 2wg 5st static swz8",
                   "128x192 2wg 5st static 2x1 swz8", "256x192 2wg 3st static swz8")
+# --suite tails: 'by shape' (a fitted width at both shapes), the pick before fitted widths, and the fitted variants
+TAILS_CONFIGS = {TAILS: ("by shape", "128x256 2wg 4st static 2x1", "128x240 2wg 4st static",
+                         "128x240 2wg 4st static 2x1 swz8"),
+                 SMALL: ("by shape", "128x128 2wg 4st static 2x1", "128x128 2wg 4st no-queue 2x1",
+                         "64x144 1wg 4st static", "64x144 1wg 4st no-queue 2x1", "128x144 2wg 4st static 2x1")}
 QUACK_TUNED_SHAPES = (TARGET, (4096, 6144, 4096), TAILS)  # QuACK's autotuner: 20-40 s a shape
 TARGET_RATIO, GEOMEAN_RATIO, WORST_RATIO = 1.05, 1.02, 0.95  # the issue's targets, against the faster baseline
 REPLAY_MS = 10.0  # one graph replay lasts about this long
@@ -163,6 +172,18 @@ def configs() -> list[tuple[str, dict[str, Any]]]:
         ("128x192 2wg 5st static 2x1 swz8", dict(tile=TileShape.T128x192, stages=5, cluster=Cluster.C2x1,
                                                  swizzle=8)),
         ("256x192 2wg 3st static swz8", dict(tile=TileShape.T256x192, stages=3, swizzle=8)),
+        # fitted widths (tile_n): 5000x3080x4136's N in 13 columns of 240, 1000x1032x520's in 8 of 144 (64 rows: 128
+        # tiles, one wave) or 8 of 144 at 128 rows (64 tiles, fewer than 128x128's 72: the model's loser, measured)
+        ("128x240 2wg 4st static", dict(tile=TileShape.T128x256, tile_n=240, stages=4)),
+        ("128x240 2wg 4st static 2x1", dict(tile=TileShape.T128x256, tile_n=240, stages=4, cluster=Cluster.C2x1)),
+        ("128x240 2wg 4st static 2x1 swz8", dict(tile=TileShape.T128x256, tile_n=240, stages=4, cluster=Cluster.C2x1,
+                                                 swizzle=8)),
+        ("64x144 1wg 4st static", dict(tile=TileShape.T64x256, tile_n=144, consumer_wgs=1, stages=4)),
+        ("64x144 1wg 4st static 2x1", dict(tile=TileShape.T64x256, tile_n=144, consumer_wgs=1, stages=4,
+                                           cluster=Cluster.C2x1)),
+        ("64x144 1wg 4st no-queue 2x1", dict(tile=TileShape.T64x256, tile_n=144, consumer_wgs=1, stages=4,
+                                             cluster=Cluster.C2x1, persistence=QueueKind.NONE)),
+        ("128x144 2wg 4st static 2x1", dict(tile=TileShape.T128x256, tile_n=144, stages=4, cluster=Cluster.C2x1)),
     ]
 
 
@@ -218,6 +239,8 @@ def labels_for(shape: tuple[int, int, int], labels: list[str], suite: str, every
     """
     if every:
         return list(labels)
+    if suite == "tails":
+        return [label for label in TAILS_CONFIGS.get(shape, SUITE_CONFIGS) if label in labels]
     if shape == TARGET and suite != "quick":
         return [label for label in labels if label in TARGET_CONFIGS]
     few = [label for label in SUITE_CONFIGS if label in labels]  # in SUITE_CONFIGS order: quick takes the first two
@@ -632,7 +655,8 @@ def main(argv: list[str] | None = None) -> int:
             fn = function(label, cfg)
             if fn is None:
                 continue
-            picked = cfg.resolved(shape, sms).tile.value.rsplit("x", 1)[0]
+            geo = cfg.resolved(shape, sms).geometry()
+            picked = f"{geo.tile_m}x{geo.tile_n}"  # a fitted width shows as itself (128x240), not as its tile
             try:
                 go = gemm.launcher(fn, a, b, c, cfg, sms, cu_stream)
                 ok = checked(c, ref, k, go, stream)

@@ -141,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:>16s}  torch._scaled_mm is off the dequantized reference: the fp8 tolerance is too tight")
         for label, fn in compiled.items():
             cfg = scenario.config(**dict(chosen)[label])
-            picked = cfg.resolved(shape, sms).tile.value.rsplit("x", 1)[0]
+            geo = cfg.resolved(shape, sms).geometry()
+            picked = f"{geo.tile_m}x{geo.tile_n}"  # a fitted width shows as itself (64x144), not as its tile
             try:
                 go = gemm.launcher(fn, a, b, c, cfg, sms, cu_stream, scale_a, scale_b)
                 ok = bench.checked(c, ref, k, go, stream, DType.FP8)

@@ -50,6 +50,24 @@ def test_each_shape_runs_three_configs_and_8192_cubed_the_new_tiles_beside_the_b
     assert set(bench.SUITE_CONFIGS) < set(small) and "128x128 2wg 4st no-queue 2x1" in small
 
 
+def test_the_tails_suite_times_by_shape_beside_the_pick_before_fitted_widths_and_their_variants() -> None:
+    """--suite tails: the two awkward shapes, where 'by shape' now narrows the tile; the rows beside it are the tile it
+    picked before (128x256 and 128x128, both in 2x1 clusters) and the fitted widths' variants, none of them the same
+    kernel as 'by shape'."""
+    from ts_explore.scenarios import get
+
+    sc = get("hopper_gemm")
+    labels = [label for label, _ in bench.configs()]
+    known = dict(bench.configs())
+    assert bench.SUITE["tails"] == [bench.TAILS, bench.SMALL]
+    for shape, before in ((bench.TAILS, "128x256 2wg 4st static 2x1"), (bench.SMALL, "128x128 2wg 4st static 2x1")):
+        timed = bench.labels_for(shape, labels, "tails")
+        assert timed == list(bench.TAILS_CONFIGS[shape]) and timed[:2] == ["by shape", before]
+        kernels = [sc.config(**known[label]).resolved(shape, 132) for label in timed]
+        assert len(set(kernels)) == len(kernels), "each row times a kernel of its own"
+        assert kernels[0].tile_n and not kernels[1].tile_n, "by shape narrows; the earlier pick does not"
+
+
 def test_every_config_is_accepted_by_the_scenario() -> None:
     from ts_explore.scenarios import get
 

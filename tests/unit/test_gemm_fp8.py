@@ -113,7 +113,7 @@ def test_by_shape_finds_the_shape_behind_an_fp8_calls_scales() -> None:
                  sms=lambda: 132)
     fn("a", "b", "c", 0.5, 2.0, 1000, 1040, 528, 1, 2, 3, "stream")
     cfg, args = calls[0]
-    assert cfg.tile is TileShape.T128x128 and cfg.dtype is DType.FP8
+    assert (cfg.tile, cfg.tile_n) == (TileShape.T64x256, 144) and cfg.dtype is DType.FP8  # N=1040 in 8 columns
     assert args == ("a", "b", "c", 0.5, 2.0, 1000, 1040, 528, 1, 2, 3, "stream")
 
 

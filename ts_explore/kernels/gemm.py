@@ -52,7 +52,7 @@ from .common import BuiltHook, kernel_context, repair_edits, repaired_build, run
 from .gemm_cluster import cluster_dims, load_slices, tma_load_ops
 from .gemm_fp8 import FP8_MAX, Fp8Inputs, quantize_fp8, scaled_host, scaled_mm
 from .gemm_geometry import (
-    EPILOGUE_N, H200_DENSE_BF16_TFLOPS, DType, Geometry, Raster, Release, bytes_moved, flops, k_blocks,
+    H200_DENSE_BF16_TFLOPS, DType, Geometry, Raster, Release, bytes_moved, flops, k_blocks,
     shape_refusal, tile_counts,
 )
 from .gemm_host import close, error_tiles, grid, kernel_args, launcher, make_inputs, reference, run
@@ -168,7 +168,7 @@ def host_function(scenario: Any, cfg: Any, on_built: BuiltHook | None = None, tr
         tma_a, g_a = cpasync.make_tiled_tma_atom(a_op, a, slice_layout(geo, rows_a), (rows_a, geo.tile_k))
         tma_b, g_b = cpasync.make_tiled_tma_atom(b_op, b, slice_layout(geo, rows_b), (rows_b, geo.tile_k))
         tma_c, g_c = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), c,
-                                                 cute.slice_(c_layout, (None, None, 0)), (geo.tile_m, EPILOGUE_N))
+                                                 cute.slice_(c_layout, (None, None, 0)), (geo.tile_m, geo.epilogue_n))
         tiles_m = (m + geo.work_tile_m - 1) // geo.work_tile_m  # ping-pong: units of two tiles along M
         tiles_n = (n + geo.tile_n - 1) // geo.tile_n
         sched = utils.PersistentTileSchedulerParams((tiles_m, tiles_n, 1), (geo.cluster_m, geo.cluster_n, 1),

@@ -1,6 +1,6 @@
 """The Hopper GEMM's epilogues (``epilogue=``), with their kernel bodies: how C leaves the accumulators.
 
-Both write each ``EPILOGUE_N``-column part of C from registers into a
+Both write each ``Geometry.epilogue_n``-column part of C from registers into a
 shared-memory buffer (stmatrix; fp8: times scale_a·scale_b first) and send
 it with a TMA store (:class:`_CBuffers`); they differ in who does what:
 
@@ -32,11 +32,31 @@ from cutlass.experimental.task_scheduling.resources import (
     producer_work,
 )
 
-from .gemm_geometry import EPILOGUE_N, LOAD_WARPS, DType
+from .gemm_geometry import LOAD_WARPS, DType
 from .gemm_mainloop import ACC_DTYPE, OUT_DTYPE, ROW_MAJOR, accumulator_shape, smem_layouts, swizzled, tiled_mma
 
 
 EPILOGUE_BARRIER_ID = 1  # named barrier among the consumer warpgroups (0 is __syncthreads)
+
+
+def store_copy(geo: Any) -> Any:
+    """The register -> shared memory copy of C (stmatrix, 16 columns per block) laid over the tile's WGMMA
+    accumulators."""
+    store_atom = sm90.get_smem_store_op(ROW_MAJOR, OUT_DTYPE, ACC_DTYPE)
+    c_atom = cute.make_tiled_copy_C_atom(
+        cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), OUT_DTYPE), tiled_mma(geo))
+    return cute.make_tiled_copy_S(store_atom, c_atom)
+
+
+def source_index(v: int, nb: int, part: int, per_block: int, n_blocks: int) -> int:
+    """Where value ``v`` of column block ``nb`` of epilogue part ``part`` sits in mode 0 of a thread's accumulators
+    retiled for :func:`store_copy` (``((values, 16-column blocks), M blocks, 1)``): a part's ``n_blocks`` blocks
+    (2 of a 32-column part, 1 of a 16-column one) follow the previous part's.
+
+    >>> source_index(3, 1, 2, 8, 2), source_index(3, 0, 5, 8, 1)
+    (43, 43)
+    """
+    return v + per_block * (part * n_blocks + nb)
 
 
 @dataclass(kw_only=True)
@@ -61,12 +81,8 @@ class _CBuffers(MemoryResource):
         """Convert part ``part`` of this thread's accumulators to bf16 (fp8: times the scales), write it to
         buffer ``buffer`` with stmatrix, and fence so that a TMA store (async proxy) may read it (``thread0``:
         the first thread of the warpgroup(s) holding the accumulators)."""
-        mma_op = tiled_mma(self.geo)
         buffers = self._buffers(stage_info)
-        store_atom = sm90.get_smem_store_op(ROW_MAJOR, OUT_DTYPE, ACC_DTYPE)
-        c_atom = cute.make_tiled_copy_C_atom(
-            cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), OUT_DTYPE), mma_op)
-        r2s = cute.make_tiled_copy_S(store_atom, c_atom)
+        r2s = store_copy(self.geo)
         thr = r2s.get_slice(cute.arch.thread_idx()[0] - thread0)
         dst = thr.partition_D(buffers)
         flat = cute.make_rmem_tensor((self.geo.accumulators_per_thread,), ACC_DTYPE)
@@ -80,7 +96,7 @@ class _CBuffers(MemoryResource):
         for v in cutlass.range_constexpr(per_block):
             for mb in cutlass.range_constexpr(m_blocks):
                 for nb in cutlass.range_constexpr(n_blocks):
-                    piece[(v, mb, nb)] = src[(v + per_block * (part * n_blocks + nb), mb, 0)]
+                    piece[(v, mb, nb)] = src[(source_index(v, nb, part, per_block, n_blocks), mb, 0)]
         out = cute.make_rmem_tensor(piece.shape, OUT_DTYPE)
         if cutlass.const_expr(self.geo.dtype is DType.FP8):
             out.store((piece.load() * self.scale).to(OUT_DTYPE))
@@ -101,7 +117,8 @@ class _CBuffers(MemoryResource):
         if cutlass.const_expr(unit_tile >= 0):
             m = m * 2 + unit_tile
         buffers = self._buffers(stage_info)
-        g_tile = cute.local_tile(self.g_c, (self.geo.tile_m, EPILOGUE_N), (m, n * self.geo.epilogue_parts + part))
+        g_tile = cute.local_tile(self.g_c, (self.geo.tile_m, self.geo.epilogue_n),
+                                 (m, n * self.geo.epilogue_parts + part))
         t_s, t_g = cpasync.tma_partition(self.tma_c, 0, cute.make_layout(1),
                                          cute.group_modes(buffers[(None, None, buffer)], 0, 2),
                                          cute.group_modes(g_tile, 0, 2))
@@ -293,4 +310,4 @@ class TurnBuffers(_CBuffers):
         self._wait_reads(1, False)
 
 
-__all__ = ["EPILOGUE_BARRIER_ID", "HandoffBuffers", "OutputTile", "TurnBuffers"]
+__all__ = ["EPILOGUE_BARRIER_ID", "HandoffBuffers", "OutputTile", "TurnBuffers", "source_index", "store_copy"]

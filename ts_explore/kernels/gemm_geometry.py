@@ -33,6 +33,7 @@ from enum import Enum
 TILE_K = 64  # bf16 elements of K per stage: one 128-byte swizzle row (fp8: Geometry.tile_k, 128)
 SWIZZLE_BYTES = 128  # a stage's rows are one 128-byte swizzle row of K, whatever the input type
 EPILOGUE_N = 32  # output columns per epilogue part (registers -> shared memory -> global)
+NARROW_EPILOGUE_N = 16  # ... of a fitted width that 32 does not divide (240: 15 parts); stmatrix x4 writes 16
 WARPGROUP_THREADS = 128
 LOAD_WARPS = 4  # the load task holds a whole warpgroup, so setmaxnreg can lower its registers
 HANDOFF_LOAD_WARPS = 2  # with the hand-off epilogue the load task keeps warps 0-1 ...
@@ -255,9 +256,18 @@ class Geometry:
         return self.tile_m * self.tile_n // owners
 
     @property
+    def epilogue_n(self) -> int:
+        """Columns of C per epilogue part: EPILOGUE_N, or NARROW_EPILOGUE_N where 32 does not divide the tile.
+
+        >>> Geometry(128, 256, 4, 2).epilogue_n, Geometry(128, 240, 4, 2).epilogue_parts
+        (32, 15)
+        """
+        return EPILOGUE_N if self.tile_n % EPILOGUE_N == 0 else NARROW_EPILOGUE_N
+
+    @property
     def epilogue_parts(self) -> int:
-        """The tile's columns go out in parts of EPILOGUE_N."""
-        return self.tile_n // EPILOGUE_N
+        """The tile's columns go out in parts of :attr:`epilogue_n`."""
+        return self.tile_n // self.epilogue_n
 
     @property
     def epilogue_buffers(self) -> int:
@@ -283,7 +293,7 @@ class Geometry:
         ...     shared_epilogue=True).epilogue_bytes
         (32768, 16384)
         """
-        per_tile = self.tile_m * EPILOGUE_N * BF16_BYTES * self.epilogue_buffers
+        per_tile = self.tile_m * self.epilogue_n * BF16_BYTES * self.epilogue_buffers
         return per_tile * (self.consumer_wgs if self.pingpong and not self.shared_epilogue else 1)
 
     @property
@@ -366,6 +376,7 @@ __all__ = [
     "HANDOFF_LOAD_WARPS",
     "LOAD_WARPS",
     "MAX_ACCUMULATORS",
+    "NARROW_EPILOGUE_N",
     "Raster",
     "Release",
     "SMEM_LIMIT",

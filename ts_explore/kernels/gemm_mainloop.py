@@ -13,7 +13,7 @@ the *previous* k-block is complete when ``mma`` returns, so the schedule may
 release that one, not the current one (see ``ts_explore.analysis.async_reads``).
 
 The techniques read their own parts here: a cluster's load brings its slice
-of the shared operand (:func:`.gemm_cluster.load_slices`) and multicasts it;
+of the shared operand (:func:`.gemm_cluster.load_split`) and multicasts it;
 ping-pong's consumers walk a two-tile work unit (``locate_in_unit``, ``mma``'s
 ``tile``); fp8 changes the element type (:func:`in_dtype`) and so the K of a stage.
 """
@@ -39,8 +39,8 @@ from cutlass.experimental.task_scheduling.resources import (
 )
 from cutlass.tensor_utils import LayoutEnum
 
-from .gemm_cluster import load_pieces, load_slices, multicast_mask
-from .gemm_geometry import EPILOGUE_N, LOAD_WARPS, WARPGROUP_THREADS, DType, Geometry
+from .gemm_cluster import load_pieces, load_split, multicast_mask
+from .gemm_geometry import LOAD_WARPS, WARPGROUP_THREADS, DType, Geometry
 
 
 IN_DTYPE = cutlass.BFloat16  # bf16 inputs; :func:`in_dtype` gives a geometry's own
@@ -72,7 +72,7 @@ def smem_layouts(geo: Geometry) -> tuple[Any, Any, Any]:
     mnk = (geo.tile_m, geo.tile_n, geo.tile_k)
     a = sm90.make_smem_layout_a(ROW_MAJOR, mnk, in_dtype(geo), geo.stages)
     b = sm90.make_smem_layout_b(ROW_MAJOR, mnk, in_dtype(geo), geo.stages)
-    c = sm90.make_smem_layout_epi(OUT_DTYPE, ROW_MAJOR, (geo.tile_m, EPILOGUE_N), geo.epilogue_buffers)
+    c = sm90.make_smem_layout_epi(OUT_DTYPE, ROW_MAJOR, (geo.tile_m, geo.epilogue_n), geo.epilogue_buffers)
     return a, b, c
 
 
@@ -177,39 +177,48 @@ class SmemOperands(MemoryResource):
         """Each load warp brings its slice of A's and B's rows into the acquired stage.
 
         The operand a cluster's CTAs share (B in 2x1, A in 1x2) is cut into
-        ``cluster size x load warps`` slices (:func:`.gemm_cluster.load_pieces`):
-        each CTA brings its own half and multicasts it to both, so each CTA's
+        ``cluster size x`` slices per CTA (:func:`.gemm_cluster.load_pieces`):
+        each CTA brings its own share and multicasts it to both, so each CTA's
         stage receives the whole tile (the stage's barrier counts its bytes either way).
+        A fitted tile width may leave a warp without a slice of B (:func:`.gemm_cluster.load_split`).
         """
         s_a, s_b = self._stages(stage_info)
-        rows_a, rows_b = load_slices(self.geo, self.load_warps)
+        (used_a, rows_a), (used_b, rows_b) = load_split(self.geo, self.load_warps)
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx()) % self.load_warps
         bar = cute.make_ptr(cutlass.Int64, stage_info.barrier.data_ptr(), mem_space=cute.AddressSpace.smem,
                             assumed_align=8)
-        stage = stage_info.stage_idx
-        tile_k = self.geo.tile_k
         piece_a, piece_b = load_pieces(self.geo, warp, self.load_warps)  # this warp's slice of A and of B
-        both = multicast_mask(self.geo)
         # A: with a 1x2 cluster both CTAs need the same A tile; each brings half and multicasts it.
-        dst_a = cute.flat_divide(s_a[(None, None, stage)], (rows_a, tile_k))[(None, None, piece_a, 0)]
-        src_a = cute.local_tile(self.g_a, (rows_a, tile_k),
-                                (m_block * self.load_warps * self.geo.cluster_n + piece_a, k_block))
-        t_sa, t_ga = cpasync.tma_partition(self.tma_a, 0, cute.make_layout(1), cute.group_modes(dst_a, 0, 2),
-                                           cute.group_modes(src_a, 0, 2))
-        if cutlass.const_expr(self.geo.cluster_n == 1):
-            cute.copy(self.tma_a, t_ga, t_sa, tma_bar_ptr=bar)
+        if cutlass.const_expr(used_a == self.load_warps):
+            self._bring(self.tma_a, self.g_a, s_a, rows_a, m_block * used_a * self.geo.cluster_n + piece_a,
+                        piece_a, k_block, bar, stage_info.stage_idx, self.geo.cluster_n > 1)
         else:
-            cute.copy(self.tma_a, t_ga, t_sa, tma_bar_ptr=bar, mcast_mask=both)
+            if warp < used_a:
+                self._bring(self.tma_a, self.g_a, s_a, rows_a, m_block * used_a * self.geo.cluster_n + piece_a,
+                            piece_a, k_block, bar, stage_info.stage_idx, self.geo.cluster_n > 1)
         # B: with a 2x1 cluster both CTAs need the same B tile; each brings half and multicasts it.
-        dst_b = cute.flat_divide(s_b[(None, None, stage)], (rows_b, tile_k))[(None, None, piece_b, 0)]
-        src_b = cute.local_tile(self.g_b, (rows_b, tile_k),
-                                (n_block * self.load_warps * self.geo.cluster_m + piece_b, k_block))
-        t_sb, t_gb = cpasync.tma_partition(self.tma_b, 0, cute.make_layout(1), cute.group_modes(dst_b, 0, 2),
-                                           cute.group_modes(src_b, 0, 2))
-        if cutlass.const_expr(self.geo.cluster_m == 1):
-            cute.copy(self.tma_b, t_gb, t_sb, tma_bar_ptr=bar)
+        if cutlass.const_expr(used_b == self.load_warps):
+            self._bring(self.tma_b, self.g_b, s_b, rows_b, n_block * used_b * self.geo.cluster_m + piece_b,
+                        piece_b, k_block, bar, stage_info.stage_idx, self.geo.cluster_m > 1)
         else:
-            cute.copy(self.tma_b, t_gb, t_sb, tma_bar_ptr=bar, mcast_mask=both)
+            if warp < used_b:
+                self._bring(self.tma_b, self.g_b, s_b, rows_b, n_block * used_b * self.geo.cluster_m + piece_b,
+                            piece_b, k_block, bar, stage_info.stage_idx, self.geo.cluster_m > 1)
+
+    @cute.jit
+    def _bring(self, tma: Any, g: Any, staged: Any, rows: cutlass.Constexpr[int], row_block: Any, piece: Any,
+               k_block: Any, bar: Any, stage: Any, multicast: cutlass.Constexpr[bool]) -> None:
+        """TMA-load slice ``row_block`` (``rows`` rows) of k-block ``k_block`` of one operand into slice ``piece`` of
+        its stage ``stage`` (multicast to every CTA of the cluster when the cluster shares this operand)."""
+        tile_k = self.geo.tile_k
+        dst = cute.flat_divide(staged[(None, None, stage)], (rows, tile_k))[(None, None, piece, 0)]
+        src = cute.local_tile(g, (rows, tile_k), (row_block, k_block))
+        t_s, t_g = cpasync.tma_partition(tma, 0, cute.make_layout(1), cute.group_modes(dst, 0, 2),
+                                         cute.group_modes(src, 0, 2))
+        if cutlass.const_expr(multicast):
+            cute.copy(tma, t_g, t_s, tma_bar_ptr=bar, mcast_mask=multicast_mask(self.geo))
+        else:
+            cute.copy(tma, t_g, t_s, tma_bar_ptr=bar)
 
     @consumer_work(returns=acc, work_attrs=WorkAttr.AUXILIARY)
     @cute.jit

@@ -28,6 +28,7 @@ from typing import Callable
 from ..kernels.gemm_geometry import MAX_ACCUMULATORS, DType, Epilogue, GemmMode, Raster, TileShape, k_blocks
 from ..model import QueueKind
 from . import gemm_cooperative as cooperative
+from . import gemm_fitted as fitted
 from . import gemm_handoff as handoff
 from . import gemm_pingpong as pingpong
 from . import gemm_pingpong_turns as pingpong_turns
@@ -45,8 +46,9 @@ def check(cfg: HopperGemm) -> None:
         handoff.check(cfg)
     if cfg.epilogue is Epilogue.SHARED:
         pingpong_turns.check(cfg)
+    fitted.check(cfg)
     planted_in = {"mode=ping-pong": cfg.mode is GemmMode.PINGPONG, "epilogue=handoff": cfg.epilogue is Epilogue.HANDOFF,
-                  "epilogue=shared": cfg.epilogue is Epilogue.SHARED}
+                  "epilogue=shared": cfg.epilogue is Epilogue.SHARED, "tile_n=<a narrowed width>": cfg.tile_n > 0}
     require(cfg.fault is GemmFault.NONE or planted_in[cfg.fault.needs],
             f"fault {cfg.fault.value!r} is planted in the schedule of {cfg.fault.needs}, which this config does "
             "not use", f"use {cfg.fault.needs}, or fault=none", cfg.fault.needs.split("=")[0] or None)

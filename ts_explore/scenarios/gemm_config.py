@@ -6,7 +6,8 @@ schedule (:mod:`.gemm_cooperative`, :mod:`.gemm_pingpong`), ``epilogue``
 the hand-off (:mod:`.gemm_handoff`), ``cluster`` / ``dtype`` /
 ``persistence`` / ``tile='by shape'`` the kernel's
 (``kernels.gemm_cluster``, ``gemm_fp8``, ``gemm_tile_scheduler``,
-``gemm_tile_pick``).
+``gemm_tile_pick``); ``tile_n`` narrows the tile to a fitted width
+(:mod:`.gemm_fitted` checks it).
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class GemmFault(str, Enum):
     SHARED_EARLY_TURN = ("mma1 hands the shared C buffers back to mma0 right after issuing its last TMA store, "
                          "while the store may still read them: mma0 writes its next tile under it (a race TS "
                          "cannot see; the async-read rule reports it)")
+    FITTED_FULL_WIDTH_BYTES = ("each A/B stage's barrier expects the bytes of the tile's own width while the loads "
+                               "bring the narrowed one: its transaction count never reaches zero and the consumers "
+                               "wait forever (TS's check of the stage's bytes reports it)")
 
     @property
     def needs(self) -> str:
@@ -43,6 +47,8 @@ class GemmFault(str, Enum):
             return "mode=ping-pong"
         if self is GemmFault.SHARED_EARLY_TURN:
             return "epilogue=shared"
+        if self is GemmFault.FITTED_FULL_WIDTH_BYTES:
+            return "tile_n=<a narrowed width>"
         return "" if self is GemmFault.NONE else "epilogue=handoff"
 
 
@@ -51,6 +57,10 @@ class HopperGemm:
     """Knobs of the GEMM schedule, plus the (M, N, K) instance the CPU view records."""
 
     tile: TileShape = TileShape.T128x256
+    tile_n: int = knob(0, min=0, max=240, step=16, label="N tile width (0: the tile's own)",
+                       help="narrows the tile to this many columns (a multiple of 16) so that the last column of "
+                            "tiles holds less padding, e.g. N=3080 in 13 columns of 240 instead of 256; "
+                            "'by shape' sets it where its model predicts a gain")
     stages: int = knob(4, min=2, max=8, label="A/B stages", help="bounded by 227 KiB of shared memory")
     consumer_wgs: int = knob(2, min=1, max=2, label="consumer warpgroups")
     persistence: QueueKind = QueueKind.STATIC
@@ -83,6 +93,7 @@ class HopperGemm:
         """This config with ``tile='by shape'`` replaced by the tile :func:`pick_tile` picks (else itself).
 
         With ``mode=ping-pong`` the pick is among the ping-pong tiles (128x192 first). The pick also sets the
+        N width (``tile_n``: a fitted width, or 0 for the tile's own), the
         consumer warpgroups (a 64-row tile is one
         warpgroup's WGMMA) and the cluster (2x1 B multicast for a small grid of
         128-row tiles or rows of A and B that straddle 128-byte lines; otherwise
@@ -96,15 +107,17 @@ class HopperGemm:
         pick = pick_tile(tuple(shape) if shape is not None else self.shape,
                          sms or self.ctas or DeviceLimits.h200().sms, self.dtype.bytes, pingpong=pingpong)
         tm, tn = pick.tile.mn
-        most = Geometry(tile_m=tm, tile_n=tn, stages=2, consumer_wgs=pick.consumer_wgs, dtype=self.dtype,
-                        pingpong=pingpong, shared_epilogue=self.epilogue is Epilogue.SHARED).max_stages()
-        return replace(self, tile=pick.tile, consumer_wgs=pick.consumer_wgs, stages=min(self.stages, most),
+        most = Geometry(tile_m=tm, tile_n=pick.tile_n or tn, stages=2, consumer_wgs=pick.consumer_wgs,
+                        dtype=self.dtype, pingpong=pingpong,
+                        shared_epilogue=self.epilogue is Epilogue.SHARED).max_stages()
+        return replace(self, tile=pick.tile, tile_n=pick.tile_n, consumer_wgs=pick.consumer_wgs,
+                       stages=min(self.stages, most),
                        cluster=Cluster.C2x1 if pick.cluster_m == 2 else self.cluster)
 
     def geometry(self) -> Geometry:
         cfg = self.resolved()
         tm, tn = cfg.tile.mn
-        return Geometry(tile_m=tm, tile_n=tn, stages=cfg.stages, consumer_wgs=cfg.consumer_wgs,
+        return Geometry(tile_m=tm, tile_n=cfg.tile_n or tn, stages=cfg.stages, consumer_wgs=cfg.consumer_wgs,
                         cluster_m=cfg.cluster.m, cluster_n=cfg.cluster.n, dtype=cfg.dtype,
                         pingpong=cfg.mode is GemmMode.PINGPONG, handoff=cfg.epilogue is Epilogue.HANDOFF,
                         shared_epilogue=cfg.epilogue is Epilogue.SHARED)

@@ -23,6 +23,7 @@ from ..kernels.gemm_geometry import LOAD_WARPS, Geometry
 from ..kernels.gemm_mainloop import GlobalOperands, SmemOperands
 from ..model import QueueKind
 from ..verification.rules import AsyncReadRule
+from . import gemm_fitted as fitted
 from . import gemm_handoff as handoff
 from . import gemm_pingpong as pingpong
 from .base import BuildContext, Built
@@ -41,11 +42,18 @@ def _rules(cfg: HopperGemm, geo: Geometry) -> tuple[AsyncReadRule, ...]:
 
 
 
-def _not_modelled(geo: Geometry) -> tuple[str, ...]:
-    """What TS does not model: WGMMA's asynchronous reads, and with the hand-off the TMA stores' reads too."""
-    return (SCOPE_NOTE, handoff.STORE_SCOPE_NOTE) if geo.handoff else (SCOPE_NOTE,)
+def _not_modelled(cfg: HopperGemm, geo: Geometry) -> tuple[str, ...]:
+    """What TS does not model: WGMMA's asynchronous reads, with the hand-off the TMA stores' reads too, and with
+    a fitted width which rows each load warp brings."""
+    return ((SCOPE_NOTE,) + ((handoff.STORE_SCOPE_NOTE,) if geo.handoff else ())
+            + ((fitted.LOADS_SCOPE_NOTE,) if fitted.is_fitted(cfg) else ()))
 
 
+
+
+def mode_notes(cfg: HopperGemm, geo: Geometry) -> list[str]:
+    """The CPU view's notes of the hand-off epilogue and of a fitted width (each empty without it)."""
+    return handoff.notes(cfg, geo) + fitted.notes(cfg, geo)
 
 
 def build(cfg: HopperGemm, ctx: BuildContext, geo: Geometry, where: Any, n_k: Any, swap: bool,
@@ -122,8 +130,8 @@ def build(cfg: HopperGemm, ctx: BuildContext, geo: Geometry, where: Any, n_k: An
         return Built(tasks=[load_task, store_task, mma_task], resource_dependency_graph={smem: [src, *extra],
                                                                                          out: [smem, *extra]},
                      task_manager_kwargs={"smem_allocator": allocator},
-                     notes=() if ctx.on_gpu else notes(cfg, geo, where, by_shape, handoff.notes(cfg, geo)),
-                     not_modelled=_not_modelled(geo),
+                     notes=() if ctx.on_gpu else notes(cfg, geo, where, by_shape, mode_notes(cfg, geo)),
+                     not_modelled=_not_modelled(cfg, geo),
                      rules=_rules(cfg, geo))
     mma_task = Task(name="mma", src_resources=[smem, *extra], dst_resources=[out], warp_idx=LOAD_WARPS,
                     num_warps=4 * cfg.consumer_wgs, schedule=mma_sched,
@@ -134,8 +142,8 @@ def build(cfg: HopperGemm, ctx: BuildContext, geo: Geometry, where: Any, n_k: An
         tasks.append(clc_scheduler_task(wq, LOAD_WARPS + 4 * cfg.consumer_wgs))
         graph[wq] = [wq]
     return Built(tasks=tasks, resource_dependency_graph=graph, task_manager_kwargs={"smem_allocator": allocator},
-                 notes=() if ctx.on_gpu else notes(cfg, geo, where, by_shape, handoff.notes(cfg, geo)),
-                 not_modelled=(SCOPE_NOTE,),
+                 notes=() if ctx.on_gpu else notes(cfg, geo, where, by_shape, mode_notes(cfg, geo)),
+                 not_modelled=_not_modelled(cfg, geo),
                  rules=(AsyncReadRule(async_reads(cfg)),))
 
 

@@ -38,7 +38,7 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ..analysis.async_reads import AsyncReads
 from ..kernels.gemm_epilogue import HandoffBuffers
-from ..kernels.gemm_geometry import EPILOGUE_N, STORE_WARPS, GemmMode, Geometry, Release
+from ..kernels.gemm_geometry import STORE_WARPS, GemmMode, Geometry, Release
 from ..model import QueueKind
 from . import gemm_pingpong as pingpong
 from .common import next_work_tile, require
@@ -178,7 +178,7 @@ def notes(cfg: HopperGemm, geo: Geometry) -> list[str]:
     if not geo.handoff:
         return []
     last = 3 + 4 * cfg.consumer_wgs
-    notes = [f"hand-off epilogue: mma (warps 4-{last}) stages each of the {geo.epilogue_parts} {EPILOGUE_N}-column "
+    notes = [f"hand-off epilogue: mma (warps 4-{last}) stages each of the {geo.epilogue_parts} {geo.epilogue_n}-column "
              f"parts of C into one of {geo.epilogue_buffers} buffers of pipeline c and commits it (every consumer "
              "thread arrives; no named barrier), then starts the next tile's mainloop; the store task (warps 2-3, "
              "warp 2 issues) waits for each buffer, TMA-stores it and releases it one part later, once its store has "

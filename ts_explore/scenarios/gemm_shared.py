@@ -19,6 +19,7 @@ from ..kernels.gemm_geometry import Cluster, DType, Geometry, Raster, Release, k
 from ..kernels.gemm_tile_pick import pick_tile
 from ..model import QueueKind
 from ..model.plan import DeviceLimits
+from . import gemm_fitted as fitted
 from .base import BuildContext
 from .common import runtime
 from .gemm_config import HopperGemm
@@ -36,12 +37,16 @@ def async_reads(cfg: HopperGemm) -> AsyncReads:
 
 
 def ab_pipeline(cfg: HopperGemm, geo: Geometry) -> PipelineConfig:
-    """TmaAsync: the four load warps each bring a quarter of a stage; every consumer warp releases it
+    """TmaAsync: the load warps each bring their slices of a stage (a fitted width may leave one without B:
+    ``kernels.gemm_cluster.load_split``) and the task's leader warp arrives once, expecting the stage's bytes,
+    which TS checks against the bytes per load warp; every consumer warp releases it
     (to both CTAs of a 2x1 or 1x2 cluster, whose TMA multicasts write into it, so each stage's barrier
     expects the releases of both CTAs' consumers). Ping-pong too: both consumer warpgroups release every
-    stage, whichever tile it belongs to."""
+    stage, whichever tile it belongs to. The planted ``FITTED_FULL_WIDTH_BYTES`` makes the barrier expect
+    the unnarrowed tile's bytes."""
+    expected = fitted.full_width_stage_bytes(cfg, geo) if fitted.planted(cfg) else geo.stage_bytes
     return PipelineConfig.create_tma_async_pipeline_cfg(
-        num_stages=cfg.stages, num_bytes=geo.stage_bytes,
+        num_stages=cfg.stages, num_bytes=expected,
         producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
         consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, cfg.consumer_wgs * 4 * geo.cluster_size),
         cta_layout_vmnk=(1, geo.cluster_m, geo.cluster_n, 1),
