@@ -11,7 +11,9 @@ reference on the same inputs. Every kernel is compiled and run three times
 first (compiles, autotuning and caches stay out); then the profiler is
 switched on around exactly one call of each, in the order the script prints
 (``profiled: <name>`` lines on stderr), so the report's kernels map to names.
-``scripts/gpu-ncu-limits.sh`` runs both and keeps the reports.
+``scripts/gpu-ncu-limits.sh`` runs both and keeps the reports;
+``python3 benchmarks/ncu_limits.py table --csv REPORT --names ...`` prints a
+report's kernels side by side.
 
 gemm: ours (``tile='by shape'``, as the ops run it), QuACK's default config,
 torch.matmul. attention: ours (the ops' config for the mask), FlashAttention-4's
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 
@@ -86,14 +89,59 @@ def attention_calls(d: int, s: int, causal: bool) -> list[tuple[str, Callable[[]
     return calls
 
 
+# What the side-by-side table shows of each profiled kernel (ncu's metric names, our labels).
+TABLE = (("Duration", "duration"), ("SM Frequency", "SM clock"),
+         ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", "tensor pipe busy"),
+         ("smsp__issue_active.avg.pct_of_peak_sustained_active", "issue slots busy"),
+         ("sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active", "XU pipe (exp2, rcp) busy"),
+         ("DRAM Throughput", "DRAM throughput"), ("Memory Throughput", "memory bytes / s"),
+         ("L2 Hit Rate", "L2 hit rate"), ("Warp Cycles Per Issued Instruction", "cycles per issued instruction"),
+         ("Registers Per Thread", "registers per thread"), ("Grid Size", "grid"),
+         ("Dynamic Shared Memory Per Block", "dynamic shared memory"))
+
+
+def table(csv_text: str, names: list[str]) -> str:
+    """ncu's ``--csv --page details`` output as one column per profiled kernel (``names``, in profile order).
+
+    >>> rows = ['"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"',
+    ...         '"0","k","Duration","ns","1,000"', '"1","q","Duration","ns","900"']
+    >>> print(table("\\n".join(rows), ["ours", "theirs"]))
+    metric          ours      theirs
+    duration        1,000 ns  900 ns
+    """
+    import csv
+    import io
+
+    lines = [line for line in csv_text.splitlines() if line.startswith('"')]
+    values: dict[str, dict[str, str]] = {}
+    ids: list[str] = []
+    for row in csv.DictReader(io.StringIO("\n".join(lines))):
+        if row["ID"] not in ids:
+            ids.append(row["ID"])
+        unit = f" {row['Metric Unit']}" if row["Metric Unit"] else ""
+        values.setdefault(row["Metric Name"], {})[row["ID"]] = row["Metric Value"] + unit
+    heads = [names[i] if i < len(names) else f"kernel {k}" for i, k in enumerate(ids)]
+    body = [[label] + [values[metric].get(k, "-") for k in ids] for metric, label in TABLE if metric in values]
+    rows = [["metric"] + heads] + body
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("gemm", "attention"))
+    parser.add_argument("what", choices=("gemm", "attention", "table"))
+    parser.add_argument("--csv", help="table: ncu's CSV output to read")
+    parser.add_argument("--names", nargs="*", default=[], help="table: the profiled kernels' names, in order")
     parser.add_argument("--shape", default="8192x8192x8192", help="the GEMM's MxNxK")
     parser.add_argument("--head-dim", type=int, default=128)
     parser.add_argument("--seqlen", type=int, default=8192)
     parser.add_argument("--causal", action="store_true")
     args = parser.parse_args(argv)
+    if args.what == "table":
+        if not args.csv:
+            parser.error("table reads ncu's CSV: pass --csv FILE")
+        print(table(Path(args.csv).read_text(), args.names))
+        return 0
     import torch
 
     if not torch.cuda.is_available():
