@@ -84,8 +84,9 @@ class HopperAttention:
     pingpong: bool = knob(True, label="ping-pong",
                           help="the two consumers take turns issuing WGMMA: one's softmax runs under the other's GEMMs")
     overlap: bool = knob(False, label="softmax / next S GEMM overlap",
-                         help="issue the next block's S GEMM before this block's softmax; P·V lags one block (off by default: "
-                                  "ptxas serialises its WGMMAs, 420 against 572 TFLOP/s at hd128 8k on an H200)")
+                         help="issue the next block's S GEMM and the lagged P·V of the block before, and run this "
+                              "block's softmax under that P·V; ptxas keeps its WGMMAs asynchronous. Off by default "
+                              "until an H200 run times it (its earlier, serialised form ran 420 against 572 TFLOP/s)")
     persistence: Persistence = knob(Persistence.NONE, label="persistence")
     causal: bool = knob(False, label="causal", help="bottom-right aligned mask: fewer K/V blocks for early Q tiles")
     seqlen_q: int = knob(384, min=1, max=2048, label="seqlen_q (CPU view)")
