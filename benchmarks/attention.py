@@ -1,6 +1,6 @@
 """TS-scheduled Hopper attention forward vs FlashAttention-4 and every torch SDPA backend, timed in one process.
 
-    python benchmarks/attention.py [--quick] [--every] [--out FILE] [--budget S]
+    python benchmarks/attention.py [--quick] [--every] [--overlap] [--out FILE] [--budget S]
 
 Cases follow FlashAttention's own benchmark: head_dim 64 and 128, causal and
 not, seqlen 1k/2k/4k/8k/16k (seqlen_q = seqlen_kv), batch = 16384 / seqlen and
@@ -9,8 +9,9 @@ FLOPs are counted as FlashAttention counts them: 4·b·h·s²·d, halved for cau
 
 Who is timed, on the same random-normal bf16 Q, K, V of each row: ours (the
 default tile with static persistence and without on every row, causal too;
-the configs of :func:`configs` at hd128 8k; the 192- and 256-key K/V blocks
-at hd64 8k),
+their twins with intra-warpgroup overlap at hd128 8k, hd64 8k and hd128 1k
+causal; the configs of :func:`configs` at hd128 8k; the 192- and 256-key K/V
+blocks at hd64 8k),
 FlashAttention-4's CuTe DSL forward (``flash_attn.cute.flash_attn_func`` with
 ``return_lse=True``, as ours writes the LSE too; without the package the rows
 say so and go on), and torch SDPA's flash, cuDNN and efficient backends, plus
@@ -60,35 +61,44 @@ FA4 = "FA4"
 CUDNN = "cuDNN"
 
 
-LIMITS = """What limits ours (read with the rows above): the timed configs run without intra-warpgroup overlap.
-With overlap on, ptxas reports the WGMMAs serialized (C7511): TS emits the lagged P·V and its wait in separate
-conditional blocks (every(1, start=1), last_iter), which ptxas cannot pair. So a warpgroup's softmax hides only
-under the other warpgroup's GEMMs (ping-pong). The epilogue writes O from registers with 2-byte global stores
+LIMITS = """What limits ours (read with the rows above): the default configs run without intra-warpgroup overlap
+(the ops too); the rows marked overlap time it beside them. Overlap issues the next S GEMM and the lagged P·V of
+the block before, and runs the softmax under that P·V; ptxas keeps those WGMMAs asynchronous (no C75xx note, no
+spills), where the earlier form of the schedule had them serialised. Without overlap a warpgroup's softmax hides
+only under the other warpgroup's GEMMs (ping-pong). The epilogue writes O from registers with 2-byte global stores
 (no shared-memory staging and TMA store). Without persistence every CTA pays its prologue and epilogue, which
 weighs most at 1k (8 K/V blocks per tile); causal attention does not launch under static persistence (a CTA's
-walk mixes K/V loop lengths, which is not proven). Two K/V stages at hd128; at hd64 the default is the same 128x128 tile as hd128 (the hd64 8k rows time
-K/V blocks of 192 and 256 keys too)."""
+walk mixes K/V loop lengths, which is not proven). Two K/V stages at hd128; at hd64 the default is the same
+128x128 tile as hd128 (the hd64 8k rows time K/V blocks of 192 and 256 keys too)."""
 
 # the settling rule watches our configs against these (the other backends are reported, not waited for)
 WATCHED = (FA4, CUDNN)
 
 
 def configs(every: bool = False) -> list[tuple[str, dict[str, Any]]]:
-    """Our configs timed at hd128 8k; the first two (static persistence and none) on every row. ``every`` adds
-    those the last H200 run found slower (overlap, which ptxas serialises; the 160-key block), which cost a
-    compile each per mask."""
+    """Our configs timed at hd128 8k; the first two (static persistence and none) on every row, then their twins
+    with intra-warpgroup overlap. ``every`` adds what the last H200 run found slower (the 160-key block), at a
+    compile per mask."""
     from ts_explore.scenarios.attention import Persistence
 
     static = Persistence.STATIC
     timed = [
         ("128x128 2wg ping-pong static", dict(overlap=False, persistence=static)),
         ("128x128 2wg ping-pong", dict(overlap=False)),
+        *overlap_twins(),
         ("128x128 2wg", dict(overlap=False, pingpong=False)),
     ]
     if every:
-        timed += [("128x128 2wg ping-pong overlap", dict(overlap=True)),
-                  ("128x160 2wg ping-pong", dict(overlap=False, tile_k=160))]
+        timed += [("128x160 2wg ping-pong", dict(overlap=False, tile_k=160))]
     return timed
+
+
+def overlap_twins() -> list[tuple[str, dict[str, Any]]]:
+    """The default pair (static persistence and none) with intra-warpgroup overlap on."""
+    from ts_explore.scenarios.attention import Persistence
+
+    return [("128x128 2wg ping-pong static overlap", dict(overlap=True, persistence=Persistence.STATIC)),
+            ("128x128 2wg ping-pong overlap", dict(overlap=True))]
 
 
 def hd64_configs() -> list[tuple[str, dict[str, Any]]]:
@@ -99,23 +109,36 @@ def hd64_configs() -> list[tuple[str, dict[str, Any]]]:
             for k in (192, 256)]
 
 
-def row_configs(head_dim: int, seqlen: int, every: bool = False) -> list[tuple[str, dict[str, Any]]]:
-    """What is timed on a row: the configs at hd128 8k, the default tile with and without persistence and the
-    wide K/V blocks at hd64 8k, elsewhere the default tile with and without persistence."""
+OVERLAP_ROWS = ((128, False, TARGET_SEQLEN), (128, True, TARGET_SEQLEN), (64, False, TARGET_SEQLEN), (128, True, 1024))
+
+
+def row_configs(head_dim: int, seqlen: int, every: bool = False, causal: bool = False,
+                overlap: bool = False) -> list[tuple[str, dict[str, Any]]]:
+    """What is timed on a row: the configs at hd128 8k, the default tile with and without persistence (with their
+    overlap twins) and the wide K/V blocks at hd64 8k, the default pair and its overlap twins at hd128 1k causal,
+    elsewhere the default pair. ``overlap``: the default pair and its overlap twins only."""
+    pair = configs()[:2]
+    if overlap:
+        return pair + overlap_twins()
     if (head_dim, seqlen) == (128, TARGET_SEQLEN):
         return configs(every)
     if (head_dim, seqlen) == (64, TARGET_SEQLEN):
-        return configs()[:2] + hd64_configs()
-    return configs()[:2]
+        return pair + overlap_twins() + hd64_configs()
+    if (head_dim, causal, seqlen) in OVERLAP_ROWS:
+        return pair + overlap_twins()
+    return pair
 
 
-def cases(quick: bool = False) -> list[tuple[int, bool, int, int, int]]:
-    """(head_dim, causal, seqlen, batch, heads): 16k tokens of a 2048-wide model each (``quick``: hd128 8k).
+def cases(quick: bool = False, overlap: bool = False) -> list[tuple[int, bool, int, int, int]]:
+    """(head_dim, causal, seqlen, batch, heads): 16k tokens of a 2048-wide model each (``quick``: hd128 8k;
+    ``overlap``: the rows of :data:`OVERLAP_ROWS`, in that order).
 
     The 8k rows, which time the most configs, come first (hd128, then hd64), so a ``--budget`` that runs out
     leaves out rows of the default pair only.
     """
     rows = [(d, causal, s, TOKENS // s, WIDTH // d) for d in (128, 64) for causal in (False, True) for s in SEQLENS]
+    if overlap:
+        return [(d, c, s, TOKENS // s, WIDTH // d) for d, c, s in OVERLAP_ROWS]
     if quick:
         return [r for r in rows if r[0] == 128 and r[2] == TARGET_SEQLEN]
     return [r for r in rows if r[2] == TARGET_SEQLEN] + [r for r in rows if r[2] != TARGET_SEQLEN]
@@ -293,7 +316,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="only hd128 8k, causal and not (every config there)")
     parser.add_argument("--every", action="store_true",
-                        help="at hd128 8k also the configs the last run found slower (overlap, 128x160)")
+                        help="at hd128 8k also the configs the last run found slower (128x160)")
+    parser.add_argument("--overlap", action="store_true",
+                        help="only hd128 8k causal and not, hd64 8k and hd128 1k causal, each with the default pair "
+                             "and its twins with intra-warpgroup overlap")
     parser.add_argument("--out", help="also write the report to this file, line by line as rows finish")
     parser.add_argument("--budget", type=float, default=0.0, metavar="S",
                         help="start no new row after S seconds (0: no limit); the rows left out are named")
@@ -331,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     compiled: dict = {}
     rows: list[Row] = []
     began = time.perf_counter()
-    for d, causal, s, b, h in cases(args.quick):
+    for d, causal, s, b, h in cases(args.quick, args.overlap):
         if args.budget and time.perf_counter() - began > args.budget:
             emit(f"{d:>3} {str(causal):>6} {s:>6} {f'{b}x{h}':>7}  not timed: the {args.budget:.0f} s budget is spent")
             continue
@@ -342,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         flop = attention.flops(b, h, s, s, d, causal)
         ours: dict[str, Callable[[], Any]] = {}
         notes: list[str] = []
-        for label, overrides in row_configs(d, s, args.every):
+        for label, overrides in row_configs(d, s, args.every, causal, args.overlap):
             cfg = sc.config(head_dim=d, causal=causal, **overrides)
             if attention.launch_refusal(cfg) is not None:
                 notes.append(f"{label}: not launched: {attention.launch_refusal(cfg)}")

@@ -66,8 +66,8 @@ def test_every_row_times_the_default_tile_with_and_without_static_persistence_an
     labels = [label for label, _ in bench.configs(every=True)]
     assert len(set(labels)) == len(labels)
     assert [o.get("persistence") for _, o in bench.row_configs(128, 1024)] == [Persistence.STATIC, None]
-    assert bench.row_configs(128, 8192) == bench.configs() and len(bench.row_configs(128, 8192, every=True)) == 5
-    assert [o["tile_k"] for _, o in bench.row_configs(64, 8192)[2:]] == [192, 256]
+    assert bench.row_configs(128, 8192) == bench.configs() and len(bench.row_configs(128, 8192, every=True)) == 6
+    assert [o["tile_k"] for _, o in bench.row_configs(64, 8192)[4:]] == [192, 256]
     for head_dim, timed in ((128, bench.configs(every=True)), (64, bench.hd64_configs())):
         for label, overrides in timed:  # each a config the scenario takes at its head_dim, its label saying what
             cfg = sc.config(head_dim=head_dim, **overrides)
@@ -76,6 +76,20 @@ def test_every_row_times_the_default_tile_with_and_without_static_persistence_an
             assert ("overlap" in label) == cfg.overlap, label
             assert ("ping-pong" in label) == cfg.pingpong, label
             assert f"128x{cfg.tile_k} " in label, label
+
+
+def test_overlap_is_timed_beside_the_default_pair_on_the_rows_issue_38_names() -> None:
+    """hd128 8k causal and not, hd64 8k and hd128 1k causal time the default pair and its twins with overlap on;
+    ``--overlap`` runs those rows only, in that order, with nothing else."""
+    twins = [(label, o) for label, o in bench.configs() if o["overlap"]]
+    assert [label for label, _ in twins] == ["128x128 2wg ping-pong static overlap", "128x128 2wg ping-pong overlap"]
+    for d, causal, s in bench.OVERLAP_ROWS:
+        timed = bench.row_configs(d, s, causal=causal)
+        assert all(t in timed for t in twins) and all(t in timed for t in bench.configs()[:2]), (d, causal, s)
+        assert bench.row_configs(d, s, causal=causal, overlap=True) == bench.configs()[:2] + twins
+    assert not any(o["overlap"] for _, o in bench.row_configs(64, 1024, causal=True))
+    assert [(d, c, s) for d, c, s, _, _ in bench.cases(overlap=True)] == list(bench.OVERLAP_ROWS)
+    assert all(b * s == 16384 and h * d == 2048 for d, _, s, b, h in bench.cases(overlap=True))
 
 
 def test_every_config_the_benchmark_times_is_proven_safe_on_its_cpu_view() -> None:

@@ -20,7 +20,7 @@ from ts_explore.gpu.errors import LaunchError
 from ts_explore.model import Stage, TaskSet
 from ts_explore.reader import capture_task_set
 from ts_explore.scenarios import get
-from ts_explore.scenarios.attention import AttentionFault, Persistence, async_reads
+from ts_explore.scenarios.attention import OVERLAP_FAULTS, AttentionFault, Persistence, async_reads
 from ts_explore.kernels.attention_geometry import SMEM_LIMIT
 from ts_explore.scenarios.knobs import ConfigError
 from ts_explore.verification.verify import verify
@@ -137,7 +137,8 @@ def test_a_k_v_block_of_192_or_256_keys_is_refused_at_head_dim_128_naming_what_d
 @pytest.mark.parametrize("tile_k", [192, 256])
 @pytest.mark.parametrize("fault", [f for f in AttentionFault if f is not AttentionFault.NONE], ids=lambda f: f.name)
 def test_every_planted_fault_is_caught_with_the_wide_hd64_blocks(fault: AttentionFault, tile_k: int) -> None:
-    verdict = verify(**SC.build(SC.config(head_dim=64, tile_k=tile_k, fault=fault)).verify_kwargs())
+    cfg = SC.config(head_dim=64, tile_k=tile_k, fault=fault, overlap=fault in OVERLAP_FAULTS)
+    verdict = verify(**SC.build(cfg).verify_kwargs())
     assert verdict.status.value == "unsafe", verdict.summary()
 
 
@@ -164,7 +165,7 @@ def test_a_k_stage_released_before_its_s_gemm_completes_is_a_race_ts_alone_calls
 @pytest.mark.parametrize("fault", [f for f in AttentionFault if f is not AttentionFault.NONE], ids=lambda f: f.name)
 def test_every_planted_fault_is_caught_with_the_160_key_block_too(fault: AttentionFault) -> None:
     """The 128x160 tile keeps the schedule's synchronisation: each planted fault stays a race or a deadlock."""
-    verdict = verify(**SC.build(SC.config(tile_k=160, fault=fault)).verify_kwargs())
+    verdict = verify(**SC.build(SC.config(tile_k=160, fault=fault, overlap=fault in OVERLAP_FAULTS)).verify_kwargs())
     assert verdict.status.value == "unsafe", verdict.summary()
     assert verify(**SC.build(SC.config(tile_k=160)).verify_kwargs()).status.value == "safe"
 

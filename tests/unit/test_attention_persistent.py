@@ -14,7 +14,7 @@ from ts_explore.kernels import attention
 from ts_explore.kernels.attention_geometry import cta_walk, kv_blocks, q_tiles
 from ts_explore.model.plan import DeviceLimits
 from ts_explore.scenarios import get
-from ts_explore.scenarios.attention import AttentionFault, Persistence
+from ts_explore.scenarios.attention import OVERLAP_FAULTS, AttentionFault, Persistence
 from ts_explore.verification.verify import verify
 
 SC = get("hopper_attention")
@@ -132,7 +132,8 @@ def _stride_walk(cta: int) -> list[int]:
 
 @pytest.mark.parametrize("fault", [f for f in AttentionFault if f is not AttentionFault.NONE], ids=lambda f: f.name)
 def test_every_planted_fault_is_caught_in_the_causal_persistent_view(fault: AttentionFault) -> None:
-    verdict = verify(**SC.build(SC.config(causal=True, persistence=STATIC, q_tile=2, fault=fault)).verify_kwargs())
+    cfg = SC.config(causal=True, persistence=STATIC, q_tile=2, fault=fault, overlap=fault in OVERLAP_FAULTS)
+    verdict = verify(**SC.build(cfg).verify_kwargs())
     assert verdict.status.value == "unsafe", verdict.summary()
 
 

@@ -35,13 +35,20 @@ class AsyncReads:
     ``issue`` labels the consumer work that starts reads of the stage the task
     waited for last (one read group per call); when it returns, at most
     ``in_flight`` of the newest groups may still be running. Steps labelled in
-    ``drains`` wait for every group.
+    ``drains`` wait for every group, those in ``drains_but_newest`` for every
+    group but the newest one (``wgmma.wait_group(1)``). ``other_groups`` names
+    the ``(resource, label)`` steps that commit asynchronous groups of their own
+    into the same queue (WGMMAs on another ring): groups complete in the order
+    they were committed, so such a wait completes this resource's reads only
+    where a newer group of the other kind was issued after them.
     """
 
     resource: str
     issue: str
     in_flight: int
     drains: tuple[str, ...] = ()
+    drains_but_newest: tuple[str, ...] = ()
+    other_groups: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -166,6 +173,8 @@ def _replay(task: TaskInfo, spec: AsyncReads, run: Iterator[_At]) -> Iterator[Ea
     for at in run:
         s = at.step
         if s.resource != spec.resource:
+            if (s.resource, s.label) in spec.other_groups:
+                groups += 1  # another ring's group, committed after ours (a newer one)
             continue
         if s.stage is Stage.CONSUMER_WAIT:
             waits.append(at)
@@ -175,6 +184,8 @@ def _replay(task: TaskInfo, spec: AsyncReads, run: Iterator[_At]) -> Iterator[Ea
             done = max(done, groups - spec.in_flight)
         elif s.label in spec.drains:
             done = groups
+        elif s.label in spec.drains_but_newest:
+            done = max(done, groups - 1)
         elif s.stage is Stage.CONSUMER_RELEASE:
             slot, released = released, released + 1
             group = read_group.get(slot)
@@ -192,8 +203,8 @@ def _message(task: str, spec: AsyncReads, at: _At, read: _At, outstanding: int) 
     return (f"task {task!r} releases a stage of {spec.resource} at {_where(at.tile, at.iteration)} while "
             f"the {spec.issue} issued at {_where(read.tile, read.iteration)} may still be reading it "
             f"({outstanding} read group(s) outstanding after '{spec.issue}' waits down to {spec.in_flight}); "
-            f"release it one k-iteration later, or wait for its reads ({', '.join(spec.drains) or 'a drain'}) "
-            "before releasing")
+            f"release it one k-iteration later, or wait for its reads "
+            f"({', '.join(spec.drains + spec.drains_but_newest) or 'a drain'}) before releasing")
 
 
 __all__ = ["SCOPE_NOTE", "AsyncReadReport", "AsyncReads", "EarlyRelease", "check_async_reads"]

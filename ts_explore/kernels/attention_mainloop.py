@@ -4,9 +4,9 @@ the K and V rings and their GEMMs (S = Q·Kᵀ, O += P·V), and the tasks whose 
 WGMMA reads shared memory asynchronously: ``qk`` and ``pv`` issue their
 GEMMs as one group each and return; ``wait_s`` / ``wait_o`` wait for them
 before the K / V stage is released (our async-read rule checks that order).
-With overlap (``overlap=True``) the P·V GEMM of the block before is still in
-flight while the next S GEMM runs: ``KStages.wait_s`` then waits for the
-S group only.
+With overlap (``overlap=True``) the P·V GEMM of the block before is issued
+right after the next S GEMM: ``KStages.wait_s_keep_pv`` then waits for the
+S group only and leaves the P·V group running under the softmax.
 """
 
 # No ``from __future__ import annotations`` here: the DSL reads the resources' field annotations as objects.
@@ -96,7 +96,6 @@ class KStages(MemoryResource):
     """The ring of K blocks: TMA fills a stage, S = Q·Kᵀ reads it with WGMMA (asynchronously)."""
 
     geo: cutlass.Constexpr = None
-    overlap: cutlass.Constexpr[bool] = False
     q_tiles: cutlass.Constexpr = None  # the consumers' QTile resources (the S GEMM reads the caller's Q)
     tma_k: Any = None
     g_k: Any = None
@@ -159,15 +158,16 @@ class KStages(MemoryResource):
     @consumer_work(work_attrs=WorkAttr.AUXILIARY)
     @cute.jit
     def wait_s(self, stage_info: StageInfo) -> None:
-        """Wait for the S GEMM's group. With overlap the P·V group issued after it may stay in flight; on the
-        first block, which issues none, an empty group stands in for it, so the one ``wait_group(1)`` is right on
-        every path (ptxas cannot tell which blocks issued a P·V and would otherwise wait for all groups)."""
-        if cutlass.const_expr(self.overlap):
-            if stage_info.loop_offset == stage_info.loop_start:
-                warpgroup.commit_group()
-            warpgroup.wait_group(1)
-        else:
-            warpgroup.wait_group(0)
+        """Wait for the S GEMM's group (and any before it): S is in registers and the K stage is read."""
+        warpgroup.wait_group(0)
+
+    @consumer_work(work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def wait_s_keep_pv(self, stage_info: StageInfo) -> None:
+        """With overlap, where the lagged P·V was issued after this block's S GEMM: wait for every group but the
+        newest, so S is in registers and the K stage is read while the P·V GEMM runs on (groups complete in
+        the order they were committed)."""
+        warpgroup.wait_group(1)
 
 
 @dataclass(kw_only=True)
@@ -179,6 +179,7 @@ class VStages(MemoryResource):
     g_v: Any = None
     order: Any = None  # the work order (:func:`work_coord`); None: the scheduler's
     acc_o: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+    probs: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     _alloc: cutlass.Constexpr = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -186,6 +187,9 @@ class VStages(MemoryResource):
         self.acc_o = TaskLocalVariable(dtype=cute.TensorSSA,
                                        default_factory=lambda: cute.full((o_count(geo),), 0.0, ACC_DTYPE),
                                        docs="fp32 O accumulators (registers)")
+        self.probs = TaskLocalVariable(dtype=cute.TensorSSA,
+                                       default_factory=lambda: cute.full((score_count(geo),), 0.0, IN_DTYPE),
+                                       docs="P as the P·V GEMM reads it, bf16 (the softmax's P is copied here)")
         if geo is not None:
             self._alloc = SmemAllocation("v_stages", geo.stages * geo.kv_stage_bytes, alignment=1024)
 
@@ -197,6 +201,15 @@ class VStages(MemoryResource):
     def clear(self, stage_info: StageInfo) -> Any:
         """O = 0 (a new tile)."""
         return cute.full((o_count(self.geo),), 0.0, ACC_DTYPE)
+
+    @consumer_work(returns=(acc_o, probs), work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def clear_overlapped(self, stage_info: StageInfo) -> tuple:
+        """O = 0 and a P for this warpgroup, with overlap. The ring's copy of P (``probs``), which the P·V GEMM
+        reads, is shared by the consumer warpgroups' code; with overlap the compiler also sees a path where the
+        lagged P·V reads it before the tile's first block wrote it, and without a value set here the other
+        warpgroup's P reached it: their registers became one and ptxas serialised every WGMMA (C7512)."""
+        return cute.full((o_count(self.geo),), 0.0, ACC_DTYPE), cute.full((score_count(self.geo),), 0.0, IN_DTYPE)
 
     @producer_work
     @cute.jit
@@ -220,8 +233,7 @@ class VStages(MemoryResource):
         geo = self.geo
         n_o = o_count(geo)
         # Every group but the newest (this block's S GEMM, with overlap) is complete here at run time: the last
-        # P·V was waited for. Saying so lets ptxas see O is not in flight when it is rescaled below; without it,
-        # it cannot pair the conditional P·V of the block before with its conditional wait, and waits for all.
+        # P·V was waited for. Saying so costs nothing and tells ptxas O is not in flight when it is rescaled below.
         warpgroup.wait_group(1)
         acc = cute.make_rmem_tensor((n_o,), ACC_DTYPE)
         acc.store(acc_o)

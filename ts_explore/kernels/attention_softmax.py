@@ -1,10 +1,13 @@
 """Each consumer warpgroup's Q tile and its online softmax, with their kernel bodies (``QTile``).
 
 A warpgroup holds its 64 Q rows for the whole tile, so the register work
-of the tile hangs off it: ``init`` (and ``init_overlapped``, which also
-gives P's registers a value for the overlapped P·V of the first block)
-resets the row statistics, ``softmax`` turns one block's S into P and
-updates them. The statistics, per row: the running max ``m`` (of
+of the tile hangs off it: ``init`` resets the row statistics, ``softmax``
+turns one block's S into P (bf16, the P·V GEMM's register operand) and
+updates them. With overlap the P·V GEMM of the block before still reads
+P's registers while the softmax runs, so ``softmax_unpacked`` leaves P in
+fp32 and ``pack`` converts it once that GEMM is waited for: no register a
+WGMMA in flight reads is written (ptxas would serialise the WGMMAs, C7513).
+The statistics, per row: the running max ``m`` (of
 S·scale·log2e), the running sum ``l`` (this thread's columns only; the
 quad's four are added in the epilogue) and the factor ``exp2(m_old -
 m_new)`` the next P·V rescales O by. The softmax may not touch O itself:
@@ -63,6 +66,7 @@ class QTile(MemoryResource):
     order: Any = None  # the work order (:func:`~.attention_tiles.work_coord`); None: the scheduler's
     stats: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     probs: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+    weights: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     _alloc: cutlass.Constexpr = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -72,6 +76,9 @@ class QTile(MemoryResource):
         self.probs = TaskLocalVariable(dtype=cute.TensorSSA,
                                        default_factory=lambda: cute.full((score_count(geo),), 0.0, IN_DTYPE),
                                        docs="P of the block, bf16 (registers, WGMMA's A operand)")
+        self.weights = TaskLocalVariable(dtype=cute.TensorSSA,
+                                         default_factory=lambda: cute.full((score_count(geo),), 0.0, ACC_DTYPE),
+                                         docs="P of the block in fp32, before it is packed into ``probs`` (overlap)")
         if geo is not None:
             self._alloc = SmemAllocation(f"q{self.index}", WG_ROWS * geo.head_dim * 2, alignment=1024)
 
@@ -100,73 +107,96 @@ class QTile(MemoryResource):
         """Row max = -inf, row sum = 0 (a new tile)."""
         return _fresh_stats()
 
-    @consumer_work(returns=(stats, probs), work_attrs=WorkAttr.AUXILIARY)
-    @cute.jit
-    def init_overlapped(self, stage_info: StageInfo) -> tuple:
-        """``init``, plus P's registers: with overlap, P·V of block j-1 reads the P of the iteration before."""
-        return _fresh_stats(), cute.full((score_count(self.geo),), 0.0, IN_DTYPE)
-
     @consumer_work(returns=(probs, stats), work_attrs=WorkAttr.AUXILIARY)
     @cute.jit
     def softmax(self, stage_info: StageInfo, scores: Any, stats: Any) -> tuple:
         """Online softmax of one block in registers: mask, new row max (over the quad), P, the row sum, and the
         factor the next P·V rescales O by. O itself is left alone (a P·V GEMM may still write it)."""
-        geo = self.geo
-        n_s = score_count(geo)
-        c = softmax_scale_log2(geo.head_dim)
+        n_s = score_count(self.geo)
         s = cute.make_rmem_tensor((n_s,), ACC_DTYPE)
         s.store(scores)
         st = cute.make_rmem_tensor((STAT_SLOTS,), ACC_DTYPE)
         st.store(stats)
-        wg, t = consumer_thread()
-        lane = t % 32
-        block = cutlass.Int32(stage_info.loop_offset)
-        first_key = block * geo.tile_k + (lane % 4) * 2
-        m = q_tile_index(work_coord(stage_info.work_tile.tile_idx, self.order), self.seqlen_q, geo.tile_q,
-                         self.causal)
-        wg_row0 = m * geo.tile_q + wg * WG_ROWS
-        row0 = wg_row0 + (t // 32) * 16 + lane // 4
-        # Keys a row may see: those before seqlen_kv and, causal, up to its bottom-right-aligned diagonal.
-        lim_wg = self.seqlen_kv
-        lim0 = self.seqlen_kv
-        lim1 = self.seqlen_kv
-        if cutlass.const_expr(self.causal):
-            shift = self.seqlen_kv - self.seqlen_q + 1
-            lim_wg = cutlass.min(lim_wg, wg_row0 + shift)
-            lim0 = cutlass.min(lim0, row0 + shift)
-            lim1 = cutlass.min(lim1, row0 + 8 + shift)
-        if (block + 1) * geo.tile_k > lim_wg:
-            for nb in cutlass.range_constexpr(n_s // 4):
-                for c0 in cutlass.range_constexpr(2):
-                    key = first_key + nb * 8 + c0
-                    if key >= lim0:
-                        s[c0 + 4 * nb] = -ACC_DTYPE.inf
-                    if key >= lim1:
-                        s[c0 + 2 + 4 * nb] = -ACC_DTYPE.inf
-        # Row maxima of the raw scores (scaled once, below): four partial maxima per row, so a row's 32 values
-        # reach the quad shuffle in 9 dependent FMNMX instead of 31 (the first exp2 waits on that chain).
-        row_max = [_row_max(s, 0, n_s), _row_max(s, 1, n_s)]
-        for offset in cutlass.range_constexpr(1, 3):
-            other = [cute.arch.shuffle_sync_bfly(row_max[r], offset=offset) for r in range(2)]
-            row_max = [cute.arch.fmax(row_max[r], other[r]) for r in range(2)]
-        for r in cutlass.range_constexpr(2):
-            m_old = st[M + r]
-            m_new = cute.arch.fmax(m_old, row_max[r] * c)
-            m_safe = m_new
-            if m_new == -ACC_DTYPE.inf:
-                m_safe = ACC_DTYPE(0.0)
-            rescale = cute.math.exp2(m_old - m_safe, fastmath=True)
-            total = st[L + r] * rescale  # the running sum seeds this block's: no separate add at the end
-            for nb in cutlass.range_constexpr(n_s // 4):
-                for c0 in cutlass.range_constexpr(2):
-                    i = c0 + 2 * r + 4 * nb
-                    p = cute.math.exp2(s[i] * c - m_safe, fastmath=True)  # one FFMA, then ex2.approx.ftz
-                    s[i] = p
-                    total = total + p
-            st[M + r] = m_new
-            st[L + r] = total
-            st[F + r] = rescale
+        _online_softmax(self, stage_info, s, st)
         return _packed_bf16(s, n_s), st.load()
+
+    @consumer_work(returns=(weights, stats), work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def softmax_unpacked(self, stage_info: StageInfo, scores: Any, stats: Any) -> tuple:
+        """``softmax`` leaving P in fp32 (``weights``): with overlap the lagged P·V still reads P's bf16 registers,
+        so the new P is packed into them by :meth:`pack` once that GEMM is waited for."""
+        s = cute.make_rmem_tensor((score_count(self.geo),), ACC_DTYPE)
+        s.store(scores)
+        st = cute.make_rmem_tensor((STAT_SLOTS,), ACC_DTYPE)
+        st.store(stats)
+        _online_softmax(self, stage_info, s, st)
+        return s.load(), st.load()
+
+    @consumer_work(returns=probs, work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def pack(self, stage_info: StageInfo, weights: Any) -> Any:
+        """P in bf16, the P·V GEMM's register operand (after the GEMM that read the previous P completed)."""
+        n_s = score_count(self.geo)
+        s = cute.make_rmem_tensor((n_s,), ACC_DTYPE)
+        s.store(weights)
+        return _packed_bf16(s, n_s)
+
+
+@cute.jit
+def _online_softmax(q: Any, stage_info: StageInfo, s: Any, st: Any) -> None:
+    """One block's online softmax on register tensors, in place: ``s`` (S) becomes P in fp32, ``st`` the new
+    statistics of the rows (:data:`M`, :data:`L`, :data:`F`). ``q`` is the warpgroup's :class:`QTile`."""
+    geo = q.geo
+    n_s = score_count(geo)
+    c = softmax_scale_log2(geo.head_dim)
+    wg, t = consumer_thread()
+    lane = t % 32
+    block = cutlass.Int32(stage_info.loop_offset)
+    first_key = block * geo.tile_k + (lane % 4) * 2
+    m = q_tile_index(work_coord(stage_info.work_tile.tile_idx, q.order), q.seqlen_q, geo.tile_q,
+                     q.causal)
+    wg_row0 = m * geo.tile_q + wg * WG_ROWS
+    row0 = wg_row0 + (t // 32) * 16 + lane // 4
+    # Keys a row may see: those before seqlen_kv and, causal, up to its bottom-right-aligned diagonal.
+    lim_wg = q.seqlen_kv
+    lim0 = q.seqlen_kv
+    lim1 = q.seqlen_kv
+    if cutlass.const_expr(q.causal):
+        shift = q.seqlen_kv - q.seqlen_q + 1
+        lim_wg = cutlass.min(lim_wg, wg_row0 + shift)
+        lim0 = cutlass.min(lim0, row0 + shift)
+        lim1 = cutlass.min(lim1, row0 + 8 + shift)
+    if (block + 1) * geo.tile_k > lim_wg:
+        for nb in cutlass.range_constexpr(n_s // 4):
+            for c0 in cutlass.range_constexpr(2):
+                key = first_key + nb * 8 + c0
+                if key >= lim0:
+                    s[c0 + 4 * nb] = -ACC_DTYPE.inf
+                if key >= lim1:
+                    s[c0 + 2 + 4 * nb] = -ACC_DTYPE.inf
+    # Row maxima of the raw scores (scaled once, below): four partial maxima per row, so a row's 32 values
+    # reach the quad shuffle in 9 dependent FMNMX instead of 31 (the first exp2 waits on that chain).
+    row_max = [_row_max(s, 0, n_s), _row_max(s, 1, n_s)]
+    for offset in cutlass.range_constexpr(1, 3):
+        other = [cute.arch.shuffle_sync_bfly(row_max[r], offset=offset) for r in range(2)]
+        row_max = [cute.arch.fmax(row_max[r], other[r]) for r in range(2)]
+    for r in cutlass.range_constexpr(2):
+        m_old = st[M + r]
+        m_new = cute.arch.fmax(m_old, row_max[r] * c)
+        m_safe = m_new
+        if m_new == -ACC_DTYPE.inf:
+            m_safe = ACC_DTYPE(0.0)
+        rescale = cute.math.exp2(m_old - m_safe, fastmath=True)
+        total = st[L + r] * rescale  # the running sum seeds this block's: no separate add at the end
+        for nb in cutlass.range_constexpr(n_s // 4):
+            for c0 in cutlass.range_constexpr(2):
+                i = c0 + 2 * r + 4 * nb
+                p = cute.math.exp2(s[i] * c - m_safe, fastmath=True)  # one FFMA, then ex2.approx.ftz
+                s[i] = p
+                total = total + p
+        st[M + r] = m_new
+        st[L + r] = total
+        st[F + r] = rescale
 
 
 @cute.jit

@@ -49,12 +49,22 @@ PERSISTENT_CTAS = 132  # an H200's SMs: the CPU view's static persistent grid
 
 
 class AttentionFault(str, Enum):
-    """Mistakes to plant when learning to debug: one race and two deadlocks."""
+    """Mistakes to plant when learning to debug: three races and two deadlocks (the last two need overlap on)."""
 
     NONE = "none"
     EARLY_K_RELEASE = "consumer releases a K stage before its S GEMM completes (race)"
     PINGPONG_BROKEN = "both consumers wait for the turn before either hands it over (deadlock)"
     CONSUMER_EXTRA = "a consumer's loop runs one K/V block more than the loader's (deadlock)"
+    OVERLAP_EARLY_V_RELEASE = "with overlap, V[j-1] is released right after the lagged P·V is issued (race)"
+    OVERLAP_S_WAIT_FIRST = ("with overlap, the wait that leaves one WGMMA group running comes before the lagged "
+                            "P·V is issued, so the S GEMM is still reading K when K is released (race)")
+
+
+# the schedule's planted mistakes (:data:`~.attention_schedule.FAULTS`) behind each fault of the consumers
+_SCHEDULE_FAULTS = {AttentionFault.PINGPONG_BROKEN: "broken_turn", AttentionFault.EARLY_K_RELEASE: "early_release",
+                    AttentionFault.OVERLAP_EARLY_V_RELEASE: "early_v_release",
+                    AttentionFault.OVERLAP_S_WAIT_FIRST: "s_wait_before_pv"}
+OVERLAP_FAULTS = (AttentionFault.OVERLAP_EARLY_V_RELEASE, AttentionFault.OVERLAP_S_WAIT_FIRST)
 
 
 @dataclass(frozen=True)
@@ -74,8 +84,9 @@ class HopperAttention:
     pingpong: bool = knob(True, label="ping-pong",
                           help="the two consumers take turns issuing WGMMA: one's softmax runs under the other's GEMMs")
     overlap: bool = knob(False, label="softmax / next S GEMM overlap",
-                         help="issue the next block's S GEMM before this block's softmax; P·V lags one block (off by default: "
-                                  "ptxas serialises its WGMMAs, 420 against 572 TFLOP/s at hd128 8k on an H200)")
+                         help="issue the next block's S GEMM and the lagged P·V of the block before, and run this "
+                              "block's softmax under that P·V; ptxas keeps its WGMMAs asynchronous. Off by default "
+                              "until an H200 run times it (its earlier, serialised form ran 420 against 572 TFLOP/s)")
     persistence: Persistence = knob(Persistence.NONE, label="persistence")
     causal: bool = knob(False, label="causal", help="bottom-right aligned mask: fewer K/V blocks for early Q tiles")
     seqlen_q: int = knob(384, min=1, max=2048, label="seqlen_q (CPU view)")
@@ -148,6 +159,9 @@ def check(cfg: HopperAttention) -> None:
     require(cfg.fault is not AttentionFault.PINGPONG_BROKEN or cfg.pingponging,
             "the broken ping-pong order needs ping-pong between two consumer warpgroups",
             "use consumer_wgs=2 and ping-pong on", "consumer_wgs")
+    require(cfg.fault not in OVERLAP_FAULTS or cfg.overlap,
+            "this planted fault is in the overlapped loop (the lagged P·V), which runs with overlap on only",
+            "turn overlap on", "overlap")
     require(cfg.fault is AttentionFault.NONE or cfg.kv_blocks > 0,
             f"Q tile {cfg.q_tile} sees no key under the causal mask, so a planted fault has no K/V loop to live in",
             "view a later Q tile, or causal off", "q_tile")
@@ -162,10 +176,16 @@ def inactive(cfg: HopperAttention) -> Mapping[str, str]:
 
 
 def async_reads(resource: str) -> AsyncReads:
-    """WGMMA's asynchronous reads of the K (S GEMM) or V (P·V GEMM) stages, for the async-read rule."""
+    """WGMMA's asynchronous reads of the K (S GEMM) or V (P·V GEMM) stages, for the async-read rule.
+
+    The two GEMMs commit into one queue of WGMMA groups per warpgroup: ``wait_s_keep_pv`` (overlap) completes
+    the S GEMM only where the lagged P·V was issued after it, which the rule checks by counting both kinds.
+    """
     if resource == "k_smem":
-        return AsyncReads(resource="k_smem", issue="qk", in_flight=1, drains=("wait_s",))
-    return AsyncReads(resource="v_smem", issue="pv", in_flight=1, drains=("wait_o",))
+        return AsyncReads(resource="k_smem", issue="qk", in_flight=1, drains=("wait_s",),
+                          drains_but_newest=("wait_s_keep_pv",), other_groups=(("v_smem", "pv"),))
+    return AsyncReads(resource="v_smem", issue="pv", in_flight=1, drains=("wait_o",),
+                      other_groups=(("k_smem", "qk"),))
 
 
 def _tma(stages: int, nbytes: int, consumer_warps: int) -> PipelineConfig:
@@ -274,8 +294,8 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
     qs = [QTile(name=f"q{c}", pipeline_config=_tma(1, geo.q_bytes // wgs, 4), index=c, geo=geo, causal=cfg.causal,
                 tma_q=tensor(ctx, "tma_q"), g_q=tensor(ctx, "g_q"), seqlen_q=sq, seqlen_kv=skv, order=order)
           for c in range(wgs)]
-    k = KStages(name="k_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs), geo=geo,
-                overlap=cfg.overlap, q_tiles=qs, tma_k=tensor(ctx, "tma_k"), g_k=tensor(ctx, "g_k"), order=order)
+    k = KStages(name="k_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs), geo=geo, q_tiles=qs,
+                tma_k=tensor(ctx, "tma_k"), g_k=tensor(ctx, "g_k"), order=order)
     v = VStages(name="v_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs), geo=geo,
                 tma_v=tensor(ctx, "tma_v"), g_v=tensor(ctx, "g_v"), order=order)
     outs = [OutTile(name=f"o{c}", index=c, geo=geo, causal=cfg.causal, g_o=tensor(ctx, "g_o"),
@@ -299,9 +319,9 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
         if cfg.fault is AttentionFault.CONSUMER_EXTRA and c == wgs - 1:  # one block more than the loader loads
             n_cons, consumer_type = ((ExtraKvBlockTask.get_domain, ExtraKvBlockTask) if task_type is KvBlocksTask
                                      else (n_kv + 1, Task))
-        sched = consumer_schedule(qs[c], k, v, outs[c], take, hand, wq, n_cons, first=c == 0,
-                                  overlap=cfg.overlap, broken_turn=cfg.fault is AttentionFault.PINGPONG_BROKEN,
-                                  early_release=cfg.fault is AttentionFault.EARLY_K_RELEASE)
+        planted = frozenset({_SCHEDULE_FAULTS[cfg.fault]} if cfg.fault in _SCHEDULE_FAULTS else ())
+        sched = consumer_schedule(qs[c], k, v, outs[c], take, hand, wq, n_cons, first=c == 0, overlap=cfg.overlap,
+                                  faults=planted)
         tasks.append(consumer_type(name=f"mma{c}", src_resources=[qs[c], k, v, *([take] if take else []), *extra],
                                    dst_resources=[outs[c], *([hand] if hand else [])], warp_idx=LOAD_WARPS * (1 + c),
                                    num_warps=4, schedule=sched, num_registers=MMA_REGISTERS))

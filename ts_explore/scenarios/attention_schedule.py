@@ -5,11 +5,21 @@ a consumer's steps are :class:`Consumer`'s methods, one per technique
 (ping-pong's turns, overlap's lagged P·V, the epilogue).
 A consumer's K/V iteration, with intra-warpgroup overlap (FlashAttention-3)::
 
-    wait K[j]; [take the turn]; issue S[j] = Q·K[j]ᵀ
-    (j >= 1) wait V[j-1]; issue O = O·rescale[j-1] + P[j-1]·V[j-1]
-    [hand the turn over]; wait S[j]; release K[j]; P[j], stats = softmax(S[j], stats)
-    (j >= 1) wait for P·V; release V[j-1]
-    (last j) wait V[j]; O = O·rescale[j] + P[j]·V[j]; wait; release V[j]
+    (first j) wait K[0]; [take the turn]; issue S[0]; [hand the turn over]
+              wait S[0]; release K[0]; P[0], stats = softmax(S[0], stats)
+    (j >= 1)  wait K[j]; [take the turn]; issue S[j] = Q·K[j]ᵀ
+              wait V[j-1]; issue O = O·rescale[j-1] + P[j-1]·V[j-1]; [hand the turn over]
+              wait S[j] (the P·V runs on); release K[j]; P[j], stats = softmax(S[j], stats) in fp32
+              wait for the P·V; release V[j-1]; pack P[j] into the registers the P·V read
+    (last j)  wait V[j]; O = O·rescale[j] + P[j]·V[j]; wait; release V[j]
+
+Each guarded block issues its WGMMA groups and waits for them itself, so the
+code the kernel runs for it is straight-line around every group: ptxas keeps
+the WGMMAs asynchronous only where each path from a group's issue reaches its
+wait, and no register a group in flight reads or writes is redefined before
+(P is packed after the P·V that read it completed). A single loop with the
+lagged P·V in one guarded block and its wait in another (the schedule before
+this one) made ptxas serialise every WGMMA (C7513, C7519).
 
 Without overlap the P·V GEMM of block j follows its softmax in the same
 iteration. Each register value lives in one task-local variable that the
@@ -25,11 +35,14 @@ waits for none.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 
 from .common import next_work_tile
+
+FAULTS = frozenset({"broken_turn", "early_release", "early_v_release", "s_wait_before_pv"})
 
 
 def load_schedule(src: Any, qs: list[Any], k: Any, v: Any, wq: Any, n_kv: Any) -> Any:
@@ -66,11 +79,14 @@ def load_schedule(src: Any, qs: list[Any], k: Any, v: Any, wq: Any, n_kv: Any) -
 
 
 def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq: Any, n_kv: Any, *,
-                      first: bool, overlap: bool, broken_turn: bool = False, early_release: bool = False) -> Any:
+                      first: bool, overlap: bool, faults: frozenset[str] = frozenset()) -> Any:
     """One consumer warpgroup's schedule (see the module docstring), recorded by :class:`Consumer`.
 
-    Planted mistakes: ``broken_turn`` makes ``mma0`` wait for the turn before its first block too (neither
-    consumer hands it over first); ``early_release`` releases each K stage before waiting for its S GEMM.
+    ``faults`` plants mistakes (:data:`FAULTS`): ``broken_turn`` makes ``mma0`` wait for the turn before its
+    first block too (neither consumer hands it over first); ``early_release`` releases each K stage before
+    waiting for its S GEMM; with overlap, ``early_v_release`` frees V[j-1] right after issuing the lagged P·V,
+    and ``s_wait_before_pv`` waits for S down to one group before that P·V is issued (so the S GEMM, the newest
+    group, is still reading K when K is released).
     """
     has_take, has_hand, has_wq = take is not None, hand is not None, wq is not None
     resources = [q, k, v, out, *([take] if has_take else []), *([hand] if has_hand else []), *([wq] if has_wq else [])]
@@ -78,8 +94,7 @@ def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq
     def mma(*proxies: Any) -> None:
         it = iter(proxies)
         me = Consumer(next(it), next(it), next(it), next(it), next(it) if has_take else None,
-                      next(it) if has_hand else None, first=first, overlap=overlap, broken_turn=broken_turn,
-                      early_release=early_release)
+                      next(it) if has_hand else None, first=first, overlap=overlap, faults=faults)
         wq = next(it) if has_wq else None
         if wq is None:
             me.tile(n_kv)
@@ -89,7 +104,10 @@ def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq
             next_work_tile(wq)
 
     mma.__name__ = "mma"
-    return schedule(mma)(*resources)
+    with warnings.catch_warnings():
+        # With overlap, Consumer.start_tile sets the V ring's own copy of P, which no step takes as a routed input.
+        warnings.filterwarnings("ignore", message=r"v_smem\.clear_overlapped\(\) produces 'probs'")
+        return schedule(mma)(*resources)
 
 
 class Consumer:
@@ -98,61 +116,79 @@ class Consumer:
     A tile is :meth:`start_tile`, one :meth:`block` per K/V block, then
     :meth:`epilogue`. Within a block, ping-pong (``take``/``hand`` given: the
     turn pipelines) is :meth:`take_turn_before`, :meth:`hand_turn` and
-    :meth:`take_last_hand_over`; overlap (``overlap=True``) is
-    :meth:`overlapped_pv` and :meth:`finish_overlapped` where the in-order
-    block runs :meth:`finish_in_order`. The register values (``acc`` for O,
-    ``probs`` for P, ``stats``) pass between the methods as the steps'
-    task-local variables.
+    :meth:`take_hand_over_back`; overlap (``overlap=True``) splits the loop
+    into :meth:`first_block` and :meth:`later_block`, and the last block
+    issues its own P·V (:meth:`finish_in_order`, as every in-order block
+    does). The register values (``acc`` for O, ``probs`` for P, ``stats``)
+    pass between the methods as the steps' task-local variables.
     """
 
     def __init__(self, q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, *, first: bool, overlap: bool,
-                 broken_turn: bool = False, early_release: bool = False) -> None:
+                 faults: frozenset[str] = frozenset()) -> None:
+        unknown = set(faults) - FAULTS
+        if unknown:
+            raise ValueError(f"unknown planted fault(s) {sorted(unknown)}; known: {sorted(FAULTS)}")
         self.q, self.k, self.v, self.out, self.take, self.hand = q, k, v, out, take, hand
-        self.first, self.overlap, self.broken_turn, self.early_release = first, overlap, broken_turn, early_release
+        self.first, self.overlap, self.faults = first, overlap, frozenset(faults)
+        self.broken_turn, self.early_release = "broken_turn" in faults, "early_release" in faults
 
     def tile(self, n_kv: Any) -> None:
         """One work tile: wait for Q, reset the statistics and O, walk the K/V blocks, store O."""
-        stats, probs = self.start_tile()
-        acc = self.v.clear()
+        stats, acc = self.start_tile()
+        probs = None  # the first block's softmax gives P its first value
         with domain_loop(0, n_kv, 1) as it:
             acc, probs, stats = self.block(it, acc, probs, stats)
         self.epilogue(acc, stats)
 
     def start_tile(self) -> tuple[Any, Any]:
-        """Wait for this warpgroup's Q rows; fresh statistics (with overlap also P's registers)."""
+        """Wait for this warpgroup's Q rows; fresh statistics and O = 0.
+
+        With overlap also the V ring's copy of P (``clear_overlapped``): the compiler sees a path where the
+        lagged P·V reads it before the tile's first block wrote it, and without a value set here, inside this
+        warpgroup's code, that path reached the other warpgroup's P (the ring is shared), the two shared P's
+        registers, and ptxas serialised every WGMMA (C7512).
+        """
         self.q.try_wait()
         self.q.wait()
+        stats = self.q.init()
         if self.overlap:
-            stats, probs = self.q.init_overlapped()
-            return stats, probs
-        return self.q.init(), None
+            acc, _ = self.v.clear_overlapped()
+            return stats, acc
+        return stats, self.v.clear()
 
     def block(self, it: Any, acc: Any, probs: Any, stats: Any) -> tuple[Any, Any, Any]:
-        """One K/V block: S = Q·K[j]ᵀ, (overlap: P·V of block j-1), the softmax, P·V; the turns around the GEMMs."""
+        """One K/V block: in order (S, softmax, P·V) or, with overlap, :meth:`first_block` / :meth:`later_block`
+        and the last block's own P·V; mma0 takes the last hand-over at the end."""
+        if self.overlap:
+            with it.first_iter():
+                probs, stats = self.first_block(stats)
+            with it.every(1, start=1):
+                acc, probs, stats = self.later_block(acc, probs, stats)
+            with it.last_iter():
+                acc = self.finish_in_order(probs, acc, stats)
+                self.take_hand_over_back()
+            return acc, probs, stats
         self.k.try_wait()
         self.k.wait()
         self.take_turn_before(it)
         scores = self.k.qk()
-        if self.overlap:
-            acc = self.overlapped_pv(it, probs, acc, stats)
         if self.hand is not None:
             self.hand_turn()
         self.release_k()
         probs, stats = self.q.softmax(scores=scores, stats=stats)
-        if self.overlap:
-            acc = self.finish_overlapped(it, probs, acc, stats)
-        else:
-            acc = self.finish_in_order(probs, acc, stats)
-        self.take_last_hand_over(it)
+        acc = self.finish_in_order(probs, acc, stats)
+        with it.last_iter():
+            self.take_hand_over_back()
         return acc, probs, stats
 
-    def release_k(self) -> None:
-        """Wait for the S GEMM, then free the K stage (the planted ``early_release`` frees it first)."""
+    def release_k(self, wait: str = "wait_s") -> None:
+        """Wait for the S GEMM (``wait``: the K ring's step that does), then free the K stage (the planted
+        ``early_release`` frees it first)."""
         if self.early_release:
             self.k.release()
-            self.k.wait_s()
+            getattr(self.k, wait)()
         else:
-            self.k.wait_s()
+            getattr(self.k, wait)()
             self.k.release()
 
     def epilogue(self, acc: Any, stats: Any) -> None:
@@ -168,22 +204,44 @@ class Consumer:
         return acc
 
     # -- overlap: P·V of block j-1 is issued after S[j], so the softmax of block j runs under it ---------------
-    def overlapped_pv(self, it: Any, probs: Any, acc: Any, stats: Any) -> Any:
-        """From the second block on: the previous block's P·V, issued right after this block's S GEMM."""
-        with it.every(1, start=1):
-            acc = self.pv(probs, acc, stats)
-        return acc
+    # Each guarded block issues its WGMMA groups and waits for them itself, in straight-line code: ptxas pairs a
+    # group with its wait only along one path, and writes P's registers (pack) only after the GEMM reading them.
+    def first_block(self, stats: Any) -> tuple[Any, Any]:
+        """Block 0: S[0], its softmax and P; no P·V is in flight yet (mma0 starts with the turn)."""
+        self.k.try_wait()
+        self.k.wait()
+        if self.take is not None and not (self.first and not self.broken_turn):
+            self.take_turn()
+        scores = self.k.qk()
+        if self.hand is not None:
+            self.hand_turn()
+        self.release_k()
+        probs, stats = self.q.softmax(scores=scores, stats=stats)
+        return probs, stats
 
-    def finish_overlapped(self, it: Any, probs: Any, acc: Any, stats: Any) -> Any:
-        """Wait for the previous block's P·V and free its V stage; the last block issues its own P·V too."""
-        with it.every(1, start=1):
-            self.v.wait_o()
+    def later_block(self, acc: Any, probs: Any, stats: Any) -> tuple[Any, Any, Any]:
+        """Block j >= 1: issue S[j], then the lagged P·V of block j-1; the softmax of block j runs while that
+        P·V does; then wait for it, free V[j-1] and pack P[j] into the registers it read."""
+        self.k.try_wait()
+        self.k.wait()
+        if self.take is not None:
+            self.take_turn()
+        scores = self.k.qk()
+        if "s_wait_before_pv" in self.faults:
+            self.release_k("wait_s_keep_pv")
+        acc = self.pv(probs, acc, stats)
+        if "early_v_release" in self.faults:
             self.v.release()
-        with it.last_iter():
-            acc = self.pv(probs, acc, stats)
-            self.v.wait_o()
+        if self.hand is not None:
+            self.hand_turn()
+        if "s_wait_before_pv" not in self.faults:
+            self.release_k("wait_s_keep_pv")
+        weights, stats = self.q.softmax_unpacked(scores=scores, stats=stats)
+        self.v.wait_o()
+        if "early_v_release" not in self.faults:
             self.v.release()
-        return acc
+        probs = self.q.pack(weights=weights)
+        return acc, probs, stats
 
     # -- ping-pong: mma0 and mma1 pass the right to issue WGMMA through the turn pipelines --------------------
     def take_turn_before(self, it: Any) -> None:
@@ -196,12 +254,11 @@ class Consumer:
         else:
             self.take_turn()
 
-    def take_last_hand_over(self, it: Any) -> None:
-        """mma0, after its last block: take the other warpgroup's hand-over of its last block (none without
-        blocks), so every hand-over is taken."""
+    def take_hand_over_back(self) -> None:
+        """mma0, after its last block (in a ``last_iter`` block): take the other warpgroup's hand-over of its
+        last block (none without blocks), so every hand-over is taken."""
         if self.take is not None and self.first:
-            with it.last_iter():
-                self.take_turn()
+            self.take_turn()
 
     def take_turn(self) -> None:
         self.take.try_wait()
@@ -222,4 +279,4 @@ class Consumer:
         return self.v.pv(probs=probs, acc_o=acc, stats=stats)
 
 
-__all__ = ["Consumer", "consumer_schedule", "load_schedule"]
+__all__ = ["Consumer", "FAULTS", "consumer_schedule", "load_schedule"]

@@ -1,0 +1,93 @@
+"""ptxas keeps every WGMMA of the overlapped attention kernel (``overlap=True``) asynchronous, without spills.
+
+What serialised them before: the lagged P·V GEMM was issued in one guarded block of the K/V loop
+(``every(1, start=1)``) and waited for in another, with the softmax writing P's registers in between, and the
+first block closed an empty group in a branch of its own. ptxas pairs a group with its wait along each path of
+the code and saw paths where the P·V ran on while its registers were redefined: it reported C7513 (non-WGMMA
+instructions defining a WGMMA's input registers inside its pipeline stage) and C7519 (an injected
+``warpgroup.arrive``) and waited after every WGMMA. Now each guarded block issues and waits for its own groups
+and P is packed after the P·V that read it. One more thing kept them serial (C7512, with P spilled to local
+memory): the V ring, which both consumer warpgroups use, holds the copy of P the P·V reads; on the path the
+compiler cannot rule out (a lagged P·V before the first block), one warpgroup's P reached the other's code, the
+two shared P's registers across the point where the warpgroups' code splits, and ptxas ran out of registers it
+could use there. Each warpgroup now sets that copy at the start of its tile (``clear_overlapped``).
+
+The default tier compiles one config and reads the DSL's own cubin (no stack frame: nothing spilled) and, where
+the CUDA toolkit's ``ptxas`` is installed, its report on the kept PTX; the soak tier does so for every config the
+benchmark and the ops could run with overlap: head_dim 64 and 128, ping-pong on and off, causal and not, static
+persistence where the kernel launches it, one consumer warpgroup; the 192-key block at head_dim 64 (not a default
+tile) is an expected failure: ptxas still injects warpgroup arrives there (C7519).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scenario_support import ident
+from test_gemm_pingpong_wgmma_overlap import commits_split_from_their_wgmmas
+from ts_explore.kernels import attention
+from ts_explore.kernels.build import resources
+from ts_explore.scenarios import get
+from ts_explore.scenarios.attention import Persistence
+
+SC = get("hopper_attention")
+PTXAS = shutil.which("ptxas") or next((p for p in ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas")
+                                       if Path(p).is_file()), None)
+SERIALISED = re.compile(r"C75\d\d|serialized")
+STATIC = Persistence.STATIC
+
+CONFIGS: list[dict[str, Any]] = [
+    dict(), dict(causal=True), dict(pingpong=False), dict(pingpong=False, causal=True), dict(persistence=STATIC),
+    dict(head_dim=64), dict(head_dim=64, causal=True), dict(head_dim=64, pingpong=False),
+    dict(head_dim=64, pingpong=False, causal=True), dict(head_dim=64, persistence=STATIC),
+    dict(consumer_wgs=1, tile_q=64), dict(consumer_wgs=1, tile_q=64, persistence=STATIC),
+    pytest.param(dict(head_dim=64, tile_k=192, persistence=STATIC), id="head_dim=64,tile_k=192,persistence=STATIC",
+                 marks=pytest.mark.xfail(strict=True, reason="the 192-key block at head_dim 64 (not a default tile) "
+                                         "still gets injected warpgroup arrives (C7519, no serialisation note)")),
+]
+
+
+def compiled_with_ptx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overrides: dict[str, Any]) -> tuple:
+    """Compile the overlapped kernel for sm_90a keeping its PTX: (compiled function, PTX path)."""
+    monkeypatch.setattr(attention, "compile_options",
+                        lambda arch=None: f"--gpu-arch sm_90a --keep-ptx --keep-cubin --dump-dir {tmp_path}")
+    fn = attention.compile(SC, SC.config(overlap=True, **overrides), arch="sm_90a")
+    ptx = sorted(tmp_path.rglob("*.ptx"))
+    assert ptx, "the DSL kept no PTX"
+    return fn, ptx[0]
+
+
+def ptxas_report(ptx: Path, tmp_path: Path) -> str:
+    done = subprocess.run([PTXAS, "-arch=sm_90a", "-v", str(ptx), "-o", str(tmp_path / "kernel.cubin")],
+                          capture_output=True, text=True, check=True)
+    return done.stdout + done.stderr
+
+
+def check_asynchronous(overrides: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fn, ptx = compiled_with_ptx(tmp_path, monkeypatch, overrides)
+    used = resources(fn)
+    assert used is not None and used.frame_bytes == 0, f"the DSL's cubin has a stack frame (spills): {used}"
+    assert commits_split_from_their_wgmmas(ptx.read_text()) == [], "a commit apart from its WGMMAs: an empty group"
+    if PTXAS is not None:
+        said = ptxas_report(ptx, tmp_path)
+        assert "Used" in said and not SERIALISED.search(said), said[-3000:]
+        assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", said), said[-3000:]
+
+
+def test_the_default_overlapped_kernel_keeps_its_wgmmas_asynchronous(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    check_asynchronous({}, tmp_path, monkeypatch)
+
+
+@pytest.mark.soak  # one DSL compile and one ptxas run each (10-15 s): beyond the default tier's budget
+@pytest.mark.skipif(PTXAS is None, reason="no ptxas here: it comes with the CUDA toolkit")
+@pytest.mark.parametrize("overrides", CONFIGS[1:], ids=lambda o: ident(o) if isinstance(o, dict) else None)
+def test_every_overlapped_config_keeps_its_wgmmas_asynchronous(
+        overrides: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    check_asynchronous(overrides, tmp_path, monkeypatch)
