@@ -150,3 +150,27 @@ def test_a_wait_that_leaves_the_newest_group_completes_reads_only_behind_a_newer
     found = check_async_reads(ts, alone)
     assert not found.safe and {f.iteration for f in found.findings} == {1, 2}
     assert not check_async_reads(ts, AsyncReads(resource="k_smem", issue="qk", in_flight=1)).safe
+
+
+@pytest.mark.parametrize("overrides", [dict(), dict(pingpong=False), dict(consumer_wgs=1, tile_q=64),
+                                       dict(persistence=Persistence.STATIC)], ids=ident)
+def test_every_value_the_epilogue_reads_is_written_in_every_tile_with_a_block(overrides: dict[str, Any]) -> None:
+    """A route names one writer, and TS copies the value into the reader's slot only when that writer runs. A
+    step after the K/V loop must therefore read values whose writer runs on the loop's last iteration whatever
+    the loop's length: unguarded in the loop, or in its ``last_iter`` block. The epilogue once read the row
+    statistics from the later blocks' softmax, which a tile of one K/V block never runs: O came out 0 and the
+    LSE -inf there (seen on an H100)."""
+    for task in ("mma0", "mma1") if overrides.get("consumer_wgs", 2) == 2 else ("mma0",):
+        tree = captured(SC, SC.config(overlap=True, **overrides)).task(task).schedule
+        loop = tree.domain_loop()
+        last_ran = {n.uid for n in loop.body if isinstance(n, Step)}
+        last_ran |= {n.uid for b in loop.body if isinstance(b, Block) and b.kind is BlockKind.LAST_ITER
+                     for n in b.body if isinstance(n, Step)}
+        in_loop = {n.uid for n in loop.body if isinstance(n, Step)}
+        in_loop |= {n.uid for b in loop.body if isinstance(b, Block) for n in b.body if isinstance(n, Step)}
+        after = {s.uid for s in tree.steps()[max(tree.steps().index(tree.step(u)) for u in in_loop) + 1:]}
+        for route in tree.routes:
+            if route.destination in after and route.source in in_loop:
+                assert route.source in last_ran, (
+                    f"{task}: {tree.step(route.destination).title} reads {route.variable!r} from "
+                    f"{tree.step(route.source).title}, which the loop's last iteration may skip")

@@ -132,6 +132,23 @@ class QTile(MemoryResource):
         _online_softmax(self, stage_info, s, st)
         return s.load(), st.load()
 
+    @consumer_work(returns=stats, work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def last_stats(self, stage_info: StageInfo, stats: Any) -> Any:
+        """The row statistics as the tile's last block left them, handed on to the epilogue (with overlap).
+
+        A route names one writer, and TS copies a value into the reader's slot
+        when that writer runs. With overlap the block's softmax is in the first
+        block's guarded region or in the later blocks', and the epilogue's
+        route named the later one: a tile of one K/V block never ran it, so the
+        epilogue read fresh statistics (row sum 0: O = 0, LSE = -inf; seen on
+        an H100). This step runs in the last block after either softmax and
+        reads this tile's own slot, which both write.
+        """
+        st = cute.make_rmem_tensor((STAT_SLOTS,), ACC_DTYPE)
+        st.store(stats)
+        return st.load()
+
     @consumer_work(returns=probs, work_attrs=WorkAttr.AUXILIARY)
     @cute.jit
     def pack(self, stage_info: StageInfo, weights: Any) -> Any:

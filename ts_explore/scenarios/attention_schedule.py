@@ -166,6 +166,7 @@ class Consumer:
                 acc, probs, stats = self.later_block(acc, probs, stats)
             with it.last_iter():
                 acc = self.finish_in_order(probs, acc, stats)
+                stats = self.q.last_stats(stats=stats)  # the epilogue's writer runs whichever block came last
                 self.take_hand_over_back()
             return acc, probs, stats
         self.k.try_wait()
