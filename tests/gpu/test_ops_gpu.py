@@ -271,7 +271,10 @@ def test_gemm_without_a_config_runs_this_gpus_tuning_pick(tmp_path: Path, monkey
     a, w, b = operands(1000, 1032, 520, seed=3)
     gemm_op.forget_defaults()
     planned = gemm_op.prepared(a, b).config
-    assert planned.tile.mn == (128, 128) and planned.cluster.m == 2  # the plan's pick here: 128x128, 2x1
+    sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+    plan = get("hopper_gemm").config(tile=TileShape.BY_SHAPE).resolved((1000, 1032, 520), sms)
+    assert (planned.tile, planned.tile_n, planned.cluster) == (plan.tile, plan.tile_n, plan.cluster)
+    assert (planned.tile, planned.cluster) != (TileShape.T128x256, Cluster.C1x1)  # not the table's pick below
     table = TuningTable("hopper_gemm", *this_gpu(), cache_dir=tmp_path)
     pick = _canonical(get("hopper_gemm"), {"tile": TileShape.T128x256, "cluster": Cluster.C1x1})
     table.put({"shape": "1000x1032x520", "config": pick, "outcome": MEASURED, "tflops": 999.0, "ratio": 1.0,
