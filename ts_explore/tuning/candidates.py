@@ -22,8 +22,9 @@ from typing import Any
 # Per scenario, named candidate lists. hopper_gemm's default: the scenario's defaults, the launch plan's
 # 'by shape' pick, L2-swizzled tile order, the other tile shapes, B multicast in a 2x1 cluster, A multicast
 # in a 1x2 cluster, the hand-off epilogue (a store task sends C) on the swizzled 128x256 tile, alone and in 2x1,
-# and the 192-wide tiles: 128x192 ping-pong (QuACK's sm_90 default shape) and cooperative, alone and in 2x1, and
-# ping-pong 'by shape'.
+# and the 192-wide tiles: 128x192 ping-pong (QuACK's sm_90 default shape) and cooperative, alone and in 2x1,
+# ping-pong 'by shape' and the cooperative 256x192. A fitted width (tile_n) depends on N, so 'by shape' is the
+# candidate that brings one where the launch plan picks it.
 PRESETS: dict[str, dict[str, list[dict[str, Any]]]] = {
     "hopper_gemm": {
         "quick": [{}, {"tile": "by_shape"}, {"swizzle": 8}],
@@ -36,7 +37,8 @@ PRESETS: dict[str, dict[str, list[dict[str, Any]]]] = {
                     {"mode": "pingpong", "tile": "t128x192", "stages": 4, "cluster": "c2x1", "swizzle": 8},
                     {"mode": "pingpong", "tile": "by_shape"},
                     {"tile": "t128x192", "stages": 5, "swizzle": 8},
-                    {"tile": "t128x192", "stages": 5, "cluster": "c2x1", "swizzle": 8}],
+                    {"tile": "t128x192", "stages": 5, "cluster": "c2x1", "swizzle": 8},
+                    {"tile": "t256x192", "stages": 3, "swizzle": 8}],
     },
 }
 
