@@ -28,18 +28,7 @@ ENV="$OUT/pp39_env.txt"
 stamp() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$ENV"; }
 python3 -c "import cutlass, ts_explore" || { echo "source .gpu/b/env.sh first" >&2; exit 3; }
 
-{
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | head -1
-  git log --oneline -1 2> /dev/null
-  python3 - <<'EOF'
-import importlib.metadata as md
-for dist in ("torch", "nvidia-cutlass-dsl", "quack-kernels"):
-    try:
-        print(f"{dist} {md.version(dist)}")
-    except md.PackageNotFoundError:
-        print(f"{dist} not installed")
-EOF
-} >> "$ENV" 2>&1
+bash scripts/gpu-versions.sh >> "$ENV" 2>&1
 status=0
 
 stamp "gpu tests: start"

@@ -29,22 +29,7 @@ ENV="$OUT/tails39_env.txt"
 stamp() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$ENV"; }
 python3 -c "import cutlass, ts_explore" || { echo "source .gpu/b/env.sh first" >&2; exit 3; }
 
-{
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | head -1
-  python3 - <<'EOF'
-import importlib.metadata as md
-for dist in ("torch", "nvidia-cutlass-dsl", "quack-kernels", "apache-tvm-ffi"):
-    try:
-        print(f"{dist} {md.version(dist)}")
-    except md.PackageNotFoundError:
-        print(f"{dist} not installed")
-try:
-    import quack.gemm_interface  # noqa: F401
-    print("quack.gemm_interface imports")
-except Exception as exc:  # the benchmark then times torch.matmul only, and says so
-    print(f"quack.gemm_interface does not import: {type(exc).__name__}: {exc}")
-EOF
-} >> "$ENV" 2>&1
+bash scripts/gpu-versions.sh >> "$ENV" 2>&1
 status=0
 
 stamp "gpu tests: start"
