@@ -189,21 +189,23 @@ class SmemOperands(MemoryResource):
                             assumed_align=8)
         piece_a, piece_b = load_pieces(self.geo, warp, self.load_warps)  # this warp's slice of A and of B
         # A: with a 1x2 cluster both CTAs need the same A tile; each brings half and multicasts it.
-        if cutlass.const_expr(used_a == self.load_warps):
-            self._bring(self.tma_a, self.g_a, s_a, rows_a, m_block * used_a * self.geo.cluster_n + piece_a,
-                        piece_a, k_block, bar, stage_info.stage_idx, self.geo.cluster_n > 1)
-        else:
-            if warp < used_a:
-                self._bring(self.tma_a, self.g_a, s_a, rows_a, m_block * used_a * self.geo.cluster_n + piece_a,
-                            piece_a, k_block, bar, stage_info.stage_idx, self.geo.cluster_n > 1)
+        self._slice(self.tma_a, self.g_a, s_a, used_a, rows_a, m_block * used_a * self.geo.cluster_n + piece_a,
+                    piece_a, warp, k_block, bar, stage_info.stage_idx, self.geo.cluster_n > 1)
         # B: with a 2x1 cluster both CTAs need the same B tile; each brings half and multicasts it.
-        if cutlass.const_expr(used_b == self.load_warps):
-            self._bring(self.tma_b, self.g_b, s_b, rows_b, n_block * used_b * self.geo.cluster_m + piece_b,
-                        piece_b, k_block, bar, stage_info.stage_idx, self.geo.cluster_m > 1)
+        self._slice(self.tma_b, self.g_b, s_b, used_b, rows_b, n_block * used_b * self.geo.cluster_m + piece_b,
+                    piece_b, warp, k_block, bar, stage_info.stage_idx, self.geo.cluster_m > 1)
+
+    @cute.jit
+    def _slice(self, tma: Any, g: Any, staged: Any, used: cutlass.Constexpr[int], rows: cutlass.Constexpr[int],
+               row_block: Any, piece: Any, warp: Any, k_block: Any, bar: Any, stage: Any,
+               multicast: cutlass.Constexpr[bool]) -> None:
+        """This load warp's slice of one operand, where it brings one: every warp when the operand splits over all
+        of them (no branch), else the first ``used`` warps (:func:`.gemm_cluster.load_split`)."""
+        if cutlass.const_expr(used == self.load_warps):
+            self._bring(tma, g, staged, rows, row_block, piece, k_block, bar, stage, multicast)
         else:
-            if warp < used_b:
-                self._bring(self.tma_b, self.g_b, s_b, rows_b, n_block * used_b * self.geo.cluster_m + piece_b,
-                            piece_b, k_block, bar, stage_info.stage_idx, self.geo.cluster_m > 1)
+            if warp < used:
+                self._bring(tma, g, staged, rows, row_block, piece, k_block, bar, stage, multicast)
 
     @cute.jit
     def _bring(self, tma: Any, g: Any, staged: Any, rows: cutlass.Constexpr[int], row_block: Any, piece: Any,
