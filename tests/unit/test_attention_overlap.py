@@ -126,7 +126,7 @@ def test_waiting_down_to_one_group_before_the_lagged_pv_is_issued_leaves_s_readi
 @pytest.mark.parametrize("fault", OVERLAP_FAULTS, ids=lambda f: f.name)
 def test_the_overlap_faults_need_overlap_on_and_say_so(fault: AttentionFault) -> None:
     with pytest.raises(ConfigError, match="overlap"):
-        SC.check(SC.config(fault=fault))
+        SC.check(SC.config(fault=fault, overlap=False))
 
 
 @pytest.mark.parametrize("fault", OVERLAP_FAULTS, ids=lambda f: f.name)
