@@ -79,7 +79,7 @@ def configs(every: bool = False) -> list[tuple[str, dict[str, Any]]]:
     """Our configs timed at hd128 8k; the first two (the defaults, intra-warpgroup overlap on, with static
     persistence and without) on every row, then their twins in order (no overlap). ``every`` adds what the last
     H200 run found slower (the 160-key block), at a compile per mask."""
-    timed = [*default_pair(), *in_order_twins(),
+    timed = [*default_pair(), *in_order_twins(), *register_store_twins(),
              ("128x128 2wg overlap", dict(overlap=True, pingpong=False))]
     if every:
         timed += [("128x160 2wg ping-pong overlap", dict(overlap=True, tile_k=160))]
@@ -102,6 +102,15 @@ def in_order_twins() -> list[tuple[str, dict[str, Any]]]:
             ("128x128 2wg ping-pong in order", dict(overlap=False))]
 
 
+def register_store_twins() -> list[tuple[str, dict[str, Any]]]:
+    """The default pair with O stored from registers by the consumers instead of the TMA-store epilogue."""
+    from ts_explore.scenarios.attention import Persistence
+
+    return [("128x128 2wg ping-pong static overlap, O from registers",
+             dict(overlap=True, persistence=Persistence.STATIC, tma_store=False)),
+            ("128x128 2wg ping-pong overlap, O from registers", dict(overlap=True, tma_store=False))]
+
+
 def hd64_configs() -> list[tuple[str, dict[str, Any]]]:
     """K/V blocks of 192 and 256 keys, which fit registers and shared memory at head_dim 64 only (in order: the
     192-key block's overlapped WGMMAs are serialised by ptxas, ``tests/unit/test_attention_overlap_ptxas.py``)."""
@@ -121,13 +130,13 @@ def row_configs(head_dim: int, seqlen: int, every: bool = False, causal: bool = 
     ``overlap``: the default pair and its in-order twins only."""
     pair = default_pair()
     if overlap:
-        return pair + in_order_twins()
+        return pair + in_order_twins() + register_store_twins()
     if (head_dim, seqlen) == (128, TARGET_SEQLEN):
         return configs(every)
     if (head_dim, seqlen) == (64, TARGET_SEQLEN):
         return pair + in_order_twins() + hd64_configs()
     if (head_dim, causal, seqlen) in OVERLAP_ROWS:
-        return pair + in_order_twins()
+        return pair + in_order_twins() + register_store_twins()
     return pair
 
 

@@ -96,6 +96,10 @@ CONTROLS: list[dict[str, Any]] = [
     dict(head_dim=64, tile_k=192),
     dict(head_dim=64, tile_k=256),
     dict(head_dim=64, tile_k=256, persistence=Persistence.STATIC),
+    dict(tma_store=False),
+    dict(tma_store=False, overlap=False),
+    dict(tma_store=False, persistence=Persistence.STATIC),
+    dict(tma_store=False, consumer_wgs=1, tile_q=64),
 ]
 
 
@@ -113,6 +117,26 @@ def test_static_persistence_walks_many_tiles_per_cta(wgs: int) -> None:
     check((8, 16, 1000, 777), seed=3, persistence=Persistence.STATIC, consumer_wgs=wgs, tile_q=64 * wgs)
     check((8, 16, 1000, 777), seed=4, persistence=Persistence.STATIC, consumer_wgs=wgs, tile_q=64 * wgs,
           overlap=False)
+
+
+@pytest.mark.parametrize("overrides", [dict(), dict(persistence=Persistence.STATIC), dict(consumer_wgs=1, tile_q=64)],
+                         ids=lambda o: ",".join(f"{k}={getattr(v, 'name', v)}" for k, v in o.items()) or "default")
+def test_the_tma_store_of_o_writes_no_row_past_seqlen_q(overrides: dict[str, Any]) -> None:
+    """O's last Q tile is a tail and O ends where a guard band of the same allocation begins: the TMA store clips
+    the rows past seqlen_q, so the band keeps its values, and every row before it matches the references."""
+    cfg = SCENARIO.config(**overrides)
+    b, h, sq, skv, d = 2, 3, 200, 333, cfg.head_dim
+    q, k, v = attention.make_inputs((b, h, sq, skv, d), 5)
+    n = b * sq * h * d
+    guard = 4 * cfg.tile_q * h * d  # room for the rows of a whole Q tile past the end, several times over
+    memory = torch.full((n + guard,), 7.0, device="cuda", dtype=torch.bfloat16)
+    o = memory[:n].view(b, sq, h, d)
+    lse = torch.empty((b, h, sq), device="cuda", dtype=torch.float32)
+    attention.launcher(compiled(**overrides), q, k, v, o, lse, cfg, sms())()
+    torch.cuda.synchronize()
+    assert bool((memory[n:] == 7.0).all()), "the TMA store wrote past O's last row"
+    bad_o, bad_lse = attention.mismatches(o, lse, *attention.reference(q, k, v, cfg.causal))
+    assert not bool(bad_o.any()) and not bool(bad_lse.any())
 
 
 def test_control_values_that_cannot_launch_are_refused_with_a_reason() -> None:

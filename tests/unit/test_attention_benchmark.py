@@ -66,7 +66,7 @@ def test_every_row_times_the_default_tile_with_and_without_static_persistence_an
     labels = [label for label, _ in bench.configs(every=True)]
     assert len(set(labels)) == len(labels)
     assert [o.get("persistence") for _, o in bench.row_configs(128, 1024)] == [Persistence.STATIC, None]
-    assert bench.row_configs(128, 8192) == bench.configs() and len(bench.row_configs(128, 8192, every=True)) == 6
+    assert bench.row_configs(128, 8192) == bench.configs() and len(bench.row_configs(128, 8192, every=True)) == 8
     assert [o["tile_k"] for _, o in bench.row_configs(64, 8192)[4:]] == [192, 256]
     for head_dim, timed in ((128, bench.configs(every=True)), (64, bench.hd64_configs())):
         for label, overrides in timed:  # each a config the scenario takes at its head_dim, its label saying what
@@ -76,6 +76,7 @@ def test_every_row_times_the_default_tile_with_and_without_static_persistence_an
             assert ("overlap" in label) == cfg.overlap, label
             assert ("ping-pong" in label) == cfg.pingpong, label
             assert f"128x{cfg.tile_k} " in label, label
+            assert ("O from registers" in label) == (not cfg.tma_store), label
 
 
 def test_the_default_pair_runs_with_overlap_and_its_in_order_twins_on_the_rows_issue_38_names() -> None:
@@ -87,12 +88,13 @@ def test_the_default_pair_runs_with_overlap_and_its_in_order_twins_on_the_rows_i
     pair = bench.configs()[:2]
     assert [label for label, _ in pair] == ["128x128 2wg ping-pong static overlap", "128x128 2wg ping-pong overlap"]
     assert all(o["overlap"] == get("hopper_attention").config().overlap for _, o in pair)
-    twins = [(label, o) for label, o in bench.configs() if not o["overlap"]]
+    twins = bench.in_order_twins()
+    assert all(not o["overlap"] for _, o in twins)
     assert [label for label, _ in twins] == ["128x128 2wg ping-pong static in order", "128x128 2wg ping-pong in order"]
     for d, causal, s in bench.OVERLAP_ROWS:
         timed = bench.row_configs(d, s, causal=causal)
         assert all(t in timed for t in twins) and all(t in timed for t in pair), (d, causal, s)
-        assert bench.row_configs(d, s, causal=causal, overlap=True) == pair + twins
+        assert bench.row_configs(d, s, causal=causal, overlap=True) == pair + twins + bench.register_store_twins()
     assert all(o["overlap"] for _, o in bench.row_configs(64, 1024, causal=True))
     assert [(d, c, s) for d, c, s, _, _ in bench.cases(overlap=True)] == list(bench.OVERLAP_ROWS)
     assert all(b * s == 16384 and h * d == 2048 for d, _, s, b, h in bench.cases(overlap=True))

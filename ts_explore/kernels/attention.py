@@ -103,8 +103,8 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
 
     @cute.kernel
     def kernel(tma_q: cute.CopyAtom, g_q: cute.Tensor, tma_k: cute.CopyAtom, g_k: cute.Tensor,
-               tma_v: cute.CopyAtom, g_v: cute.Tensor, g_o: cute.Tensor, g_lse: cute.Tensor,
-               seqlen_q: cutlass.Int32, seqlen_kv: cutlass.Int32, heads: cutlass.Int32, batch: cutlass.Int32,
+               tma_v: cute.CopyAtom, g_v: cute.Tensor, g_o: cute.Tensor, tma_o: cute.CopyAtom, g_o_tma: cute.Tensor,
+               g_lse: cute.Tensor, seqlen_q: cutlass.Int32, seqlen_kv: cutlass.Int32, heads: cutlass.Int32, batch: cutlass.Int32,
                tiles_q: cutlass.Int32, grid_z: cutlass.Int32, group: cutlass.Int32, sched: Any, events: cutlass.Int64,
                progress: cutlass.Int64) -> None:
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
@@ -113,7 +113,7 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
             cpasync.prefetch_descriptor(tma_k)
             cpasync.prefetch_descriptor(tma_v)
         ctx = kernel_context({"tma_q": tma_q, "g_q": g_q, "tma_k": tma_k, "g_k": g_k, "tma_v": tma_v, "g_v": g_v,
-                              "g_o": g_o, "g_lse": g_lse},
+                              "g_o": g_o, "tma_o": tma_o, "g_o_tma": g_o_tma, "g_lse": g_lse},
                              {"seqlen_q": seqlen_q, "seqlen_kv": seqlen_kv, "scheduler_params": sched,
                               "work_order": (heads, batch, tiles_q, grid_z, group)})
         run_built(scenario.build(cfg, ctx), on_built, recorder_for(trace, events, progress, every_lane=True))
@@ -137,11 +137,14 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
         tma_q, g_q = cpasync.make_tiled_tma_atom(load, q, cute.slice_(q_layout, (None, None, 0)), (WG_ROWS, hd))
         tma_k, g_k = cpasync.make_tiled_tma_atom(load, k, cute.slice_(k_layout, (None, None, 0)), (cfg.tile_k, hd))
         tma_v, g_v = cpasync.make_tiled_tma_atom(load, v, cute.slice_(v_layout, (None, None, 0)), (hd, cfg.tile_k))
+        # O leaves as Q came in: 64 rows x head_dim per consumer, the same swizzled layout (the TMA-store epilogue)
+        tma_o, g_o_tma = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), o,
+                                                     cute.slice_(q_layout, (None, None, 0)), (WG_ROWS, hd))
         tiles_q = (seqlen_q + cfg.tile_q - 1) // cfg.tile_q
         sched = utils.PersistentTileSchedulerParams((heads, batch, tiles_q), (1, 1, 1))
         group = l2_group(seqlen_kv, hd, cutlass.max)
-        kernel(tma_q, g_q, tma_k, g_k, tma_v, g_v, o, lse, seqlen_q, seqlen_kv, heads, batch, tiles_q, grid_z, group,
-               sched, address(events), address(progress)).launch(grid=(grid_x, grid_y, grid_z), block=(threads, 1, 1),
+        kernel(tma_q, g_q, tma_k, g_k, tma_v, g_v, o, tma_o, g_o_tma, lse, seqlen_q, seqlen_kv, heads, batch, tiles_q,
+               grid_z, group, sched, address(events), address(progress)).launch(grid=(grid_x, grid_y, grid_z), block=(threads, 1, 1),
                                                           stream=stream, min_blocks_per_mp=1)
 
     return host

@@ -35,6 +35,7 @@ from ..kernels.attention_geometry import (
     HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, Persistence, cta_walk, kv_blocks, q_tiles, snake,
 )
 from ..kernels.attention_epilogue import OutTile
+from . import attention_store as o_store
 from ..kernels.attention_mainloop import ExtraKvBlockTask, KStages, KvBlocksTask, QkvGlobal, VStages
 from ..kernels.attention_softmax import QTile
 from ..kernels.attention_tiles import WorkOrder, q_tile_index, work_coord
@@ -49,7 +50,8 @@ PERSISTENT_CTAS = 132  # an H200's SMs: the CPU view's static persistent grid
 
 
 class AttentionFault(str, Enum):
-    """Mistakes to plant when learning to debug: three races and two deadlocks (the last two need overlap on)."""
+    """Mistakes to plant when learning to debug: four races and two deadlocks (two races need overlap on, the
+    last the TMA-store epilogue)."""
 
     NONE = "none"
     EARLY_K_RELEASE = "consumer releases a K stage before its S GEMM completes (race)"
@@ -58,6 +60,8 @@ class AttentionFault(str, Enum):
     OVERLAP_EARLY_V_RELEASE = "with overlap, V[j-1] is released right after the lagged P·V is issued (race)"
     OVERLAP_S_WAIT_FIRST = ("with overlap, the wait that leaves one WGMMA group running comes before the lagged "
                             "P·V is issued, so the S GEMM is still reading K when K is released (race)")
+    O_EARLY_RELEASE = ("the store task releases an O buffer right after issuing its TMA store, which may still be "
+                       "reading it when the consumer writes its next tile there (race)")
 
 
 # the schedule's planted mistakes (:data:`~.attention_schedule.FAULTS`) behind each fault of the consumers
@@ -87,6 +91,9 @@ class HopperAttention:
                          help="issue the next block's S GEMM and the lagged P·V of the block before, and run this "
                               "block's softmax under that P·V; ptxas keeps its WGMMAs asynchronous (on an H100: 541 "
                               "against 457 TFLOP/s at hd128 8k causal, 595 against 577 non-causal)")
+    tma_store: bool = knob(True, label="O through shared memory and a TMA store",
+                           help="each consumer hands O to a store task (warps 2-3) through a buffer of its own and "
+                                "starts its next tile; off: the consumers store O from registers, 2 bytes a store")
     persistence: Persistence = knob(Persistence.NONE, label="persistence")
     causal: bool = knob(False, label="causal", help="bottom-right aligned mask: fewer K/V blocks for early Q tiles")
     seqlen_q: int = knob(384, min=1, max=2048, label="seqlen_q (CPU view)")
@@ -159,6 +166,9 @@ def check(cfg: HopperAttention) -> None:
     require(cfg.fault is not AttentionFault.PINGPONG_BROKEN or cfg.pingponging,
             "the broken ping-pong order needs ping-pong between two consumer warpgroups",
             "use consumer_wgs=2 and ping-pong on", "consumer_wgs")
+    require(cfg.fault is not AttentionFault.O_EARLY_RELEASE or cfg.tma_store,
+            "this planted fault is in the store task of the TMA-store epilogue, which runs with tma_store on only",
+            "turn tma_store on", "tma_store")
     require(cfg.fault not in OVERLAP_FAULTS or cfg.overlap,
             "this planted fault is in the overlapped loop (the lagged P·V), which runs with overlap on only",
             "turn overlap on", "overlap")
@@ -188,13 +198,13 @@ def async_reads(resource: str) -> AsyncReads:
                       other_groups=(("k_smem", "qk"),))
 
 
-def _tma(stages: int, nbytes: int, consumer_warps: int) -> PipelineConfig:
-    """TMA fills a stage (the four load warps a quarter each); every consumer warp releases it."""
+def _tma(stages: int, nbytes: int, consumer_warps: int, load_warps: int) -> PipelineConfig:
+    """TMA fills a stage (each load warp arms its share of the bytes); every consumer warp releases it."""
     return PipelineConfig.create_tma_async_pipeline_cfg(
         num_stages=stages, num_bytes=nbytes, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
         consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps),
         cta_layout_vmnk=(1, 1, 1, 1), producer_signaling_threads=SignalingThreads.TaskWarpLeader,
-        num_bytes_per_warp_per_cta=nbytes // LOAD_WARPS)
+        num_bytes_per_warp_per_cta=nbytes // load_warps)
 
 
 def _queue(cfg: HopperAttention, ctx: BuildContext) -> WorkQueue | None:
@@ -285,32 +295,41 @@ def pingpong_turns(cfg: HopperAttention) -> list[Turn]:
 
 
 def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
-    """Load task on warps 0-3; consumer ``mma<c>`` on warps 4 + 4c .. 7 + 4c."""
+    """Load task on warps 0-3 (0-1 beside the store task on 2-3 with ``tma_store``); consumer ``mma<c>`` on warps
+    4 + 4c .. 7 + 4c."""
     geo, wgs = cfg.geometry(), cfg.consumer_wgs
+    load_warps = o_store.LOADER_WARPS if cfg.tma_store else LOAD_WARPS
     n_kv, task_type = _kv_domain(cfg, ctx)
     sq, skv = runtime(ctx, "seqlen_q", cfg.seqlen_q), runtime(ctx, "seqlen_kv", cfg.seqlen_kv)
     order = work_order(cfg, ctx)
     src = QkvGlobal(name="qkv_global", geo=geo, causal=cfg.causal, seqlen_q=sq, order=order)
-    qs = [QTile(name=f"q{c}", pipeline_config=_tma(1, geo.q_bytes // wgs, 4), index=c, geo=geo, causal=cfg.causal,
+    qs = [QTile(name=f"q{c}", pipeline_config=_tma(1, geo.q_bytes // wgs, 4, load_warps), index=c, geo=geo, causal=cfg.causal,
                 tma_q=tensor(ctx, "tma_q"), g_q=tensor(ctx, "g_q"), seqlen_q=sq, seqlen_kv=skv, order=order)
           for c in range(wgs)]
-    k = KStages(name="k_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs), geo=geo, q_tiles=qs,
+    k = KStages(name="k_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs, load_warps), geo=geo,
+                q_tiles=qs,
                 tma_k=tensor(ctx, "tma_k"), g_k=tensor(ctx, "g_k"), order=order)
-    v = VStages(name="v_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs), geo=geo,
+    v = VStages(name="v_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs, load_warps), geo=geo,
                 tma_v=tensor(ctx, "tma_v"), g_v=tensor(ctx, "g_v"), order=order)
-    outs = [OutTile(name=f"o{c}", index=c, geo=geo, causal=cfg.causal, g_o=tensor(ctx, "g_o"),
-                    g_lse=tensor(ctx, "g_lse"), seqlen_q=sq, order=order) for c in range(wgs)]
-    allocator = SmemAllocator()  # Q of each consumer, K stages, V stages: side by side (the checker sees no overlap)
-    for resource in (*qs, k, v):
+    if cfg.tma_store:
+        outs: list[Any] = o_store.out_buffers(cfg, geo, ctx, sq, order)
+    else:
+        outs = [OutTile(name=f"o{c}", index=c, geo=geo, causal=cfg.causal, g_o=tensor(ctx, "g_o"),
+                        g_lse=tensor(ctx, "g_lse"), seqlen_q=sq, order=order) for c in range(wgs)]
+    allocator = SmemAllocator()  # Q of each consumer, K and V stages, O buffers: side by side (no overlap)
+    for resource in (*qs, k, v, *(outs if cfg.tma_store else ())):
         allocator.add_resource(resource)
     allocator.compute_layout()
     turns = pingpong_turns(cfg)
     wq = _queue(cfg, ctx)
     extra = [wq] if wq is not None else []
     loader = task_type(name="load", src_resources=[src, *extra], dst_resources=[*qs, k, v], warp_idx=0,
-                       num_warps=LOAD_WARPS, schedule=load_schedule(src, qs, k, v, wq, n_kv),
+                       num_warps=load_warps, schedule=load_schedule(src, qs, k, v, wq, n_kv),
                        num_registers=LOAD_REGISTERS)
     tasks = [loader]
+    if cfg.tma_store:
+        tasks.append(o_store.store_task(outs, wq, LOAD_REGISTERS,
+                                        early_release=cfg.fault is AttentionFault.O_EARLY_RELEASE))
     graph: dict[Any, list[Any]] = {r: [src, *extra] for r in (*qs, k, v)}
     for c in range(wgs):
         take = turns[1 - c] if turns else None  # mma0 takes turn10 and hands turn01; mma1 the other way
@@ -321,7 +340,7 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
                                      else (n_kv + 1, Task))
         planted = frozenset({_SCHEDULE_FAULTS[cfg.fault]} if cfg.fault in _SCHEDULE_FAULTS else ())
         sched = consumer_schedule(qs[c], k, v, outs[c], take, hand, wq, n_cons, first=c == 0, overlap=cfg.overlap,
-                                  faults=planted)
+                                  faults=planted, hand_over=cfg.tma_store)
         tasks.append(consumer_type(name=f"mma{c}", src_resources=[qs[c], k, v, *([take] if take else []), *extra],
                                    dst_resources=[outs[c], *([hand] if hand else [])], warp_idx=LOAD_WARPS * (1 + c),
                                    num_warps=4, schedule=sched, num_registers=MMA_REGISTERS))
@@ -332,8 +351,9 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
         bounds = kv_bounds(cfg, sq, skv, order) if ctx.on_gpu else _per_tile_bound
         for task in tasks:
             task.kv_bounds = bounds
-    not_modelled = (SCOPE_NOTE,)
-    rules = (AsyncReadRule(async_reads("k_smem")), AsyncReadRule(async_reads("v_smem")))
+    not_modelled = (SCOPE_NOTE, *((o_store.STORE_SCOPE_NOTE,) if cfg.tma_store else ()))
+    rules = (AsyncReadRule(async_reads("k_smem")), AsyncReadRule(async_reads("v_smem")),
+             *(AsyncReadRule(o_store.store_reads(out.name, wgs)) for out in (outs if cfg.tma_store else ())))
     return Built(tasks=tasks, resource_dependency_graph=graph, task_manager_kwargs={"smem_allocator": allocator},
                  notes=() if ctx.on_gpu else _notes(cfg, geo, recorded_walk(cfg, ctx)),
                  not_modelled=not_modelled, rules=rules)
@@ -359,6 +379,8 @@ def _notes(cfg: HopperAttention, geo: Geometry, walk: tuple[int, ...] | None = N
         "TS does not model WGMMA's asynchronous shared-memory reads; the async-read rule checks the K releases "
         "(S GEMM) and the V releases (P·V GEMM)",
     ]
+    if cfg.tma_store:
+        notes.append(o_store.note(cfg))
     if cfg.pingponging:
         notes.append("ping-pong: mma0 and mma1 hand the right to issue WGMMA to each other through turn01 and "
                      "turn10 (mbarrier pipelines, so TS checks the order)")

@@ -40,6 +40,7 @@ from typing import Any
 
 from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 
+from .attention_store import hand_over
 from .common import next_work_tile
 
 FAULTS = frozenset({"broken_turn", "early_release", "early_v_release", "s_wait_before_pv"})
@@ -79,14 +80,16 @@ def load_schedule(src: Any, qs: list[Any], k: Any, v: Any, wq: Any, n_kv: Any) -
 
 
 def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq: Any, n_kv: Any, *,
-                      first: bool, overlap: bool, faults: frozenset[str] = frozenset()) -> Any:
+                      first: bool, overlap: bool, faults: frozenset[str] = frozenset(), hand_over: bool = False
+                      ) -> Any:
     """One consumer warpgroup's schedule (see the module docstring), recorded by :class:`Consumer`.
 
     ``faults`` plants mistakes (:data:`FAULTS`): ``broken_turn`` makes ``mma0`` wait for the turn before its
     first block too (neither consumer hands it over first); ``early_release`` releases each K stage before
     waiting for its S GEMM; with overlap, ``early_v_release`` frees V[j-1] right after issuing the lagged P·V,
     and ``s_wait_before_pv`` waits for S down to one group before that P·V is issued (so the S GEMM, the newest
-    group, is still reading K when K is released).
+    group, is still reading K when K is released). ``hand_over``: the epilogue hands O to the store task through
+    ``out``'s pipeline (the TMA-store epilogue) instead of storing it.
     """
     has_take, has_hand, has_wq = take is not None, hand is not None, wq is not None
     resources = [q, k, v, out, *([take] if has_take else []), *([hand] if has_hand else []), *([wq] if has_wq else [])]
@@ -94,7 +97,8 @@ def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq
     def mma(*proxies: Any) -> None:
         it = iter(proxies)
         me = Consumer(next(it), next(it), next(it), next(it), next(it) if has_take else None,
-                      next(it) if has_hand else None, first=first, overlap=overlap, faults=faults)
+                      next(it) if has_hand else None, first=first, overlap=overlap, faults=faults,
+                      hand_over=hand_over)
         wq = next(it) if has_wq else None
         if wq is None:
             me.tile(n_kv)
@@ -124,12 +128,12 @@ class Consumer:
     """
 
     def __init__(self, q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, *, first: bool, overlap: bool,
-                 faults: frozenset[str] = frozenset()) -> None:
+                 faults: frozenset[str] = frozenset(), hand_over: bool = False) -> None:
         unknown = set(faults) - FAULTS
         if unknown:
             raise ValueError(f"unknown planted fault(s) {sorted(unknown)}; known: {sorted(FAULTS)}")
         self.q, self.k, self.v, self.out, self.take, self.hand = q, k, v, out, take, hand
-        self.first, self.overlap, self.faults = first, overlap, frozenset(faults)
+        self.first, self.overlap, self.faults, self.hand_over = first, overlap, frozenset(faults), hand_over
         self.broken_turn, self.early_release = "broken_turn" in faults, "early_release" in faults
 
     def tile(self, n_kv: Any) -> None:
@@ -193,9 +197,13 @@ class Consumer:
             self.k.release()
 
     def epilogue(self, acc: Any, stats: Any) -> None:
-        """Free the Q rows and store O with its log-sum-exp."""
+        """Free the Q rows and store O with its log-sum-exp, or (``hand_over``) write them into the warpgroup's O
+        buffer and commit it to the store task (:func:`~.attention_store.hand_over`)."""
         self.q.release()
-        self.out.store(acc_o=acc, stats=stats)
+        if self.hand_over:
+            hand_over(self.out, acc, stats)
+        else:
+            self.out.store(acc_o=acc, stats=stats)
 
     # -- in order: the block's own P·V follows its softmax ---------------------------------------------------
     def finish_in_order(self, probs: Any, acc: Any, stats: Any) -> Any:
