@@ -3,6 +3,7 @@
 #
 #   bash scripts/gpu-test-shards.sh NAME SHARDS LIMIT_S REPORT FILE [-k EXPR]
 #
+# FILE may be several test files in one argument, space-separated.
 # Collects the `gpu`-marked tests of FILE (with -k EXPR when given), sorted so the ids of one config stay together in
 # one shard and compile once, splits them into SHARDS lists and runs each in its own pytest process under
 # `timeout LIMIT_S`: each process compiles its own kernels, so the CPU work spreads; the tests check results and do
@@ -16,7 +17,8 @@ shift 5
 select=()
 [ "${1:-}" = "-k" ] && [ -n "${2:-}" ] && select=(-k "$2")
 ids="/tmp/$name-ids.txt"
-python3 -m pytest -q -p no:cacheprovider --collect-only -m gpu "$file" "${select[@]}" 2> /dev/null \
+read -r -a files <<< "$file"  # FILE may name several test files, space-separated
+python3 -m pytest -q -p no:cacheprovider --collect-only -m gpu "${files[@]}" "${select[@]}" 2> /dev/null \
   | grep '::' | sort > "$ids"
 echo "# python3 -m pytest -m gpu $file ${select[*]}: $(wc -l < "$ids") tests in $shards processes side by side," \
   "each under ${limit} s" > "$report"
