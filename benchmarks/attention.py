@@ -114,12 +114,22 @@ def register_store_twins() -> list[tuple[str, dict[str, Any]]]:
 
 
 def hd64_configs() -> list[tuple[str, dict[str, Any]]]:
-    """K/V blocks of 192 and 256 keys, which fit registers and shared memory at head_dim 64 only (in order: the
+    """What fits registers and shared memory at head_dim 64 only: 192-row Q tiles on three consumer warpgroups (the
+    tile FA4 runs there), with static persistence and without, and K/V blocks of 192 and 256 keys (in order: the
     192-key block's overlapped WGMMAs are serialised by ptxas, ``tests/unit/test_attention_overlap_ptxas.py``)."""
     from ts_explore.scenarios.attention import Persistence
 
-    return [(f"128x{k} 2wg ping-pong static in order", dict(overlap=False, tile_k=k, persistence=Persistence.STATIC))
-            for k in (192, 256)]
+    static = Persistence.STATIC
+    three = dict(tile_q=192, consumer_wgs=3, overlap=True)
+    return [("192x128 3wg ping-pong static overlap", dict(three, persistence=static)),
+            ("192x128 3wg ping-pong overlap", dict(three)),
+            *((f"128x{k} 2wg ping-pong static in order", dict(overlap=False, tile_k=k, persistence=static))
+              for k in (192, 256))]
+
+
+def hd64_rows() -> list[tuple[str, dict[str, Any]]]:
+    """The three-warpgroup tile, timed on every head_dim 64 row beside the default pair."""
+    return hd64_configs()[:2]
 
 
 OVERLAP_ROWS = ((128, False, TARGET_SEQLEN), (128, True, TARGET_SEQLEN), (64, False, TARGET_SEQLEN), (128, True, 1024))
@@ -132,14 +142,14 @@ def row_configs(head_dim: int, seqlen: int, every: bool = False, causal: bool = 
     ``overlap``: the default pair and its in-order twins only."""
     pair = default_pair()
     if overlap:
-        return pair + in_order_twins() + register_store_twins()
+        return pair + in_order_twins() + register_store_twins() + (hd64_rows() if head_dim == 64 else [])
     if (head_dim, seqlen) == (128, TARGET_SEQLEN):
         return configs(every)
     if (head_dim, seqlen) == (64, TARGET_SEQLEN):
         return pair + in_order_twins() + hd64_configs()
     if (head_dim, causal, seqlen) in OVERLAP_ROWS:
         return pair + in_order_twins() + register_store_twins()
-    return pair
+    return pair + (hd64_rows() if head_dim == 64 else [])
 
 
 def cases(quick: bool = False, overlap: bool = False) -> list[tuple[int, bool, int, int, int]]:

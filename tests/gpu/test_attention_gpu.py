@@ -100,6 +100,10 @@ CONTROLS: list[dict[str, Any]] = [
     dict(tma_store=False, overlap=False),
     dict(tma_store=False, persistence=Persistence.STATIC),
     dict(tma_store=False, consumer_wgs=1, tile_q=64),
+    dict(head_dim=64, tile_q=192, consumer_wgs=3),
+    dict(head_dim=64, tile_q=192, consumer_wgs=3, overlap=False),
+    dict(head_dim=64, tile_q=192, consumer_wgs=3, persistence=Persistence.STATIC),
+    dict(head_dim=64, tile_q=192, consumer_wgs=3, tma_store=False),
 ]
 
 
@@ -111,12 +115,14 @@ def test_each_control_value_launches_and_matches_torch(overrides: dict[str, Any]
         check((1, 2, 256, 512), seed=2, **{**overrides, "causal": True})
 
 
-@pytest.mark.parametrize("wgs", [1, 2])
+@pytest.mark.parametrize("wgs", [1, 2, 3])
 def test_static_persistence_walks_many_tiles_per_cta(wgs: int) -> None:
-    """1024 work tiles on at most 132 CTAs: O, the statistics and the K/V rings carry from tile to tile."""
-    check((8, 16, 1000, 777), seed=3, persistence=Persistence.STATIC, consumer_wgs=wgs, tile_q=64 * wgs)
+    """Hundreds of work tiles on at most 132 CTAs: O, the statistics, the K/V rings and the O buffers carry from
+    tile to tile (three consumer warpgroups: head_dim 64)."""
+    d = {"head_dim": 64} if wgs == 3 else {}
+    check((8, 16, 1000, 777), seed=3, persistence=Persistence.STATIC, consumer_wgs=wgs, tile_q=64 * wgs, **d)
     check((8, 16, 1000, 777), seed=4, persistence=Persistence.STATIC, consumer_wgs=wgs, tile_q=64 * wgs,
-          overlap=False)
+          overlap=False, **d)
 
 
 @pytest.mark.parametrize("overrides", [dict(), dict(persistence=Persistence.STATIC), dict(consumer_wgs=1, tile_q=64)],

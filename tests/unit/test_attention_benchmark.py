@@ -67,7 +67,8 @@ def test_every_row_times_the_default_tile_with_and_without_static_persistence_an
     assert len(set(labels)) == len(labels)
     assert [o.get("persistence") for _, o in bench.row_configs(128, 1024)] == [Persistence.STATIC, None]
     assert bench.row_configs(128, 8192) == bench.configs() and len(bench.row_configs(128, 8192, every=True)) == 8
-    assert [o["tile_k"] for _, o in bench.row_configs(64, 8192)[4:]] == [192, 256]
+    assert [o.get("tile_k") for _, o in bench.row_configs(64, 8192)[4:]] == [None, None, 192, 256]
+    assert [o.get("consumer_wgs") for _, o in bench.row_configs(64, 1024, causal=True)] == [None, None, 3, 3]
     for head_dim, timed in ((128, bench.configs(every=True)), (64, bench.hd64_configs())):
         for label, overrides in timed:  # each a config the scenario takes at its head_dim, its label saying what
             cfg = sc.config(head_dim=head_dim, **overrides)
@@ -75,7 +76,7 @@ def test_every_row_times_the_default_tile_with_and_without_static_persistence_an
             assert ("static" in label) == (cfg.persistence is Persistence.STATIC), label
             assert ("overlap" in label) == cfg.overlap, label
             assert ("ping-pong" in label) == cfg.pingpong, label
-            assert f"128x{cfg.tile_k} " in label, label
+            assert f"{cfg.tile_q}x{cfg.tile_k} {cfg.consumer_wgs}wg " in label, label
             assert ("O from registers" in label) == (not cfg.tma_store), label
 
 
@@ -94,8 +95,10 @@ def test_the_default_pair_runs_with_overlap_and_its_in_order_twins_on_the_rows_i
     for d, causal, s in bench.OVERLAP_ROWS:
         timed = bench.row_configs(d, s, causal=causal)
         assert all(t in timed for t in twins) and all(t in timed for t in pair), (d, causal, s)
-        assert bench.row_configs(d, s, causal=causal, overlap=True) == pair + twins + bench.register_store_twins()
+        assert bench.row_configs(d, s, causal=causal, overlap=True) == (
+            pair + twins + bench.register_store_twins() + (bench.hd64_rows() if d == 64 else []))
     assert all(o["overlap"] for _, o in bench.row_configs(64, 1024, causal=True))
+    assert all(o.get("tma_store", True) for _, o in bench.row_configs(64, 1024, causal=True))
     assert [(d, c, s) for d, c, s, _, _ in bench.cases(overlap=True)] == list(bench.OVERLAP_ROWS)
     assert all(b * s == 16384 and h * d == 2048 for d, _, s, b, h in bench.cases(overlap=True))
 

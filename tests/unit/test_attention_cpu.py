@@ -36,6 +36,8 @@ CONTROL_VALUES: list[dict[str, Any]] = [
     dict(seqlen_q=200, seqlen_kv=300), dict(batch=4, heads=8),
     dict(head_dim=64, tile_k=192), dict(head_dim=64, tile_k=256, causal=True, seqlen_kv=600, q_tile=2),
     dict(head_dim=64, tile_k=256, persistence=Persistence.STATIC),
+    dict(head_dim=64, tile_q=192, consumer_wgs=3), dict(head_dim=64, tile_q=192, consumer_wgs=3, overlap=False),
+    dict(head_dim=64, tile_q=192, consumer_wgs=3, causal=True, seqlen_kv=500, q_tile=1),
 ]
 
 # what the default configs are: each proven SAFE by our checker (states, and TS's own BFS for comparison)

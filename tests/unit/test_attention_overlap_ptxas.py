@@ -47,6 +47,8 @@ CONFIGS: list[dict[str, Any]] = [
     dict(head_dim=64), dict(head_dim=64, causal=True), dict(head_dim=64, pingpong=False),
     dict(head_dim=64, pingpong=False, causal=True), dict(head_dim=64, persistence=STATIC),
     dict(consumer_wgs=1, tile_q=64), dict(consumer_wgs=1, tile_q=64, persistence=STATIC), dict(tma_store=False),
+    dict(head_dim=64, tile_q=192, consumer_wgs=3), dict(head_dim=64, tile_q=192, consumer_wgs=3, causal=True),
+    dict(head_dim=64, tile_q=192, consumer_wgs=3, persistence=STATIC),
     pytest.param(dict(head_dim=64, tile_k=192, persistence=STATIC), id="head_dim=64,tile_k=192,persistence=STATIC",
                  marks=pytest.mark.xfail(strict=True, reason="the 192-key block at head_dim 64 (not a default tile) "
                                          "still gets injected warpgroup arrives (C7519, no serialisation note)")),

@@ -27,6 +27,10 @@ WGMMA_ROWS = 64  # rows of one WGMMA atom: a consumer warpgroup owns a multiple 
 HEAD_DIMS = (64, 128)  # what the schedule's tiles are laid out for
 SMEM_LIMIT = DeviceLimits.h200().smem_per_cta  # 227 KiB: Hopper's opt-in shared memory per CTA
 MAX_REGISTER_FLOATS = 160  # fp32 of S and O per consumer thread that leave room for P and addresses in 240
+LOAD_REGISTERS = 24  # setmaxnreg of the load warpgroup (the loader and the store task)
+# setmaxnreg of each consumer warpgroup, and the fp32 of S and O that leave room for P and addresses, by the number
+# of consumer warpgroups: 24 x 128 + 240 x 256 and 24 x 128 + 160 x 384 both stay within 64 K registers
+MMA_REGISTERS = {1: (240, MAX_REGISTER_FLOATS), 2: (240, MAX_REGISTER_FLOATS), 3: (160, 96)}
 BARRIER_BYTES = 1024  # mbarriers of the Q, K, V and turn pipelines, rounded up to one aligned block
 
 
@@ -73,6 +77,16 @@ class Geometry:
     def register_floats(self) -> int:
         """fp32 values of S (rows x tile_k) and O (rows x head_dim) each consumer thread holds."""
         return self.rows_per_wg * (self.tile_k + self.head_dim) // 128
+
+    @property
+    def mma_registers(self) -> int:
+        """setmaxnreg of each consumer warpgroup: 240 beside one or two others, 160 with three consumers."""
+        return MMA_REGISTERS[self.consumer_wgs][0]
+
+    @property
+    def max_register_floats(self) -> int:
+        """The fp32 of S and O a consumer thread may hold and still have room for P and addresses."""
+        return MMA_REGISTERS[self.consumer_wgs][1]
 
 
 def q_tiles(seqlen_q: int, tile_q: int) -> int:
@@ -219,5 +233,5 @@ def flops(batch: int, heads: int, seqlen_q: int, seqlen_kv: int, head_dim: int, 
 
 
 __all__ = [
-    "HEAD_DIMS", "L2_GROUP_BYTES", "MAX_REGISTER_FLOATS", "SMEM_LIMIT", "Geometry", "Persistence", "by_q_tile",
+    "HEAD_DIMS", "L2_GROUP_BYTES", "LOAD_REGISTERS", "MAX_REGISTER_FLOATS", "MMA_REGISTERS", "SMEM_LIMIT", "Geometry", "Persistence", "by_q_tile",
     "cta_walk", "flops", "grouped_longest_first", "kv_blocks", "l2_group", "q_tiles", "snake", "tile_blocks"]

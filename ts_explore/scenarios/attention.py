@@ -1,11 +1,11 @@
 """Hopper attention forward (FlashAttention-3 style): O = softmax(Q·Kᵀ·scale [+ causal mask])·V, scheduled with TS.
 
 A load warpgroup brings each consumer warpgroup's Q tile once per tile and the
-K and V blocks on two pipelines of their own. One or two consumer warpgroups
+K and V blocks on two pipelines of their own. One, two or three consumer warpgroups
 (each its own task, owning ``tile_q / consumer_wgs`` rows) compute
 S = Q·Kᵀ with WGMMA, the online softmax in registers, O += P·V with P from
 registers, and the epilogue. Ping-pong hands the right to issue WGMMA from one
-consumer to the other through two data-less pipelines (``turn01``, ``turn10``),
+consumer to the next through data-less pipelines in a ring (``turn01``, ``turn10``),
 so the checker sees the order; intra-warpgroup overlap issues the next S GEMM
 before the softmax of the current block (the P·V GEMM lags one block).
 
@@ -26,27 +26,26 @@ import cutlass.pipeline as pipeline
 from cutlass.experimental.task_scheduling.enums import SignalingThreads
 from cutlass.experimental.task_scheduling.memory import SmemAllocator
 from cutlass.experimental.task_scheduling.resources import PipelineConfig, TileSchedulerConfig, WorkQueue
-from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule, work_tile_loop
 from cutlass.experimental.task_scheduling.task import Task
 
 from ..analysis.async_reads import SCOPE_NOTE, AsyncReads
 from ..verification.rules import AsyncReadRule
 from ..kernels.attention_geometry import (
-    HEAD_DIMS, MAX_REGISTER_FLOATS, SMEM_LIMIT, Geometry, Persistence, cta_walk, kv_blocks, q_tiles, snake,
+    HEAD_DIMS, LOAD_REGISTERS, SMEM_LIMIT, Geometry, Persistence, cta_walk, kv_blocks, q_tiles, snake,
 )
 from ..kernels.attention_epilogue import OutTile
 from . import attention_store as o_store
+from . import attention_view as view
+from .attention_view import PERSISTENT_CTAS, mixed_walk, recorded_walk, turn_names
 from ..kernels.attention_mainloop import ExtraKvBlockTask, KStages, KvBlocksTask, QkvGlobal, VStages
 from ..kernels.attention_softmax import QTile
 from ..kernels.attention_tiles import WorkOrder, q_tile_index, work_coord
 from ..kernels.turn import Turn, turn_pipeline
 from .attention_schedule import consumer_schedule, load_schedule
 from .base import BuildContext, Built, Scenario, knob, register
-from .common import instance_value, require, runtime, tensor
+from .common import require, runtime, tensor
 
 LOAD_WARPS = 4
-LOAD_REGISTERS, MMA_REGISTERS = 24, 240  # setmaxnreg: 24 x 128 + 240 x 256 <= 64 K registers
-PERSISTENT_CTAS = 132  # an H200's SMs: the CPU view's static persistent grid
 
 
 class AttentionFault(str, Enum):
@@ -75,8 +74,10 @@ OVERLAP_FAULTS = (AttentionFault.OVERLAP_EARLY_V_RELEASE, AttentionFault.OVERLAP
 class HopperAttention:
     """Knobs of the attention schedule, plus the problem instance the CPU view records."""
 
-    tile_q: int = knob(128, options=(64, 128), label="Q tile (rows per CTA)",
-                       help="each consumer warpgroup owns tile_q / consumer_wgs rows, a multiple of 64")
+    tile_q: int = knob(128, options=(64, 128, 192), label="Q tile (rows per CTA)",
+                       help="each consumer warpgroup owns tile_q / consumer_wgs rows, a multiple of 64; 192 rows are "
+                            "three consumer warpgroups (head_dim 64: their 160 registers each hold S and O of a "
+                            "64 x 128 block)")
     tile_k: int = knob(128, options=(64, 128, 160, 192, 256), label="K/V block (keys)",
                        help="192 and 256 fit registers and shared memory at head_dim 64 only")
     stages: int = knob(2, min=2, max=8, label="K/V stages",
@@ -84,9 +85,10 @@ class HopperAttention:
                             "ping-pong consumers (mma1 waits for K[j+1] while mma0 holds the turn and K[j])")
     head_dim: int = knob(128, options=(32, 64, 96, 128, 192, 256), label="head_dim",
                          help="64 and 128 are laid out; the others are refused with the reason")
-    consumer_wgs: int = knob(2, min=1, max=2, label="consumer warpgroups")
+    consumer_wgs: int = knob(2, min=1, max=3, label="consumer warpgroups",
+                             help="three take turns in a ring (ping-pong) and get 160 registers each, not 240")
     pingpong: bool = knob(True, label="ping-pong",
-                          help="the two consumers take turns issuing WGMMA: one's softmax runs under the other's GEMMs")
+                          help="the consumers take turns issuing WGMMA: one's softmax runs under the others' GEMMs")
     overlap: bool = knob(True, label="softmax / next S GEMM overlap",
                          help="issue the next block's S GEMM and the lagged P·V of the block before, and run this "
                               "block's softmax under that P·V; ptxas keeps its WGMMAs asynchronous (on an H100: 541 "
@@ -124,7 +126,7 @@ class HopperAttention:
 
     @property
     def pingponging(self) -> bool:
-        return self.pingpong and self.consumer_wgs == 2
+        return self.pingpong and self.consumer_wgs >= 2
 
     @property
     def viewed_cta(self) -> int:
@@ -151,10 +153,12 @@ def check(cfg: HopperAttention) -> None:
     require(geo.rows_per_wg >= 64 and geo.rows_per_wg % 64 == 0,
             f"a {cfg.tile_q}-row Q tile over {cfg.consumer_wgs} consumer warpgroups gives each {geo.rows_per_wg} "
             "rows; a warpgroup's WGMMA covers 64 rows", "use one consumer warpgroup, or a 128-row Q tile", "consumer_wgs")
-    require(geo.register_floats <= MAX_REGISTER_FLOATS,
+    require(geo.register_floats <= geo.max_register_floats,
             f"{geo.rows_per_wg} rows x (K/V block {cfg.tile_k} + head_dim {cfg.head_dim}) need "
-            f"{geo.register_floats} fp32 registers per consumer thread for S and O, more than the 160 that leave "
-            "room for P and addresses", "use two consumer warpgroups, or a smaller Q tile or K/V block", "tile_q")
+            f"{geo.register_floats} fp32 registers per consumer thread for S and O, more than the "
+            f"{geo.max_register_floats} that leave room for P and addresses in {geo.mma_registers}",
+            "use two consumer warpgroups, or a smaller Q tile or K/V block" if cfg.consumer_wgs < 3 else
+            "use head_dim 64 with K/V blocks of 128 keys or fewer, or two consumer warpgroups", "tile_q")
     require(geo.smem_bytes <= SMEM_LIMIT,
             f"Q {geo.q_bytes} B + {cfg.stages} K and {cfg.stages} V stages x {geo.kv_stage_bytes} B + O "
             f"{geo.out_bytes} B + barriers = {geo.smem_bytes} B exceed the {SMEM_LIMIT} B (227 KiB) of shared "
@@ -164,7 +168,7 @@ def check(cfg: HopperAttention) -> None:
     require(cfg.q_tile < cfg.q_tiles, f"view Q tile {cfg.q_tile} does not exist: seqlen_q {cfg.seqlen_q} makes "
             f"{cfg.q_tiles} tiles of {cfg.tile_q} rows", f"pick q_tile < {cfg.q_tiles}", "q_tile")
     require(cfg.fault is not AttentionFault.PINGPONG_BROKEN or cfg.pingponging,
-            "the broken ping-pong order needs ping-pong between two consumer warpgroups",
+            "the broken ping-pong order needs ping-pong between two or three consumer warpgroups",
             "use consumer_wgs=2 and ping-pong on", "consumer_wgs")
     require(cfg.fault is not AttentionFault.O_EARLY_RELEASE or cfg.tma_store,
             "this planted fault is in the store task of the TMA-store epilogue, which runs with tma_store on only",
@@ -213,24 +217,6 @@ def _queue(cfg: HopperAttention, ctx: BuildContext) -> WorkQueue | None:
     params = runtime(ctx, "scheduler_params", None)
     return WorkQueue(name="tiles", tile_scheduler_config=TileSchedulerConfig
                      .create_static_persistent_tile_scheduler_params(tile_scheduler_params=params))
-
-
-def recorded_walk(cfg: HopperAttention, ctx: BuildContext) -> tuple[int, ...] | None:
-    """On the CPU under static persistence: the K/V blocks of each tile the recorded CTA walks (None otherwise).
-
-    A plan instance names its CTAs' walk (``extra["walk"]``); the config's own
-    view records the CTA that runs the viewed Q tile.
-    """
-    if ctx.on_gpu or cfg.persistence is not Persistence.STATIC:
-        return None
-    if ctx.instance and "kv_blocks" in ctx.instance.get("extra", {}):
-        return instance_value(ctx, "walk", None)
-    return instance_value(ctx, "walk", cfg.viewed_walk)
-
-
-def mixed_walk(walk: tuple[int, ...] | None) -> bool:
-    """A walk whose tiles have different K/V loop lengths (causal under static persistence, beyond one wave)."""
-    return walk is not None and len(set(walk)) > 1
 
 
 def _per_tile_bound(coord: Any) -> None:
@@ -286,12 +272,13 @@ def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any, order: Any = 
 
 
 def pingpong_turns(cfg: HopperAttention) -> list[Turn]:
-    """Ping-pong's two data-less pipelines: mma0 hands the right to issue WGMMA to mma1 through ``turn01`` and
-    takes it back through ``turn10`` (none without ping-pong). The consumers' steps on them are
+    """Ping-pong's data-less pipelines, a ring: ``mma<c>`` hands the right to issue WGMMA to the next consumer
+    through ``turn<c><c+1>`` (two consumers: ``turn01`` and ``turn10``; three: ``turn01``, ``turn12``, ``turn20``)
+    and takes it from the one before (none without ping-pong). The consumers' steps on them are
     :class:`~.attention_schedule.Consumer`'s ping-pong methods."""
     if not cfg.pingponging:
         return []
-    return [Turn(name="turn01", pipeline_config=turn_pipeline()), Turn(name="turn10", pipeline_config=turn_pipeline())]
+    return [Turn(name=name, pipeline_config=turn_pipeline()) for name in turn_names(cfg.consumer_wgs)]
 
 
 def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
@@ -332,7 +319,7 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
                                         early_release=cfg.fault is AttentionFault.O_EARLY_RELEASE))
     graph: dict[Any, list[Any]] = {r: [src, *extra] for r in (*qs, k, v)}
     for c in range(wgs):
-        take = turns[1 - c] if turns else None  # mma0 takes turn10 and hands turn01; mma1 the other way
+        take = turns[c - 1] if turns else None  # mma<c> takes from the one before and hands to the next
         hand = turns[c] if turns else None
         n_cons, consumer_type = n_kv, task_type
         if cfg.fault is AttentionFault.CONSUMER_EXTRA and c == wgs - 1:  # one block more than the loader loads
@@ -343,7 +330,7 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
                                   faults=planted, hand_over=cfg.tma_store)
         tasks.append(consumer_type(name=f"mma{c}", src_resources=[qs[c], k, v, *([take] if take else []), *extra],
                                    dst_resources=[outs[c], *([hand] if hand else [])], warp_idx=LOAD_WARPS * (1 + c),
-                                   num_warps=4, schedule=sched, num_registers=MMA_REGISTERS))
+                                   num_warps=4, schedule=sched, num_registers=geo.mma_registers))
         graph[outs[c]] = [qs[c], k, v, *extra]
         if hand is not None:
             graph[hand] = [k]
@@ -355,47 +342,8 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
     rules = (AsyncReadRule(async_reads("k_smem")), AsyncReadRule(async_reads("v_smem")),
              *(AsyncReadRule(o_store.store_reads(out.name, wgs)) for out in (outs if cfg.tma_store else ())))
     return Built(tasks=tasks, resource_dependency_graph=graph, task_manager_kwargs={"smem_allocator": allocator},
-                 notes=() if ctx.on_gpu else _notes(cfg, geo, recorded_walk(cfg, ctx)),
+                 notes=() if ctx.on_gpu else view.notes(cfg, geo, recorded_walk(cfg, ctx)),
                  not_modelled=not_modelled, rules=rules)
-
-
-def _walk_text(walk: tuple[int, ...]) -> str:
-    """A walk in words: ``3 tiles of 4, 3, 1 K/V blocks`` (runs of one length shortened)."""
-    if len(set(walk)) == 1:
-        return f"{len(walk)} tile{'s' if len(walk) != 1 else ''} of {walk[0]} K/V blocks"
-    shown = ", ".join(map(str, walk[:6])) + (", ..." if len(walk) > 6 else "")
-    return f"{len(walk)} tiles of {shown} K/V blocks ({sum(walk)} in all)"
-
-
-def _notes(cfg: HopperAttention, geo: Geometry, walk: tuple[int, ...] | None = None) -> tuple[str, ...]:
-    mask = "causal (bottom-right aligned)" if cfg.causal else "non-causal"
-    notes = [
-        f"CPU view: Q[{cfg.batch}, {cfg.seqlen_q}, {cfg.heads}, {cfg.head_dim}] against K/V[{cfg.batch}, "
-        f"{cfg.seqlen_kv}, {cfg.heads}, {cfg.head_dim}], {mask}: {cfg.work_tiles} work tiles of {cfg.tile_q} rows; "
-        f"Q tile {cfg.q_tile} visits {cfg.kv_blocks} K/V blocks of {cfg.tile_k}",
-        f"Q {geo.q_bytes // 1024} KiB + {cfg.stages} K and {cfg.stages} V stages x {geo.kv_stage_bytes // 1024} KiB "
-        f"+ O {geo.out_bytes // 1024} KiB + barriers = {geo.smem_bytes} B of {SMEM_LIMIT} B shared memory; "
-        f"{geo.register_floats} fp32 of S and O per consumer thread",
-        "TS does not model WGMMA's asynchronous shared-memory reads; the async-read rule checks the K releases "
-        "(S GEMM) and the V releases (P·V GEMM)",
-    ]
-    if cfg.tma_store:
-        notes.append(o_store.note(cfg))
-    if cfg.pingponging:
-        notes.append("ping-pong: mma0 and mma1 hand the right to issue WGMMA to each other through turn01 and "
-                     "turn10 (mbarrier pipelines, so TS checks the order)")
-    if cfg.persistence is Persistence.STATIC:
-        order = "tiles longest first, every other wave backwards; " if cfg.causal else "tiles; "
-        walks = (f"the recorded CTA walks {_walk_text(walk)}" if walk
-                 else f"each walks tiles of {cfg.kv_blocks} K/V blocks")
-        notes.append(f"static persistence: {min(PERSISTENT_CTAS, cfg.work_tiles)} CTAs walk {cfg.work_tiles} work "
-                     + order + walks)
-        if mixed_walk(walk):
-            notes.append("its tiles differ in K/V loop length, and TS's tile loop repeats one length: no search "
-                         "covers this walk, so the verdict is INCONCLUSIVE (a walk of tiles of one length each, "
-                         "such as every CTA of a grid with one wave of tiles, is proven for every number of "
-                         "tiles)")
-    return tuple(notes)
 
 
 SCENARIO = register(Scenario(
@@ -405,7 +353,7 @@ SCENARIO = register(Scenario(
     build_fn=build,
     check_fn=check,
     description="O = softmax(Q·Kᵀ·scale)·V: a TMA load warpgroup brings Q once per tile and K, V per block on "
-                "their own pipelines; one or two consumer warpgroups run S = Q·Kᵀ, the online softmax and "
+                "their own pipelines; one to three consumer warpgroups run S = Q·Kᵀ, the online softmax and "
                 "O += P·V, optionally taking turns (ping-pong).",
     kernel="ts_explore.kernels.attention",
     inactive_fn=inactive,
