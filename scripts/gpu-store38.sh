@@ -2,20 +2,21 @@
 # Issue 38, the TMA-store O epilogue and overlap on by default, on the device machine, in two runs of at most
 # 9.5 minutes each:
 #
-#   source .gpu/b/env.sh && bash scripts/gpu-store38.sh tests   # the GPU tests, then the rows with every twin
+#   source .gpu/b/env.sh && bash scripts/gpu-store38.sh tests   # the attention and ops GPU tests
+#   source .gpu/b/env.sh && bash scripts/gpu-store38.sh twins   # the benchmark rows that time every twin
 #   source .gpu/b/env.sh && bash scripts/gpu-store38.sh bench   # every row of the benchmark, then notebook 13
 #
 # `tests`: tests/gpu/test_attention_gpu.py, test_attention_overlap_gpu.py and test_ops_gpu.py in SHARDS processes
-# side by side (they check results, they do not time), then benchmarks/attention.py --overlap (hd128 8k causal and
-# not, hd64 8k, hd128 1k causal: the default pair beside its twins in order and with O stored from registers).
+# side by side (they check results, they do not time). `twins`: benchmarks/attention.py --overlap (hd128 8k causal
+# and not, hd64 8k, hd128 1k causal: the default pair beside its twins in order and with O stored from registers).
 # `bench`: benchmarks/attention.py over every row, then notebooks/13_attention.ipynb executed (nbconvert).
 # FlashAttention-4 must be importable (the anchors staged into /tmp/site); without it the rows say so.
 # What lands in $OUT: gpu-store38.<mode>.log (this script's output, timestamped) and
-#   tests: attention_gpu_tests.txt, ops_gpu_tests.txt, attention_store.<card>.txt, attention_store_bench.log
+#   tests: attention_gpu_tests.txt, ops_gpu_tests.txt; twins: attention_store.<card>.txt, attention_store_bench.log
 #   bench: attention.<card>.txt, attention_bench.log, 13_attention.<card>.ipynb
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 3
-mode=${1:?usage: $0 tests|bench}
+mode=${1:?usage: $0 tests|twins|bench}
 OUT=${OUT:?set OUT to the folder that collects the results}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-store38.$mode.log") 2>&1
@@ -56,6 +57,8 @@ case "$mode" in
     wait "$att"
     stamp "attention tests: exit $? (5: none collected, 123: a test failed, 124: a shard ran past 250s)"
     grep -h "passed\|failed\|error" /tmp/att38-shard.??.log | tail -"$SHARDS"
+    ;;
+  twins)  # only the rows that time every twin (a shorter run than bench)
     bench attention_store 400 --overlap
     ;;
   bench)
@@ -70,6 +73,6 @@ case "$mode" in
       stamp "notebook 13 NOT executed: no dot on PATH (source .gpu/b/env.sh after staging --with-jupyter)"
     fi
     ;;
-  *) echo "usage: $0 tests|bench" >&2; exit 2 ;;
+  *) echo "usage: $0 tests|twins|bench" >&2; exit 2 ;;
 esac
 stamp "done"
