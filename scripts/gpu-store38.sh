@@ -5,6 +5,7 @@
 #   source .gpu/b/env.sh && bash scripts/gpu-store38.sh tests   # the attention and ops GPU tests
 #   source .gpu/b/env.sh && bash scripts/gpu-store38.sh twins   # the benchmark rows that time every twin
 #   source .gpu/b/env.sh && bash scripts/gpu-store38.sh bench   # every row of the benchmark, then notebook 13
+#   source .gpu/b/env.sh && bash scripts/gpu-store38.sh final   # the tests, hd128 8k (--quick), notebook 13
 #
 # `tests`: tests/gpu/test_attention_gpu.py, test_attention_overlap_gpu.py and test_ops_gpu.py in SHARDS processes
 # side by side (they check results, they do not time). `twins`: benchmarks/attention.py --overlap (hd128 8k causal
@@ -16,7 +17,7 @@
 #   bench: attention.<card>.txt, attention_bench.log, 13_attention.<card>.ipynb
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 3
-mode=${1:?usage: $0 tests|twins|bench}
+mode=${1:?usage: $0 tests|twins|bench|final}
 OUT=${OUT:?set OUT to the folder that collects the results}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-store38.$mode.log") 2>&1
@@ -45,34 +46,36 @@ bench() {  # bench REPORT BUDGET_CAP [ARGS...]: the benchmark with what is left,
   tail -3 "$OUT/${report}_bench.log"
 }
 
+tests() {  # the attention and overlap GPU tests in SHARDS processes, the ops' beside them
+  stamp "tests: attention and overlap GPU tests, $SHARDS processes (limit 250s), the ops' beside them"
+  bash scripts/gpu-test-shards.sh att38 "$SHARDS" 250 "$OUT/attention_gpu_tests.txt" \
+    "tests/gpu/test_attention_gpu.py tests/gpu/test_attention_overlap_gpu.py" &
+  local att=$!
+  timeout 250 python3 -m pytest -q -p no:cacheprovider -m gpu -rfE tests/gpu/test_ops_gpu.py \
+    > "$OUT/ops_gpu_tests.txt" 2>&1
+  stamp "ops tests: $(tail -1 "$OUT/ops_gpu_tests.txt")"
+  wait "$att"
+  stamp "attention tests: exit $? (5: none collected, 123: a test failed, 124: a shard ran past 250s)"
+  grep -h "passed\|failed\|error" /tmp/att38-shard.??.log | tail -"$SHARDS"
+}
+
+notebook13() {  # notebooks/13_attention.ipynb executed with what is left (its diagrams need Graphviz's dot)
+  if ! command -v dot > /dev/null; then
+    stamp "notebook 13 NOT executed: no dot on PATH (source .gpu/b/env.sh after staging --with-jupyter)"
+    return
+  fi
+  local l; l=$(left)
+  stamp "notebook 13 (limit $(( l - 5 ))s)"
+  timeout $(( l - 5 )) python3 -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=180 \
+    --output-dir "$OUT" --output "13_attention.$card.ipynb" notebooks/13_attention.ipynb > /tmp/nb13.log 2>&1 \
+    && stamp "executed notebook 13" || { stamp "notebook 13 FAILED"; tail -20 /tmp/nb13.log; }
+}
+
 case "$mode" in
-  tests)
-    stamp "tests: attention and overlap GPU tests, $SHARDS processes (limit 250s), the ops' beside them"
-    bash scripts/gpu-test-shards.sh att38 "$SHARDS" 250 "$OUT/attention_gpu_tests.txt" \
-      "tests/gpu/test_attention_gpu.py tests/gpu/test_attention_overlap_gpu.py" &
-    att=$!
-    timeout 250 python3 -m pytest -q -p no:cacheprovider -m gpu -rfE tests/gpu/test_ops_gpu.py \
-      > "$OUT/ops_gpu_tests.txt" 2>&1
-    stamp "ops tests: $(tail -1 "$OUT/ops_gpu_tests.txt")"
-    wait "$att"
-    stamp "attention tests: exit $? (5: none collected, 123: a test failed, 124: a shard ran past 250s)"
-    grep -h "passed\|failed\|error" /tmp/att38-shard.??.log | tail -"$SHARDS"
-    ;;
-  twins)  # only the rows that time every twin (a shorter run than bench)
-    bench attention_store 400 --overlap
-    ;;
-  bench)
-    bench attention 330
-    if command -v dot > /dev/null; then
-      l=$(left)
-      stamp "notebook 13 (limit $(( l - 5 ))s)"
-      timeout $(( l - 5 )) python3 -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=180 \
-        --output-dir "$OUT" --output "13_attention.$card.ipynb" notebooks/13_attention.ipynb > /tmp/nb13.log 2>&1 \
-        && stamp "executed notebook 13" || { stamp "notebook 13 FAILED"; tail -20 /tmp/nb13.log; }
-    else
-      stamp "notebook 13 NOT executed: no dot on PATH (source .gpu/b/env.sh after staging --with-jupyter)"
-    fi
-    ;;
-  *) echo "usage: $0 tests|twins|bench" >&2; exit 2 ;;
+  tests) tests ;;
+  twins) bench attention_store 400 --overlap ;;  # only the rows that time every twin (shorter than bench)
+  bench) bench attention 330; notebook13 ;;
+  final) tests; bench attention_quick 200 --quick; notebook13 ;;  # after a last change: all three, shortened
+  *) echo "usage: $0 tests|twins|bench|final" >&2; exit 2 ;;
 esac
 stamp "done"
