@@ -22,7 +22,7 @@ OUT=${OUT:?set OUT to the folder that collects the results}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-store38.$mode.log") 2>&1
 export PYTHONPATH=$PWD:${PYTHONPATH:-} MPLBACKEND=Agg PYTHONUNBUFFERED=1
-TOTAL_S=540  # the whole run (9 minutes: the call's limit less a margin for the copies)
+TOTAL_S=${TOTAL_S:-540}  # the whole run (9 minutes: the call's limit less a margin for the copies)
 ROW_S=50     # the longest a benchmark row may take once started
 SHARDS=14
 start=$(date +%s)
