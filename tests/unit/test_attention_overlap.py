@@ -174,21 +174,3 @@ def test_every_value_the_epilogue_reads_is_written_in_every_tile_with_a_block(ov
                 assert route.source in last_ran, (
                     f"{task}: {tree.step(route.destination).title} reads {route.variable!r} from "
                     f"{tree.step(route.source).title}, which the loop's last iteration may skip")
-
-
-@pytest.mark.parametrize("wgs", [1, 2, 3])
-def test_with_overlap_o_is_rescaled_once_the_lagged_pv_completes_so_nothing_sits_between_v_wait_and_pv(
-        wgs: int) -> None:
-    """FlashAttention's order: a later block waits for the lagged P·V, frees V, rescales O by its softmax's
-    factor and packs P, so the next P·V is issued right after its V stage arrives. Three consumer warpgroups
-    (160 registers each) keep the rescale inside ``pv``, where ptxas keeps their WGMMAs asynchronous."""
-    cfg = SC.config(overlap=True, consumer_wgs=wgs, tile_q=64 * wgs, head_dim=64 if wgs == 3 else 128)
-    mma0 = next(t for t in captured(SC, cfg).tasks if t.name == "mma0")
-    labels = [(s.resource, s.label or s.stage.value) for s in mma0.schedule.steps()]
-    if wgs == 3:
-        assert ("v_smem", "rescale") not in labels
-        return
-    at = labels.index(("v_smem", "rescale"))
-    assert labels[at - 2:at + 2] == [("v_smem", "wait_o"), ("v_smem", "ConsumerRelease"), ("v_smem", "rescale"),
-                                     ("q0", "pack")], labels[at - 3:at + 3]
-    assert labels.count(("v_smem", "rescale")) == 1  # in the later blocks only: O is zero before the first P·V

@@ -228,10 +228,8 @@ class VStages(MemoryResource):
 
     @consumer_work(returns=acc_o)
     @cute.jit
-    def pv(self, stage_info: StageInfo, probs: Any, acc_o: Any, stats: Any, *,
-           rescale: cutlass.Constexpr[bool]) -> Any:
-        """Issue O += P·V (P from registers) as one group; ``rescale``: first multiply O by the factor the
-        block's softmax left (in order), else O was rescaled when the previous P·V completed (overlap)."""
+    def pv(self, stage_info: StageInfo, probs: Any, acc_o: Any, stats: Any) -> Any:
+        """Rescale O by the factor the block's softmax left, then issue O += P·V (P from registers) as one group."""
         geo = self.geo
         n_o = o_count(geo)
         # Every group but the newest (this block's S GEMM, with overlap) is complete here at run time: the last
@@ -239,8 +237,17 @@ class VStages(MemoryResource):
         warpgroup.wait_group(1)
         acc = cute.make_rmem_tensor((n_o,), ACC_DTYPE)
         acc.store(acc_o)
-        if cutlass.const_expr(rescale):
-            _rescale(acc, stats)
+        st = cute.make_rmem_tensor((STAT_SLOTS,), ACC_DTYPE)
+        st.store(stats)
+        # A factor is exp2(m_old - m_new) <= 1, and exactly 1 where the block left the row's max as it was: the
+        # usual case once a row has seen a few blocks. A warp whose 16 rows all kept their max skips the rescale
+        # (its FMULs sit between the V stage's wait and the P·V issue); the vote keeps the branch warp-uniform.
+        if cute.arch.vote_any_sync(st[F] * st[F + 1] < ACC_DTYPE(1.0)):
+            for r in cutlass.range_constexpr(2):
+                factor = st[F + r]
+                for nb in cutlass.range_constexpr(n_o // 4):
+                    for c0 in cutlass.range_constexpr(2):
+                        acc[c0 + 2 * r + 4 * nb] = acc[c0 + 2 * r + 4 * nb] * factor
         mma = pv_mma(geo)
         _, t = consumer_thread()
         thr = mma.get_slice(t)
@@ -258,40 +265,11 @@ class VStages(MemoryResource):
         warpgroup.commit_group()
         return acc.load()
 
-    @consumer_work(returns=acc_o, work_attrs=WorkAttr.AUXILIARY)
-    @cute.jit
-    def rescale(self, stage_info: StageInfo, acc_o: Any, stats: Any) -> Any:
-        """With overlap, once the previous P·V has completed: multiply O by the factor this block's softmax left,
-        so the next P·V is issued straight after its V stage arrives (nothing between the wait and the issue,
-        where the consumer holds the ping-pong turn)."""
-        acc = cute.make_rmem_tensor((o_count(self.geo),), ACC_DTYPE)
-        acc.store(acc_o)
-        _rescale(acc, stats)
-        return acc.load()
-
     @consumer_work(work_attrs=WorkAttr.AUXILIARY)
     @cute.jit
     def wait_o(self, stage_info: StageInfo) -> None:
         """Wait for the P·V group: O is final for the block and the V stage is read."""
         warpgroup.wait_group(0)
-
-
-@cute.jit
-def _rescale(acc: Any, stats: Any) -> None:
-    """O (``acc``, fp32 registers, in place) times each row's factor exp2(m_old - m_new) from ``stats``.
-
-    A factor is <= 1, and exactly 1 where the block left the row's max as it was: the usual case once a row has
-    seen a few blocks. A warp whose 16 rows all kept their max skips the FMULs; the vote keeps the branch
-    warp-uniform.
-    """
-    st = cute.make_rmem_tensor((STAT_SLOTS,), ACC_DTYPE)
-    st.store(stats)
-    if cute.arch.vote_any_sync(st[F] * st[F + 1] < ACC_DTYPE(1.0)):
-        for r in cutlass.range_constexpr(2):
-            factor = st[F + r]
-            for nb in cutlass.range_constexpr(cute.size(acc) // 4):
-                for c0 in cutlass.range_constexpr(2):
-                    acc[c0 + 2 * r + 4 * nb] = acc[c0 + 2 * r + 4 * nb] * factor
 
 
 __all__ = ["ExtraKvBlockTask", "KStages", "KvBlocksTask", "QkvGlobal", "VStages"]

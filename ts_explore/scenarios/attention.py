@@ -327,7 +327,7 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
                                      else (n_kv + 1, Task))
         planted = frozenset({_SCHEDULE_FAULTS[cfg.fault]} if cfg.fault in _SCHEDULE_FAULTS else ())
         sched = consumer_schedule(qs[c], k, v, outs[c], take, hand, wq, n_cons, first=c == 0, overlap=cfg.overlap,
-                                  faults=planted, hand_over=cfg.tma_store, early_rescale=cfg.consumer_wgs < 3)
+                                  faults=planted, hand_over=cfg.tma_store)
         tasks.append(consumer_type(name=f"mma{c}", src_resources=[qs[c], k, v, *([take] if take else []), *extra],
                                    dst_resources=[outs[c], *([hand] if hand else [])], warp_idx=LOAD_WARPS * (1 + c),
                                    num_warps=4, schedule=sched, num_registers=geo.mma_registers))

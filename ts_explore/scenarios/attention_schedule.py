@@ -8,10 +8,10 @@ A consumer's K/V iteration, with intra-warpgroup overlap (FlashAttention-3)::
     (first j) wait K[0]; [take the turn]; issue S[0]; [hand the turn over]
               wait S[0]; release K[0]; P[0], stats = softmax(S[0], stats)
     (j >= 1)  wait K[j]; [take the turn]; issue S[j] = Q·K[j]ᵀ
-              wait V[j-1]; issue O += P[j-1]·V[j-1]; [hand the turn over]
+              wait V[j-1]; issue O = O·rescale[j-1] + P[j-1]·V[j-1]; [hand the turn over]
               wait S[j] (the P·V runs on); release K[j]; P[j], stats = softmax(S[j], stats) in fp32
-              wait for the P·V; release V[j-1]; O *= rescale[j]; pack P[j] into the registers the P·V read
-    (last j)  wait V[j]; O += P[j]·V[j]; wait; release V[j]
+              wait for the P·V; release V[j-1]; pack P[j] into the registers the P·V read
+    (last j)  wait V[j]; O = O·rescale[j] + P[j]·V[j]; wait; release V[j]
 
 Each guarded block issues its WGMMA groups and waits for them itself, so the
 code the kernel runs for it is straight-line around every group: ptxas keeps
@@ -80,8 +80,8 @@ def load_schedule(src: Any, qs: list[Any], k: Any, v: Any, wq: Any, n_kv: Any) -
 
 
 def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq: Any, n_kv: Any, *,
-                      first: bool, overlap: bool, faults: frozenset[str] = frozenset(), hand_over: bool = False,
-                      early_rescale: bool = True) -> Any:
+                      first: bool, overlap: bool, faults: frozenset[str] = frozenset(), hand_over: bool = False
+                      ) -> Any:
     """One consumer warpgroup's schedule (see the module docstring), recorded by :class:`Consumer`.
 
     ``faults`` plants mistakes (:data:`FAULTS`): ``broken_turn`` makes ``mma0`` wait for the turn before its
@@ -89,10 +89,7 @@ def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq
     waiting for its S GEMM; with overlap, ``early_v_release`` frees V[j-1] right after issuing the lagged P·V,
     and ``s_wait_before_pv`` waits for S down to one group before that P·V is issued (so the S GEMM, the newest
     group, is still reading K when K is released). ``hand_over``: the epilogue hands O to the store task through
-    ``out``'s pipeline (the TMA-store epilogue) instead of storing it. ``early_rescale`` (with overlap): rescale O
-    as soon as the lagged P·V has completed, rather than between the V wait and the next P·V issue; three
-    consumer warpgroups (160 registers) keep it before the issue, where ptxas finds the registers to keep the
-    WGMMAs asynchronous.
+    ``out``'s pipeline (the TMA-store epilogue) instead of storing it.
     """
     has_take, has_hand, has_wq = take is not None, hand is not None, wq is not None
     resources = [q, k, v, out, *([take] if has_take else []), *([hand] if has_hand else []), *([wq] if has_wq else [])]
@@ -101,7 +98,7 @@ def consumer_schedule(q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, wq
         it = iter(proxies)
         me = Consumer(next(it), next(it), next(it), next(it), next(it) if has_take else None,
                       next(it) if has_hand else None, first=first, overlap=overlap, faults=faults,
-                      hand_over=hand_over, early_rescale=early_rescale)
+                      hand_over=hand_over)
         wq = next(it) if has_wq else None
         if wq is None:
             me.tile(n_kv)
@@ -131,13 +128,12 @@ class Consumer:
     """
 
     def __init__(self, q: Any, k: Any, v: Any, out: Any, take: Any, hand: Any, *, first: bool, overlap: bool,
-                 faults: frozenset[str] = frozenset(), hand_over: bool = False, early_rescale: bool = True) -> None:
+                 faults: frozenset[str] = frozenset(), hand_over: bool = False) -> None:
         unknown = set(faults) - FAULTS
         if unknown:
             raise ValueError(f"unknown planted fault(s) {sorted(unknown)}; known: {sorted(FAULTS)}")
         self.q, self.k, self.v, self.out, self.take, self.hand = q, k, v, out, take, hand
         self.first, self.overlap, self.faults, self.hand_over = first, overlap, frozenset(faults), hand_over
-        self.early_rescale = overlap and early_rescale  # O rescaled when the lagged P·V completes, not at its issue
         self.broken_turn, self.early_release = "broken_turn" in faults, "early_release" in faults
 
     def tile(self, n_kv: Any) -> None:
@@ -211,8 +207,7 @@ class Consumer:
 
     # -- in order: the block's own P·V follows its softmax ---------------------------------------------------
     def finish_in_order(self, probs: Any, acc: Any, stats: Any) -> Any:
-        """The block's own P·V (in order; with overlap the last block's, O already rescaled), then its wait."""
-        acc = self.pv(probs, acc, stats, rescale=not self.early_rescale)
+        acc = self.pv(probs, acc, stats)
         self.v.wait_o()
         self.v.release()
         return acc
@@ -243,7 +238,7 @@ class Consumer:
         scores = self.k.qk()
         if "s_wait_before_pv" in self.faults:
             self.release_k("wait_s_keep_pv")
-        acc = self.pv(probs, acc, stats, rescale=not self.early_rescale)
+        acc = self.pv(probs, acc, stats)
         if "early_v_release" in self.faults:
             self.v.release()
         if self.hand is not None:
@@ -254,8 +249,6 @@ class Consumer:
         self.v.wait_o()
         if "early_v_release" not in self.faults:
             self.v.release()
-        if self.early_rescale:
-            acc = self.v.rescale(acc_o=acc, stats=stats)
         probs = self.q.pack(weights=weights)
         return acc, probs, stats
 
@@ -288,11 +281,11 @@ class Consumer:
         self.hand.hand_over()
         self.hand.commit()
 
-    def pv(self, probs: Any, acc: Any, stats: Any, *, rescale: bool) -> Any:
-        """Wait for the V stage and issue O += P·V (``rescale``: O times the softmax's factor first)."""
+    def pv(self, probs: Any, acc: Any, stats: Any) -> Any:
+        """Wait for the V stage and issue O += P·V."""
         self.v.try_wait()
         self.v.wait()
-        return self.v.pv(probs=probs, acc_o=acc, stats=stats, rescale=rescale)
+        return self.v.pv(probs=probs, acc_o=acc, stats=stats)
 
 
 __all__ = ["Consumer", "FAULTS", "consumer_schedule", "load_schedule"]
