@@ -44,15 +44,16 @@ def default_gemm_config(fp8: bool = False) -> Any:
 
 def attention_config(head_dim: int, causal: bool, base: Any = None) -> Any:
     """The attention config for ``head_dim`` and the mask (``base``'s other knobs, else the scenario's defaults with
-    static persistence where the mask allows a proof of every launched walk, and at head_dim 64 the 192-row tile).
+    static persistence where the mask allows a proof of every launched walk).
 
     Static persistence ran 553 TFLOP/s against 496 without at hd128 8k on an H200
     (``benchmarks/results/attention.h200.txt``). Causal walks mix K/V loop lengths
     per CTA at real sizes, which the proof does not cover yet, so causal calls keep
     one CTA per tile. At head_dim 64 three consumer warpgroups (192-row Q tiles)
-    ran 543 TFLOP/s against 403 with two at 8k on an H100, and 448 against 370
-    causal (``benchmarks/results/attention.h100.txt``; at 1k causal two were faster,
-    227 against 186).
+    ran 543 TFLOP/s against 403 with two at 8k on an H100
+    (``benchmarks/results/attention.h100.txt``, ``launch`` and the benchmark run
+    them); the ops keep the two-warpgroup tile until their own GPU tests have run
+    with it.
     """
     from dataclasses import replace
 
@@ -60,8 +61,7 @@ def attention_config(head_dim: int, causal: bool, base: Any = None) -> Any:
 
     if base is None:
         persistence = Persistence.NONE if causal else Persistence.STATIC
-        tile = dict(tile_q=192, consumer_wgs=3) if head_dim == 64 else {}
-        return scenario("hopper_attention").config(head_dim=head_dim, causal=causal, persistence=persistence, **tile)
+        return scenario("hopper_attention").config(head_dim=head_dim, causal=causal, persistence=persistence)
     return replace(base, head_dim=head_dim, causal=causal)
 
 
