@@ -272,3 +272,25 @@ def test_the_traced_kernel_emits_every_drawn_step_with_its_id() -> None:
     cfg = SC.config(overlap=False)
     want = {(t.name, s.uid) for t in model(cfg).tasks for s in t.schedule.steps()}
     assert emitted("hopper_attention", cfg, TraceSpec()) == want
+
+
+def test_three_consumer_warpgroups_take_turns_in_a_ring_proven_and_a_broken_ring_deadlocks() -> None:
+    """192-row Q tiles at head_dim 64: mma0 hands the turn to mma1 (turn01), mma1 to mma2 (turn12), mma2 back to
+    mma0 (turn20); each runs with 160 registers. The ring is proven; mma0 waiting for the turn before its first
+    block too (nobody hands first) is a deadlock with its cycle; head_dim 128 does not fit the registers."""
+    cfg = SC.config(head_dim=64, tile_q=192, consumer_wgs=3)
+    built = SC.build(cfg)
+    tasks = {t.name: t for t in built.tasks}
+    assert [t.name for t in built.tasks] == ["load", "store", "mma0", "mma1", "mma2"]
+    assert all(tasks[f"mma{c}"].num_registers == 160 for c in range(3))
+    ts = capture_task_set(built.tasks, built.resource_dependency_graph)
+    for c, (take, hand) in enumerate((("turn20", "turn01"), ("turn01", "turn12"), ("turn12", "turn20"))):
+        mine = next(t for t in ts.tasks if t.name == f"mma{c}")
+        assert take in mine.src and hand in mine.dst, (c, mine.src, mine.dst)
+    assert any("turn01, turn12, turn20" in n for n in built.notes), built.notes
+    assert verify(**built.verify_kwargs()).status.value == "safe"
+    broken = verify(**SC.build(SC.config(head_dim=64, tile_q=192, consumer_wgs=3,
+                                         fault=AttentionFault.PINGPONG_BROKEN)).verify_kwargs())
+    assert broken.status.value == "unsafe" and broken.deadlocks, broken.summary()
+    with pytest.raises(ConfigError, match="96 that leave room"):
+        SC.check(SC.config(tile_q=192, consumer_wgs=3))
