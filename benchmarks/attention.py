@@ -113,23 +113,24 @@ def register_store_twins() -> list[tuple[str, dict[str, Any]]]:
             ("128x128 2wg ping-pong overlap, O from registers", dict(overlap=True, tma_store=False))]
 
 
-def hd64_configs() -> list[tuple[str, dict[str, Any]]]:
-    """What fits registers and shared memory at head_dim 64 only: 192-row Q tiles on three consumer warpgroups (the
-    tile FA4 runs there), with static persistence and without, and K/V blocks of 192 and 256 keys (in order: the
-    192-key block's overlapped WGMMAs are serialised by ptxas, ``tests/unit/test_attention_overlap_ptxas.py``)."""
+def hd64_rows() -> list[tuple[str, dict[str, Any]]]:
+    """192-row Q tiles on three consumer warpgroups (the tile FA4 runs at head_dim 64), with static persistence and
+    without: timed on every head_dim 64 row beside the default pair."""
     from ts_explore.scenarios.attention import Persistence
 
-    static = Persistence.STATIC
     three = dict(tile_q=192, consumer_wgs=3, overlap=True)
-    return [("192x128 3wg ping-pong static overlap", dict(three, persistence=static)),
-            ("192x128 3wg ping-pong overlap", dict(three)),
-            *((f"128x{k} 2wg ping-pong static in order", dict(overlap=False, tile_k=k, persistence=static))
-              for k in (192, 256))]
+    return [("192x128 3wg ping-pong static overlap", dict(three, persistence=Persistence.STATIC)),
+            ("192x128 3wg ping-pong overlap", dict(three))]
 
 
-def hd64_rows() -> list[tuple[str, dict[str, Any]]]:
-    """The three-warpgroup tile, timed on every head_dim 64 row beside the default pair."""
-    return hd64_configs()[:2]
+def hd64_configs() -> list[tuple[str, dict[str, Any]]]:
+    """What fits registers and shared memory at head_dim 64 only: :func:`hd64_rows` and K/V blocks of 192 and 256
+    keys (in order: the 192-key block's overlapped WGMMAs are serialised by ptxas,
+    ``tests/unit/test_attention_overlap_ptxas.py``)."""
+    from ts_explore.scenarios.attention import Persistence
+
+    return [*hd64_rows(), *((f"128x{k} 2wg ping-pong static in order",
+                             dict(overlap=False, tile_k=k, persistence=Persistence.STATIC)) for k in (192, 256))]
 
 
 OVERLAP_ROWS = ((128, False, TARGET_SEQLEN), (128, True, TARGET_SEQLEN), (64, False, TARGET_SEQLEN), (128, True, 1024))

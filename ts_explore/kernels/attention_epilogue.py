@@ -24,17 +24,16 @@ from typing import Any
 
 import cutlass
 import cutlass.cute as cute
-import cutlass.utils.hopper_helpers as sm90
 from cutlass.cute.nvgpu import cpasync
 from cutlass.experimental.task_scheduling.enums import WorkAttr
 from cutlass.experimental.task_scheduling.memory import SmemAllocation
 from cutlass.experimental.task_scheduling.resources import MemoryResource, StageInfo, consumer_work, producer_work
-from cutlass.tensor_utils import LayoutEnum
 
 from .attention_softmax import L, M, STAT_SLOTS
 from .attention_tiles import (
     ACC_DTYPE, IN_DTYPE, WG_ROWS, consumer_thread, o_count, pv_mma, q_tile_index, smem_layouts, swizzled, work_coord,
 )
+from .stmatrix import source_index, stmatrix_copy
 
 STORE_WARP = 2  # the warp of the store task that issues the TMA stores of O
 
@@ -116,10 +115,7 @@ def o_layout(geo: Any) -> Any:
 
 def o_store_copy(geo: Any) -> Any:
     """Registers -> shared memory for O (stmatrix), laid over the P·V WGMMA's accumulators."""
-    store_atom = sm90.get_smem_store_op(LayoutEnum.ROW_MAJOR, IN_DTYPE, ACC_DTYPE)
-    o_atom = cute.make_tiled_copy_C_atom(cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), IN_DTYPE),
-                                         pv_mma(geo))
-    return cute.make_tiled_copy_S(store_atom, o_atom)
+    return stmatrix_copy(pv_mma(geo), IN_DTYPE, ACC_DTYPE)
 
 
 @dataclass(kw_only=True)
@@ -164,16 +160,16 @@ class OutBuffer(MemoryResource):
         r2s = o_store_copy(geo)
         thr = r2s.get_slice(t)
         dst = thr.partition_D(s_o[(None, None, 0)])
-        mma = pv_mma(geo)
         # the accumulators retiled for stmatrix: ((values, 16-column blocks), M blocks, 1); the copy walks the
-        # destination as (values, M blocks, 16-column blocks)
-        src = r2s.retile(cute.make_tensor(acc.iterator, cute.make_layout(mma.partition_shape_C((WG_ROWS, geo.head_dim)))))
+        # destination as (values, M blocks, 16-column blocks): the whole width is one part
+        shape_c = pv_mma(geo).partition_shape_C((WG_ROWS, geo.head_dim))
+        src = r2s.retile(cute.make_tensor(acc.iterator, cute.make_layout(shape_c)))
         piece = cute.make_rmem_tensor(cute.shape(thr.partition_S(s_o[(None, None, 0)])), ACC_DTYPE)
-        per_block = cute.size(piece, mode=[0])
+        per_block, n_blocks = cute.size(piece, mode=[0]), cute.size(piece, mode=[2])
         for v in cutlass.range_constexpr(per_block):
             for mb in cutlass.range_constexpr(cute.size(piece, mode=[1])):
-                for nb in cutlass.range_constexpr(cute.size(piece, mode=[2])):
-                    piece[(v, mb, nb)] = src[(v + per_block * nb, mb, 0)]
+                for nb in cutlass.range_constexpr(n_blocks):
+                    piece[(v, mb, nb)] = src[(source_index(v, nb, 0, per_block, n_blocks), mb, 0)]
         out = cute.make_rmem_tensor(piece.shape, IN_DTYPE)
         out.store(piece.load().to(IN_DTYPE))
         cute.copy(r2s, out, dst)

@@ -21,7 +21,6 @@ from typing import Any
 
 import cutlass
 import cutlass.cute as cute
-import cutlass.utils.hopper_helpers as sm90
 from cutlass.cute.nvgpu import cpasync
 from cutlass.experimental.task_scheduling.enums import WorkAttr
 from cutlass.experimental.task_scheduling.memory import SmemAllocation
@@ -33,7 +32,8 @@ from cutlass.experimental.task_scheduling.resources import (
 )
 
 from .gemm_geometry import LOAD_WARPS, DType
-from .gemm_mainloop import ACC_DTYPE, OUT_DTYPE, ROW_MAJOR, accumulator_shape, smem_layouts, swizzled, tiled_mma
+from .gemm_mainloop import ACC_DTYPE, OUT_DTYPE, accumulator_shape, smem_layouts, swizzled, tiled_mma
+from .stmatrix import source_index, stmatrix_copy
 
 
 EPILOGUE_BARRIER_ID = 1  # named barrier among the consumer warpgroups (0 is __syncthreads)
@@ -42,21 +42,7 @@ EPILOGUE_BARRIER_ID = 1  # named barrier among the consumer warpgroups (0 is __s
 def store_copy(geo: Any) -> Any:
     """The register -> shared memory copy of C (stmatrix, 16 columns per block) laid over the tile's WGMMA
     accumulators."""
-    store_atom = sm90.get_smem_store_op(ROW_MAJOR, OUT_DTYPE, ACC_DTYPE)
-    c_atom = cute.make_tiled_copy_C_atom(
-        cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(False, 4), OUT_DTYPE), tiled_mma(geo))
-    return cute.make_tiled_copy_S(store_atom, c_atom)
-
-
-def source_index(v: int, nb: int, part: int, per_block: int, n_blocks: int) -> int:
-    """Where value ``v`` of column block ``nb`` of epilogue part ``part`` sits in mode 0 of a thread's accumulators
-    retiled for :func:`store_copy` (``((values, 16-column blocks), M blocks, 1)``): a part's ``n_blocks`` blocks
-    (2 of a 32-column part, 1 of a 16-column one) follow the previous part's.
-
-    >>> source_index(3, 1, 2, 8, 2), source_index(3, 0, 5, 8, 1)
-    (43, 43)
-    """
-    return v + per_block * (part * n_blocks + nb)
+    return stmatrix_copy(tiled_mma(geo), OUT_DTYPE, ACC_DTYPE)
 
 
 @dataclass(kw_only=True)

@@ -30,6 +30,7 @@ from cutlass.experimental.task_scheduling.task import Task
 
 from ..analysis.async_reads import AsyncReads
 from ..kernels.attention_epilogue import STORE_WARP, OutBuffer
+from ..kernels.attention_tiles import WG_THREADS
 from .common import next_work_tile, tensor
 
 STORE_WARPS = 2  # warps 2-3 of the load warpgroup; STORE_WARP (2) issues
@@ -43,7 +44,7 @@ STORE_SCOPE_NOTE = (
 def out_pipeline() -> PipelineConfig:
     """One stage: every thread of the consumer warpgroup commits, every thread of the store task releases."""
     return PipelineConfig.create_async_async_pipeline_cfg(
-        num_stages=1, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128),
+        num_stages=1, producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, WG_THREADS),
         consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, STORE_WARPS * 32),
         cta_layout_vmnk=(1, 1, 1, 1))
 
