@@ -141,7 +141,7 @@ def dsl_default_calls(torch: Any) -> tuple[Callable[[], Any], Callable[[], Any]]
     c = torch.empty((m, n), device="cuda", dtype=torch.bfloat16)
     g = gemm.launcher(gemm.compile(sc, cfg), a, w, c, cfg, sms)
     b, h, sq, skv, d = SMALL_ATTENTION
-    acfg = attention_config(d, False)
+    acfg = attention_config(d, False, seqlen_q=sq)
     q, kk, v = attention.make_inputs(SMALL_ATTENTION)
     o, lse = torch.empty_like(q), torch.empty((b, h, sq), device="cuda", dtype=torch.float32)
     at = attention.launcher(attention.compile(get("hopper_attention"), acfg), q, kk, v, o, lse, acfg, sms)

@@ -67,7 +67,7 @@ def attention_calls(d: int, s: int, causal: bool) -> list[tuple[str, Callable[[]
 
     b, h = max(1, 16384 // s), 2048 // d
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    cfg = attention_config(d, causal)
+    cfg = attention_config(d, causal, seqlen_q=s)
     q, k, v = attention.make_inputs((b, h, s, s, d))
     o = torch.empty_like(q)
     lse = torch.empty((b, h, s), device="cuda", dtype=torch.float32)
@@ -98,6 +98,12 @@ TABLE = (("Duration", "duration"), ("SM Frequency", "SM clock"),
          ("L2 Hit Rate", "L2 hit rate"), ("Warp Cycles Per Issued Instruction", "cycles per issued instruction"),
          ("Registers Per Thread", "registers per thread"), ("Grid Size", "grid"),
          ("Dynamic Shared Memory Per Block", "dynamic shared memory"))
+# Where a warp's cycles between two issued instructions go (ncu's Warp State Statistics, cycles per issued
+# instruction by stall reason; scripts/gpu-ncu-limits.sh asks for them): the reasons FA3-style kernels meet.
+STALLS = ("wait", "barrier", "long_scoreboard", "short_scoreboard", "math_pipe_throttle", "mio_throttle",
+          "dispatch_stall", "no_instruction", "membar", "sleeping", "branch_resolving", "selected", "not_selected")
+TABLE += tuple((f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio", f"  stalled: {r.replace('_', ' ')}")
+               for r in STALLS)
 
 
 def table(csv_text: str, names: list[str]) -> str:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What limits our GEMM and attention beside their references, read by Nsight Compute on the H200.
 #
-#   source .gpu/b/env.sh && bash scripts/gpu-ncu-limits.sh [gemm] [attn] [attn_causal]   (default: all three)
+#   source .gpu/b/env.sh && bash scripts/gpu-ncu-limits.sh [gemm] [attn] [attn_causal] [attn64_causal]   (default: the first three)
 #
 # Each step profiles one launch of ours and of each reference (benchmarks/ncu_limits.py says which) with the
 # clocks left as they are (--clock-control none) and writes ncu's CSV details to $OUT/ncu_<step>.csv; every
@@ -15,12 +15,17 @@ NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/
 [ -n "$NCU" ] || { echo "no ncu on this machine" | tee -a "$OUT/ncu.log"; exit 4; }
 SECTIONS=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis
           --section WarpStateStats --section LaunchStats)
-METRICS=(--metrics "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed,smsp__cycles_elapsed.avg.per_second,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active")
+BASE_METRICS="sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed,smsp__cycles_elapsed.avg.per_second,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active"
+STALLS=$(python3 -c "from benchmarks.ncu_limits import STALLS; print(','.join(f'smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio' for r in STALLS))" 2>/dev/null)
+METRICS=(--metrics "$BASE_METRICS${STALLS:+,$STALLS}")
 profile() {  # profile NAME ARGS...: one ncu run of benchmarks/ncu_limits.py ARGS
   local name=$1; shift
   echo "== $name: ncu ${*} ($(date -u +%H:%M:%S))" >> "$OUT/ncu.log"
   if ! timeout 150 "$NCU" --profile-from-start off --clock-control none "${SECTIONS[@]}" "${METRICS[@]}" --csv \
        --page details python3 benchmarks/ncu_limits.py "$@" > "$OUT/ncu_$name.csv" 2>> "$OUT/ncu.log"; then
+    echo "== $name: again with the first metrics only (no stall reasons)" >> "$OUT/ncu.log"
+    timeout 150 "$NCU" --profile-from-start off --clock-control none "${SECTIONS[@]}" --metrics "$BASE_METRICS" \
+      --csv --page details python3 benchmarks/ncu_limits.py "$@" > "$OUT/ncu_$name.csv" 2>> "$OUT/ncu.log" && return
     echo "== $name: again without the extra metrics" >> "$OUT/ncu.log"
     timeout 150 "$NCU" --profile-from-start off --clock-control none "${SECTIONS[@]}" --csv --page details \
       python3 benchmarks/ncu_limits.py "$@" > "$OUT/ncu_$name.csv" 2>> "$OUT/ncu.log"
@@ -33,7 +38,8 @@ for step in $steps; do
     gemm) profile gemm gemm --shape 8192x8192x8192 ;;
     attn) profile attn attention --head-dim 128 --seqlen 8192 ;;
     attn_causal) profile attn_causal attention --head-dim 128 --seqlen 8192 --causal ;;
-    *) echo "unknown step $step (gemm, attn, attn_causal)" >&2; exit 2 ;;
+    attn64_causal) profile attn64_causal attention --head-dim 64 --seqlen 2048 --causal ;;
+    *) echo "unknown step $step (gemm, attn, attn_causal, attn64_causal)" >&2; exit 2 ;;
   esac
 done
 tail -5 "$OUT/ncu.log"

@@ -19,7 +19,7 @@ pytest.importorskip("tvm_ffi")
 from ts_explore import ops  # noqa: E402
 from ts_explore.kernels import attention as attention_kernel  # noqa: E402
 from ts_explore.kernels import gemm as gemm_kernel  # noqa: E402
-from ts_explore.ops import OpsError  # noqa: E402
+from ts_explore.ops import OpsError, attention_op  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMM_SHAPES = [(1000, 1032, 520), (256, 512, 4096), (1, 8, 8), (4096, 4096, 4096), (777, 3080, 136)]
@@ -125,6 +125,18 @@ def test_attention_matches_sdpa_and_lse(shape: tuple, causal: bool) -> None:
     assert int(bad_o.sum()) == 0 and int(bad_lse.sum()) == 0
     alone = ops.attention(q, k, v, causal=causal)
     assert torch.equal(alone, o)
+
+
+@pytest.mark.parametrize(("shape", "causal", "wgs"), [((1, 3, 2100, 1000, 64), False, 3),
+                                                    ((1, 2, 4101, 4101, 64), True, 3),
+                                                    ((1, 2, 2049, 2049, 64), True, 2)])
+def test_attention_at_head_dim_64_runs_the_tile_the_op_picks(shape: tuple, causal: bool, wgs: int) -> None:
+    q, k, v = attention_kernel.make_inputs(shape, seed=3)
+    o, lse = ops.attention(q, k, v, causal=causal, return_lse=True)
+    used = attention_op.prepared(q, k, v, causal=causal).config
+    assert (used.consumer_wgs, used.tile_q) == (wgs, 64 * wgs)
+    bad_o, bad_lse = attention_kernel.mismatches(o, lse, *attention_kernel.reference(q, k, v, causal))
+    assert int(bad_o.sum()) == 0 and int(bad_lse.sum()) == 0
 
 
 def test_attention_refuses_a_causal_shape_the_gate_cannot_prove() -> None:

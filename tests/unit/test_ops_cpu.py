@@ -305,3 +305,22 @@ def test_the_ops_attention_persists_where_every_launched_walk_is_proven() -> Non
     assert compiled.attention_config(64, True).persistence is Persistence.NONE  # causal walks mix K/V lengths
     base = compiled.scenario("hopper_attention").config(persistence=Persistence.NONE)
     assert compiled.attention_config(128, False, base).persistence is Persistence.NONE  # a given config wins
+
+
+@pytest.mark.parametrize(("head_dim", "causal", "seqlen_q", "wgs"), [
+    (128, False, 8192, 2), (128, True, 8192, 2), (64, False, 1024, 2), (64, False, 2048, 3), (64, True, 2048, 2),
+    (64, True, 4096, 3)])
+def test_the_ops_attention_picks_three_warpgroups_at_head_dim_64_where_they_ran_faster(
+        head_dim: int, causal: bool, seqlen_q: int, wgs: int) -> None:
+    cfg = compiled.attention_config(head_dim, causal, seqlen_q=seqlen_q)
+    assert (cfg.consumer_wgs, cfg.tile_q) == (wgs, 64 * wgs)
+    compiled.scenario("hopper_attention").check(cfg)  # a config the scenario lays out
+
+
+def test_a_launch_record_names_the_kernel_the_op_picks() -> None:
+    from ts_explore.ops.attention_policy import attention_knobs
+
+    short, tall = attention_knobs(64, True, 2048), attention_knobs(64, True, 4096)
+    assert dict(tall)["persistence"] == "none"  # three consumers: one CTA per tile, whose proof is quick
+    assert short != tall  # a causal call at 4096 rows never loads the record of the two-warpgroup kernel
+    assert attention_knobs(64, True, 4096) == attention_knobs(64, True, 8192)

@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from .attention_policy import attention_knobs
 from .checks import explain_attention
 from .compile_cache import load_shared, shared_library
 from .gate import OpsError
@@ -65,7 +66,7 @@ class Prepared:
         """The attention config the kernel was compiled from."""
         from . import compiled
 
-        return compiled.attention_config(self.head_dim, self.causal)
+        return compiled.attention_config(self.head_dim, self.causal, seqlen_q=self.sizes[2])
 
 
 _PREPARED: dict[tuple, Prepared] = {}
@@ -80,7 +81,7 @@ def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     index = q.get_device()
     shape = (b, h, sq, skv, d)
     sms, cc = device_key(index)
-    name = record_name("attention", "causal" if causal else "full", shape, "bf16", sms, cc)
+    name = record_name("attention", repr(attention_knobs(d, causal, sq)), shape, "bf16", sms, cc)
     found = INDEX.get(name)
     if found is not None:
         fn = load_shared(Path(found["library"]), found["symbol"])
@@ -91,7 +92,7 @@ def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     from .device import arch, limits, require_launchable
 
     limits_ = limits(index)
-    cfg = compiled.attention_config(d, bool(causal))
+    cfg = compiled.attention_config(d, bool(causal), seqlen_q=sq)
     require_launchable("hopper_attention", cfg, index)
     gate().admit(cfg, shape, limits_)
     loaded = compiled.attention_function(cfg, arch(limits_))

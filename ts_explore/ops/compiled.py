@@ -42,26 +42,18 @@ def default_gemm_config(fp8: bool = False) -> Any:
     return scenario("hopper_gemm").config(tile=TileShape.BY_SHAPE, dtype=DType.FP8 if fp8 else DType.BF16)
 
 
-def attention_config(head_dim: int, causal: bool, base: Any = None) -> Any:
-    """The attention config for ``head_dim`` and the mask (``base``'s other knobs, else the scenario's defaults with
-    static persistence where the mask allows a proof of every launched walk).
-
-    Static persistence ran 553 TFLOP/s against 496 without at hd128 8k on an H200
-    (``benchmarks/results/attention.h200.txt``). Causal walks mix K/V loop lengths
-    per CTA at real sizes, which the proof does not cover yet, so causal calls keep
-    one CTA per tile. At head_dim 64 three consumer warpgroups (192-row Q tiles)
-    ran 543 TFLOP/s against 403 with two at 8k on an H100
-    (``benchmarks/results/attention.h100.txt``, ``launch`` and the benchmark run
-    them); the ops keep the two-warpgroup tile until their own GPU tests have run
-    with it.
-    """
+def attention_config(head_dim: int, causal: bool, base: Any = None, *, seqlen_q: int = 0) -> Any:
+    """The attention config for ``head_dim``, the mask and ``seqlen_q``: ``base``'s other knobs, else the op's pick
+    (:func:`~.attention_policy.attention_knobs`, which says why each knob is set as it is)."""
     from dataclasses import replace
 
     from ..kernels.attention_geometry import Persistence
+    from .attention_policy import attention_knobs
 
     if base is None:
-        persistence = Persistence.NONE if causal else Persistence.STATIC
-        return scenario("hopper_attention").config(head_dim=head_dim, causal=causal, persistence=persistence)
+        knobs = dict(attention_knobs(head_dim, causal, seqlen_q))
+        knobs["persistence"] = Persistence(knobs["persistence"])
+        return scenario("hopper_attention").config(**knobs)
     return replace(base, head_dim=head_dim, causal=causal)
 
 
