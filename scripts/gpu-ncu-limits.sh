@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What limits our GEMM and attention beside their references, read by Nsight Compute on the H200.
 #
-#   source .gpu/b/env.sh && bash scripts/gpu-ncu-limits.sh [gemm] [attn] [attn_causal] [attn64_causal]   (default: the first three)
+#   source .gpu/b/env.sh && bash scripts/gpu-ncu-limits.sh [gemm] [attn] [attn_causal] [attn64_causal] [attn_source]   (default: the first three)
 #
 # Each step profiles one launch of ours and of each reference (benchmarks/ncu_limits.py says which) with the
 # clocks left as they are (--clock-control none) and writes ncu's CSV details to $OUT/ncu_<step>.csv; every
@@ -32,6 +32,15 @@ profile() {  # profile NAME ARGS...: one ncu run of benchmarks/ncu_limits.py ARG
   fi
   echo "== $name: exit $? ($(date -u +%H:%M:%S))" >> "$OUT/ncu.log"
 }
+source_page() {  # source_page NAME ARGS...: ours alone (the first launch profiled), per SASS instruction with its
+  # sampled stall reasons, so the instructions warps wait at are named
+  local name=$1; shift
+  echo "== $name: ncu --page source ${*} ($(date -u +%H:%M:%S))" >> "$OUT/ncu.log"
+  timeout 200 "$NCU" --profile-from-start off --clock-control none --launch-count 1 --section SourceCounters \
+    --section WarpStateStats --import-source no --page source --print-source sass --csv \
+    python3 benchmarks/ncu_limits.py "$@" > "$OUT/ncu_$name.csv" 2>> "$OUT/ncu.log"
+  echo "== $name: exit $? ($(date -u +%H:%M:%S))" >> "$OUT/ncu.log"
+}
 steps=${*:-gemm attn attn_causal}
 for step in $steps; do
   case $step in
@@ -39,7 +48,8 @@ for step in $steps; do
     attn) profile attn attention --head-dim 128 --seqlen 8192 ;;
     attn_causal) profile attn_causal attention --head-dim 128 --seqlen 8192 --causal ;;
     attn64_causal) profile attn64_causal attention --head-dim 64 --seqlen 2048 --causal ;;
-    *) echo "unknown step $step (gemm, attn, attn_causal, attn64_causal)" >&2; exit 2 ;;
+    attn_source) source_page attn_source attention --head-dim 128 --seqlen 8192 ;;
+    *) echo "unknown step $step (gemm, attn, attn_causal, attn64_causal, attn_source)" >&2; exit 2 ;;
   esac
 done
 tail -5 "$OUT/ncu.log"
