@@ -112,8 +112,8 @@ def table(csv_text: str, names: list[str]) -> str:
     >>> rows = ['"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"',
     ...         '"0","k","Duration","ns","1,000"', '"1","q","Duration","ns","900"']
     >>> print(table("\\n".join(rows), ["ours", "theirs"]))
-    metric          ours      theirs
-    duration        1,000 ns  900 ns
+    metric    ours      theirs
+    duration  1,000 ns  900 ns
     """
     import csv
     import io
@@ -133,16 +133,57 @@ def table(csv_text: str, names: list[str]) -> str:
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows)
 
 
+def hot_lines(csv_text: str, count: int = 25) -> str:
+    """ncu's ``--page source --print-source sass --csv`` output as the ``count`` SASS lines with the most warp stall
+    samples: each line's share of every sample, its two largest stall reasons, how often it ran, and the SASS.
+
+    >>> head = '"Address","Source","Warp Stall Sampling (All Samples)","Instructions Executed","stall_wait","stall_long_sb"'
+    >>> rows = [head, '"0x10","FMNMX R1, R2, R3","30","4","20","10"', '"0x20","BRA 0x10","10","4","0","10"']
+    >>> print(hot_lines(chr(10).join(rows), 1))
+    share  samples  executed  reasons              SASS
+    75.0%  30       4         wait 20, long_sb 10  FMNMX R1, R2, R3
+    """
+    import csv
+    import io
+
+    lines = csv_text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"Address"'))
+    rows = list(csv.DictReader(io.StringIO("\n".join(lines[start:]))))
+
+    def num(text: str | None) -> float:
+        try:
+            return float((text or "").replace(",", ""))
+        except ValueError:
+            return 0.0
+
+    reasons = [k for k in rows[0] if k.startswith("stall_") and "(Not" not in k] if rows else []
+    total = sum(num(r["Warp Stall Sampling (All Samples)"]) for r in rows) or 1.0
+    top = sorted(rows, key=lambda r: -num(r["Warp Stall Sampling (All Samples)"]))[:count]
+    out = [["share", "samples", "executed", "reasons", "SASS"]]
+    for r in top:
+        samples = num(r["Warp Stall Sampling (All Samples)"])
+        why = sorted(((num(r[k]), k[6:]) for k in reasons), reverse=True)[:2]
+        out.append([f"{100 * samples / total:.1f}%", f"{samples:.0f}", r["Instructions Executed"],
+                    ", ".join(f"{name} {value:.0f}" for value, name in why if value), r["Source"].strip()[:90]])
+    widths = [max(len(row[c]) for row in out) for c in range(4)] + [0]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("gemm", "attention", "table"))
-    parser.add_argument("--csv", help="table: ncu's CSV output to read")
+    parser.add_argument("what", choices=("gemm", "attention", "table", "hot"))
+    parser.add_argument("--csv", help="table, hot: ncu's CSV output to read (hot: its source page)")
     parser.add_argument("--names", nargs="*", default=[], help="table: the profiled kernels' names, in order")
     parser.add_argument("--shape", default="8192x8192x8192", help="the GEMM's MxNxK")
     parser.add_argument("--head-dim", type=int, default=128)
     parser.add_argument("--seqlen", type=int, default=8192)
     parser.add_argument("--causal", action="store_true")
     args = parser.parse_args(argv)
+    if args.what == "hot":
+        if not args.csv:
+            parser.error("hot reads ncu's source-page CSV: pass --csv FILE")
+        print(hot_lines(Path(args.csv).read_text()))
+        return 0
     if args.what == "table":
         if not args.csv:
             parser.error("table reads ncu's CSV: pass --csv FILE")
