@@ -74,8 +74,8 @@ notebook13() {  # notebooks/13_attention.ipynb executed with what is left (its d
 case "$mode" in
   tests) tests ;;
   twins) bench attention_store 400 --overlap ;;  # only the rows that time every twin (shorter than bench)
-  bench) bench attention 330  # the notebook's table cell reads this run's table
-         [ -s "$OUT/attention.$card.txt" ] && cp "$OUT/attention.$card.txt" "benchmarks/results/attention.$card.txt"
+  bench) bench attention 330
+         export TS_EXPLORE_ATTENTION_TABLE="$OUT/attention.$card.txt"  # the notebook's table cell shows this run's
          notebook13 ;;
   final) tests; bench attention_quick 200 --quick; notebook13 ;;  # after a last change: all three, shortened
   *) echo "usage: $0 tests|twins|bench|final" >&2; exit 2 ;;
