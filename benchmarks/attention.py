@@ -88,39 +88,33 @@ def configs(every: bool = False) -> list[tuple[str, dict[str, Any]]]:
     return timed
 
 
-def default_pair() -> list[tuple[str, dict[str, Any]]]:
-    """The scenario's default tile (overlap on) with static persistence and without."""
+def _with_and_without_persistence(tile: str, rest: str, **knobs: Any) -> list[tuple[str, dict[str, Any]]]:
+    """``tile ping-pong static rest`` with static persistence, then ``tile ping-pong rest`` with one CTA per tile."""
     from ts_explore.scenarios.attention import Persistence
 
-    return [("128x128 2wg ping-pong static overlap", dict(overlap=True, persistence=Persistence.STATIC)),
-            ("128x128 2wg ping-pong overlap", dict(overlap=True))]
+    return [(f"{tile} ping-pong static {rest}", dict(knobs, persistence=Persistence.STATIC)),
+            (f"{tile} ping-pong {rest}", dict(knobs))]
+
+
+def default_pair() -> list[tuple[str, dict[str, Any]]]:
+    """The scenario's default tile (overlap on) with static persistence and without."""
+    return _with_and_without_persistence("128x128 2wg", "overlap", overlap=True)
 
 
 def in_order_twins() -> list[tuple[str, dict[str, Any]]]:
     """The default pair with intra-warpgroup overlap off: each block's P·V follows its own softmax."""
-    from ts_explore.scenarios.attention import Persistence
-
-    return [("128x128 2wg ping-pong static in order", dict(overlap=False, persistence=Persistence.STATIC)),
-            ("128x128 2wg ping-pong in order", dict(overlap=False))]
+    return _with_and_without_persistence("128x128 2wg", "in order", overlap=False)
 
 
 def register_store_twins() -> list[tuple[str, dict[str, Any]]]:
     """The default pair with O stored from registers by the consumers instead of the TMA-store epilogue."""
-    from ts_explore.scenarios.attention import Persistence
-
-    return [("128x128 2wg ping-pong static overlap, O from registers",
-             dict(overlap=True, persistence=Persistence.STATIC, tma_store=False)),
-            ("128x128 2wg ping-pong overlap, O from registers", dict(overlap=True, tma_store=False))]
+    return _with_and_without_persistence("128x128 2wg", "overlap, O from registers", overlap=True, tma_store=False)
 
 
 def hd64_rows() -> list[tuple[str, dict[str, Any]]]:
     """192-row Q tiles on three consumer warpgroups (the tile FA4 runs at head_dim 64), with static persistence and
     without: timed on every head_dim 64 row beside the default pair."""
-    from ts_explore.scenarios.attention import Persistence
-
-    three = dict(tile_q=192, consumer_wgs=3, overlap=True)
-    return [("192x128 3wg ping-pong static overlap", dict(three, persistence=Persistence.STATIC)),
-            ("192x128 3wg ping-pong overlap", dict(three))]
+    return _with_and_without_persistence("192x128 3wg", "overlap", tile_q=192, consumer_wgs=3, overlap=True)
 
 
 def hd64_configs() -> list[tuple[str, dict[str, Any]]]:
