@@ -106,6 +106,12 @@ TABLE += tuple((f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio",
                for r in STALLS)
 
 
+def _columns(rows: list[list[str]]) -> str:
+    """Rows of cells as left-aligned columns two spaces apart, trailing spaces trimmed."""
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows)
+
+
 def table(csv_text: str, names: list[str]) -> str:
     """ncu's ``--csv --page details`` output as one column per profiled kernel (``names``, in profile order).
 
@@ -128,16 +134,15 @@ def table(csv_text: str, names: list[str]) -> str:
         values.setdefault(row["Metric Name"], {})[row["ID"]] = row["Metric Value"] + unit
     heads = [names[i] if i < len(names) else f"kernel {k}" for i, k in enumerate(ids)]
     body = [[label] + [values[metric].get(k, "-") for k in ids] for metric, label in TABLE if metric in values]
-    rows = [["metric"] + heads] + body
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows)
+    return _columns([["metric"] + heads] + body)
 
 
 def hot_lines(csv_text: str, count: int = 25) -> str:
     """ncu's ``--page source --print-source sass --csv`` output as the ``count`` SASS lines with the most warp stall
     samples: each line's share of every sample, its two largest stall reasons, how often it ran, and the SASS.
 
-    >>> head = '"Address","Source","Warp Stall Sampling (All Samples)","Instructions Executed","stall_wait","stall_long_sb"'
+    >>> head = ('"Address","Source","Warp Stall Sampling (All Samples)","Instructions Executed",'
+    ...         '"stall_wait","stall_long_sb"')
     >>> rows = [head, '"0x10","FMNMX R1, R2, R3","30","4","20","10"', '"0x20","BRA 0x10","10","4","0","10"']
     >>> print(hot_lines(chr(10).join(rows), 1))
     share  samples  executed  reasons              SASS
@@ -165,8 +170,7 @@ def hot_lines(csv_text: str, count: int = 25) -> str:
         why = sorted(((num(r[k]), k[6:]) for k in reasons), reverse=True)[:2]
         out.append([f"{100 * samples / total:.1f}%", f"{samples:.0f}", r["Instructions Executed"],
                     ", ".join(f"{name} {value:.0f}" for value, name in why if value), r["Source"].strip()[:90]])
-    widths = [max(len(row[c]) for row in out) for c in range(4)] + [0]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in out)
+    return _columns(out)
 
 
 def main(argv: list[str] | None = None) -> int:
