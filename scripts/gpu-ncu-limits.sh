@@ -17,20 +17,20 @@ SECTIONS=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section Mem
           --section WarpStateStats --section LaunchStats)
 BASE_METRICS="sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed,smsp__cycles_elapsed.avg.per_second,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active"
 STALLS=$(python3 -c "from benchmarks.ncu_limits import STALLS; print(','.join(f'smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio' for r in STALLS))" 2>/dev/null)
-METRICS=(--metrics "$BASE_METRICS${STALLS:+,$STALLS}")
-profile() {  # profile NAME ARGS...: one ncu run of benchmarks/ncu_limits.py ARGS
+profile() {  # profile NAME ARGS...: one ncu run of benchmarks/ncu_limits.py ARGS, with the stall reasons, else with
+  # the first metrics only, else with the sections alone (an ncu that lacks some metric)
   local name=$1; shift
+  local metrics rc=1
   echo "== $name: ncu ${*} ($(date -u +%H:%M:%S))" >> "$OUT/ncu.log"
-  if ! timeout 150 "$NCU" --profile-from-start off --clock-control none "${SECTIONS[@]}" "${METRICS[@]}" --csv \
-       --page details python3 benchmarks/ncu_limits.py "$@" > "$OUT/ncu_$name.csv" 2>> "$OUT/ncu.log"; then
-    echo "== $name: again with the first metrics only (no stall reasons)" >> "$OUT/ncu.log"
-    timeout 150 "$NCU" --profile-from-start off --clock-control none "${SECTIONS[@]}" --metrics "$BASE_METRICS" \
-      --csv --page details python3 benchmarks/ncu_limits.py "$@" > "$OUT/ncu_$name.csv" 2>> "$OUT/ncu.log" && return
-    echo "== $name: again without the extra metrics" >> "$OUT/ncu.log"
-    timeout 150 "$NCU" --profile-from-start off --clock-control none "${SECTIONS[@]}" --csv --page details \
-      python3 benchmarks/ncu_limits.py "$@" > "$OUT/ncu_$name.csv" 2>> "$OUT/ncu.log"
-  fi
-  echo "== $name: exit $? ($(date -u +%H:%M:%S))" >> "$OUT/ncu.log"
+  for metrics in "$BASE_METRICS${STALLS:+,$STALLS}" "$BASE_METRICS" ""; do
+    (( rc == 0 )) && break
+    [ -n "$metrics" ] || echo "== $name: again with the sections alone" >> "$OUT/ncu.log"
+    timeout 150 "$NCU" --profile-from-start off --clock-control none "${SECTIONS[@]}" \
+      ${metrics:+--metrics "$metrics"} --csv --page details python3 benchmarks/ncu_limits.py "$@" \
+      > "$OUT/ncu_$name.csv" 2>> "$OUT/ncu.log"
+    rc=$?
+  done
+  echo "== $name: exit $rc ($(date -u +%H:%M:%S))" >> "$OUT/ncu.log"
 }
 source_page() {  # source_page NAME ARGS...: ours alone (the first launch profiled), per SASS instruction with its
   # sampled stall reasons, so the instructions warps wait at are named
