@@ -104,9 +104,9 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
     @cute.kernel
     def kernel(tma_q: cute.CopyAtom, g_q: cute.Tensor, tma_k: cute.CopyAtom, g_k: cute.Tensor,
                tma_v: cute.CopyAtom, g_v: cute.Tensor, g_o: cute.Tensor, tma_o: cute.CopyAtom, g_o_tma: cute.Tensor,
-               g_lse: cute.Tensor, seqlen_q: cutlass.Int32, seqlen_kv: cutlass.Int32, heads: cutlass.Int32, batch: cutlass.Int32,
-               tiles_q: cutlass.Int32, grid_z: cutlass.Int32, group: cutlass.Int32, sched: Any, events: cutlass.Int64,
-               progress: cutlass.Int64) -> None:
+               g_lse: cute.Tensor, seqlen_q: cutlass.Int32, seqlen_kv: cutlass.Int32, heads: cutlass.Int32,
+               batch: cutlass.Int32, tiles_q: cutlass.Int32, grid_z: cutlass.Int32, group: cutlass.Int32, sched: Any,
+               events: cutlass.Int64, progress: cutlass.Int64) -> None:
         warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         if warp == 0:
             cpasync.prefetch_descriptor(tma_q)
@@ -144,8 +144,8 @@ def host_function(scenario: Any, cfg: Any, on_built: Any = None, trace: Any = No
         sched = utils.PersistentTileSchedulerParams((heads, batch, tiles_q), (1, 1, 1))
         group = l2_group(seqlen_kv, hd, cutlass.max)
         kernel(tma_q, g_q, tma_k, g_k, tma_v, g_v, o, tma_o, g_o_tma, lse, seqlen_q, seqlen_kv, heads, batch, tiles_q,
-               grid_z, group, sched, address(events), address(progress)).launch(grid=(grid_x, grid_y, grid_z), block=(threads, 1, 1),
-                                                          stream=stream, min_blocks_per_mp=1)
+               grid_z, group, sched, address(events), address(progress)).launch(
+            grid=(grid_x, grid_y, grid_z), block=(threads, 1, 1), stream=stream, min_blocks_per_mp=1)
 
     return host
 

@@ -233,5 +233,6 @@ def flops(batch: int, heads: int, seqlen_q: int, seqlen_kv: int, head_dim: int, 
 
 
 __all__ = [
-    "HEAD_DIMS", "L2_GROUP_BYTES", "LOAD_REGISTERS", "MAX_REGISTER_FLOATS", "MMA_REGISTERS", "SMEM_LIMIT", "Geometry", "Persistence", "by_q_tile",
+    "HEAD_DIMS", "L2_GROUP_BYTES", "LOAD_REGISTERS", "MAX_REGISTER_FLOATS", "MMA_REGISTERS", "SMEM_LIMIT", "Geometry",
+    "Persistence", "by_q_tile",
     "cta_walk", "flops", "grouped_longest_first", "kv_blocks", "l2_group", "q_tiles", "snake", "tile_blocks"]

@@ -152,7 +152,8 @@ def check(cfg: HopperAttention) -> None:
             f"head_dim {' and '.join(map(str, HEAD_DIMS))}", "use head_dim 64 or 128", "head_dim")
     require(geo.rows_per_wg >= 64 and geo.rows_per_wg % 64 == 0,
             f"a {cfg.tile_q}-row Q tile over {cfg.consumer_wgs} consumer warpgroups gives each {geo.rows_per_wg} "
-            "rows; a warpgroup's WGMMA covers 64 rows", "use one consumer warpgroup, or a 128-row Q tile", "consumer_wgs")
+            "rows; a warpgroup's WGMMA covers 64 rows", "use one consumer warpgroup, or a 128-row Q tile",
+            "consumer_wgs")
     require(geo.register_floats <= geo.max_register_floats,
             f"{geo.rows_per_wg} rows x (K/V block {cfg.tile_k} + head_dim {cfg.head_dim}) need "
             f"{geo.register_floats} fp32 registers per consumer thread for S and O, more than the "
@@ -290,7 +291,8 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
     sq, skv = runtime(ctx, "seqlen_q", cfg.seqlen_q), runtime(ctx, "seqlen_kv", cfg.seqlen_kv)
     order = work_order(cfg, ctx)
     src = QkvGlobal(name="qkv_global", geo=geo, causal=cfg.causal, seqlen_q=sq, order=order)
-    qs = [QTile(name=f"q{c}", pipeline_config=_tma(1, geo.q_bytes // wgs, 4, load_warps), index=c, geo=geo, causal=cfg.causal,
+    qs = [QTile(name=f"q{c}", pipeline_config=_tma(1, geo.q_bytes // wgs, 4, load_warps), index=c, geo=geo,
+                causal=cfg.causal,
                 tma_q=tensor(ctx, "tma_q"), g_q=tensor(ctx, "g_q"), seqlen_q=sq, seqlen_kv=skv, order=order)
           for c in range(wgs)]
     k = KStages(name="k_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs, load_warps), geo=geo,
