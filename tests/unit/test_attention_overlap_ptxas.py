@@ -17,6 +17,11 @@ the CUDA toolkit's ``ptxas`` is installed, its report on the kept PTX; the soak 
 benchmark and the ops could run with overlap: head_dim 64 and 128, ping-pong on and off, causal and not, static
 persistence where the kernel launches it, one consumer warpgroup; the 192-key block at head_dim 64 (not a default
 tile) is an expected failure: ptxas still injects warpgroup arrives there (C7519).
+
+Asynchronous is not enough: the P·V GEMM must also run under the softmax. ptxas schedules within a basic block,
+and it hoisted the wait for the P·V group above every exp2 of the softmax in its block (to pack P between them),
+so the softmax ran after the GEMM. Each such wait now starts a block of its own; the PTX is checked for that in
+every config, and where ``cuobjdump`` is installed the default kernel's SASS is checked for most exp2s before it.
 """
 
 from __future__ import annotations
@@ -39,7 +44,11 @@ from ts_explore.scenarios.attention import Persistence
 SC = get("hopper_attention")
 PTXAS = shutil.which("ptxas") or next((p for p in ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas")
                                        if Path(p).is_file()), None)
+CUOBJDUMP = shutil.which("cuobjdump") or next((p for p in ("/usr/local/cuda/bin/cuobjdump",) if Path(p).is_file()),
+                                               None)
 SERIALISED = re.compile(r"C75\d\d|serialized")
+LABEL = re.compile(r"^\$L__\w+:")
+BRANCH = re.compile(r"^(@!?%?\w+\s+)?bra\b")
 STATIC = Persistence.STATIC
 
 CONFIGS: list[dict[str, Any]] = [
@@ -65,6 +74,48 @@ def compiled_with_ptx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overrides
     return fn, ptx[0]
 
 
+def pv_waits_beside_exp2s(ptx: str) -> list[int]:
+    """Line numbers (from 1) of ``wgmma.wait_group`` instructions in the same basic block as exp2s before them:
+    ptxas may hoist such a wait above the exp2s, and the softmax then waits for the GEMM it should overlap.
+
+    >>> pv_waits_beside_exp2s("ex2.approx.ftz.f32 %r1, %r2;\\nwgmma.wait_group.sync.aligned 0;")
+    [2]
+    >>> pv_waits_beside_exp2s("ex2.approx.ftz.f32 %r1, %r2;\\n@%p1 bra $L__X;\\nwgmma.wait_group.sync.aligned 0;")
+    []
+    """
+    beside, exp2_in_block = [], False
+    for number, line in enumerate(ptx.splitlines(), start=1):
+        text = line.strip()
+        if text.startswith("ex2.approx"):
+            exp2_in_block = True
+        elif LABEL.match(text) or BRANCH.match(text):
+            exp2_in_block = False
+        elif text.startswith("wgmma.wait_group") and exp2_in_block:
+            beside.append(number)
+    return beside
+
+
+def exp2s_around_pv_waits(sass: str) -> list[tuple[int, int]]:
+    """For each overlapped block in SASS (a ``gsb0, 0x1`` wait for S, then a ``gsb0, 0x0`` wait for the P·V
+    GEMM): the exp2s (``MUFU.EX2``) between the two waits, and those after the second before the next WGMMA.
+
+    >>> exp2s_around_pv_waits("DEPBAR.LE gsb0, 0x1\\nMUFU.EX2\\nMUFU.EX2\\nDEPBAR.LE gsb0, 0x0\\nMUFU.EX2\\nHGMMA")
+    [(2, 1)]
+    """
+    spans: list[tuple[int, int]] = []
+    counts, state = [0, 0], None
+    for line in sass.splitlines():
+        if "DEPBAR.LE gsb0, 0x1" in line or "DEPBAR.LE gsb0, 0x0" in line and state != "before" or "HGMMA" in line:
+            if state == "after" and sum(counts):
+                spans.append((counts[0], counts[1]))
+            state, counts = ("before" if "0x1" in line else None), [0, 0]
+        elif "DEPBAR.LE gsb0, 0x0" in line:
+            state = "after"
+        elif "MUFU.EX2" in line and state is not None:
+            counts[state == "after"] += 1
+    return spans
+
+
 def ptxas_report(ptx: Path, tmp_path: Path) -> str:
     done = subprocess.run([PTXAS, "-arch=sm_90a", "-v", str(ptx), "-o", str(tmp_path / "kernel.cubin")],
                           capture_output=True, text=True, check=True)
@@ -76,6 +127,7 @@ def check_asynchronous(overrides: dict[str, Any], tmp_path: Path, monkeypatch: p
     used = resources(fn)
     assert used is not None and used.frame_bytes == 0, f"the DSL's cubin has a stack frame (spills): {used}"
     assert commits_split_from_their_wgmmas(ptx.read_text()) == [], "a commit apart from its WGMMAs: an empty group"
+    assert pv_waits_beside_exp2s(ptx.read_text()) == [], "a P·V wait ptxas may hoist above the softmax's exp2s"
     if PTXAS is not None:
         said = ptxas_report(ptx, tmp_path)
         assert "Used" in said and not SERIALISED.search(said), said[-3000:]
@@ -85,6 +137,18 @@ def check_asynchronous(overrides: dict[str, Any], tmp_path: Path, monkeypatch: p
 def test_the_default_overlapped_kernel_keeps_its_wgmmas_asynchronous(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     check_asynchronous({}, tmp_path, monkeypatch)
+
+
+@pytest.mark.skipif(CUOBJDUMP is None, reason="no cuobjdump here: it comes with the CUDA toolkit")
+def test_the_softmax_runs_under_the_pv_gemm_in_the_default_kernel(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In every overlapped block of the kernel's SASS, most of the softmax's exp2s come before the P·V wait."""
+    compiled_with_ptx(tmp_path, monkeypatch, {})
+    cubin = sorted(tmp_path.rglob("*.cubin"))
+    sass = subprocess.run([CUOBJDUMP, "-sass", str(cubin[0])], capture_output=True, text=True, check=True).stdout
+    spans = exp2s_around_pv_waits(sass)
+    assert spans, "no overlapped block found in the SASS"
+    assert all(before > 3 * after for before, after in spans), spans
 
 
 @pytest.mark.soak  # one DSL compile and one ptxas run each (10-15 s): beyond the default tier's budget

@@ -34,7 +34,7 @@ from .attention_geometry import HEAD_DIMS, Persistence, cta_walk, flops, kv_bloc
 from .attention_reference import (
     SDPA_BACKENDS, error_map, make_inputs, mismatches, reference, sdpa_references, visible,
 )
-from .attention_tiles import IN_DTYPE, WG_ROWS, smem_layouts
+from .attention_tiles import IN_DTYPE, MAX_SEQLEN, WG_ROWS, smem_layouts
 from .build import compile_options, default_stream, gmem_ptr
 from .common import kernel_context, run_built
 from .host import DeviceProblem, SizeError
@@ -42,7 +42,6 @@ from .trace import address, recorder_for
 
 Shape = tuple  # (batch, heads, seqlen_q, seqlen_kv, head_dim)
 DEFAULT_SIZES = ((4, 16, 2048, 2048, 128),)  # what launch() runs when given no sizes
-MAX_SEQLEN = 1 << 20
 H200_DENSE_BF16_TFLOPS = 989.0  # vendor datasheet, dense (no sparsity)
 
 

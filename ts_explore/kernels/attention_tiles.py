@@ -58,6 +58,8 @@ ACC_DTYPE = cutlass.Float32
 
 WG_ROWS = 64  # rows of a consumer warpgroup (one WGMMA atom of M)
 
+MAX_SEQLEN = 1 << 20  # the longest sequence the host launches (it refuses longer ones with a SizeError)
+
 
 WG_THREADS = 128
 
