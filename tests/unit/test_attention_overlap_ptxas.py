@@ -20,8 +20,9 @@ tile) is an expected failure: ptxas still injects warpgroup arrives there (C7519
 
 Asynchronous is not enough: the P·V GEMM must also run under the softmax. ptxas schedules within a basic block,
 and it hoisted the wait for the P·V group above every exp2 of the softmax in its block (to pack P between them),
-so the softmax ran after the GEMM. Each such wait now starts a block of its own; the PTX is checked for that in
-every config, and where ``cuobjdump`` is installed the default kernel's SASS is checked for most exp2s before it.
+so the softmax ran after the GEMM. Each such wait now starts a block of its own (with one or two consumer
+warpgroups: three ran slower with it); the PTX is checked for that in every such config, and where ``cuobjdump``
+is installed the default kernel's SASS is checked for most exp2s before the wait.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from test_gemm_pingpong_wgmma_overlap import commits_split_from_their_wgmmas
 from ts_explore.kernels import attention
 from ts_explore.kernels.build import resources
 from ts_explore.scenarios import get
-from ts_explore.scenarios.attention import Persistence
+from ts_explore.scenarios.attention import Persistence, fences_pv_wait
 
 SC = get("hopper_attention")
 PTXAS = shutil.which("ptxas") or next((p for p in ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas")
@@ -127,7 +128,10 @@ def check_asynchronous(overrides: dict[str, Any], tmp_path: Path, monkeypatch: p
     used = resources(fn)
     assert used is not None and used.frame_bytes == 0, f"the DSL's cubin has a stack frame (spills): {used}"
     assert commits_split_from_their_wgmmas(ptx.read_text()) == [], "a commit apart from its WGMMAs: an empty group"
-    assert pv_waits_beside_exp2s(ptx.read_text()) == [], "a P·V wait ptxas may hoist above the softmax's exp2s"
+    if fences_pv_wait(SC.config(overlap=True, **overrides)):
+        assert pv_waits_beside_exp2s(ptx.read_text()) == [], "a P·V wait ptxas may hoist above the softmax's exp2s"
+    else:  # three warpgroups, measured slower with the boundary: their kernel goes without it
+        assert pv_waits_beside_exp2s(ptx.read_text()) != []
     if PTXAS is not None:
         said = ptxas_report(ptx, tmp_path)
         assert "Used" in said and not SERIALISED.search(said), said[-3000:]

@@ -179,6 +179,7 @@ class VStages(MemoryResource):
     tma_v: Any = None
     g_v: Any = None
     order: Any = None  # the work order (:func:`work_coord`); None: the scheduler's
+    fence_pv_wait: cutlass.Constexpr[bool] = False  # end a basic block before the P·V wait (:meth:`wait_o`)
     acc_o: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     probs: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     _alloc: cutlass.Constexpr = field(init=False, default=None)
@@ -274,10 +275,11 @@ class VStages(MemoryResource):
         With overlap this wait follows the block's softmax, so the P·V GEMM runs under it. ptxas schedules within
         a basic block and moved the wait to the top of the softmax's block (so it could pack P between the
         exp2s): every exp2 then waited for the P·V GEMM, and that wait was the consumers' largest stall on the
-        source page of Nsight Compute. :func:`block_boundary` ends the block here, so the wait stays after the
-        softmax.
+        source page of Nsight Compute. With ``fence_pv_wait`` :func:`block_boundary` ends the block here, so the
+        wait stays after the softmax (the scenario sets it where that was measured faster).
         """
-        block_boundary(cute.size(self.g_v, mode=[1]))
+        if cutlass.const_expr(self.fence_pv_wait):
+            block_boundary(cute.size(self.g_v, mode=[1]))
         warpgroup.wait_group(0)
 
 

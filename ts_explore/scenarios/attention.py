@@ -272,6 +272,16 @@ def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any, order: Any = 
     return count
 
 
+def fences_pv_wait(cfg: HopperAttention) -> bool:
+    """Whether the consumers' wait for the lagged P·V starts a basic block (``VStages.fence_pv_wait``): with
+    overlap, on one or two consumer warpgroups. Without it ptxas hoisted the wait above the softmax, which then
+    ran after the GEMM it should hide under. Timed on an H100 (``benchmarks/attention.py``): hd128 8k 613 to 647
+    TFLOP/s (0.90x to 0.97x FA4), hd64 8k on two warpgroups 403 to 439; three warpgroups (160 registers each, two
+    others' GEMMs to hide each softmax under) ran 492 against 543 with it, so they go without. In order there is
+    no softmax between the P·V GEMM and its wait."""
+    return cfg.overlap and cfg.consumer_wgs < 3
+
+
 def pingpong_turns(cfg: HopperAttention) -> list[Turn]:
     """Ping-pong's data-less pipelines, a ring: ``mma<c>`` hands the right to issue WGMMA to the next consumer
     through ``turn<c><c+1>`` (two consumers: ``turn01`` and ``turn10``; three: ``turn01``, ``turn12``, ``turn20``)
@@ -299,7 +309,7 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
                 q_tiles=qs,
                 tma_k=tensor(ctx, "tma_k"), g_k=tensor(ctx, "g_k"), order=order)
     v = VStages(name="v_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs, load_warps), geo=geo,
-                tma_v=tensor(ctx, "tma_v"), g_v=tensor(ctx, "g_v"), order=order)
+                tma_v=tensor(ctx, "tma_v"), g_v=tensor(ctx, "g_v"), order=order, fence_pv_wait=fences_pv_wait(cfg))
     if cfg.tma_store:
         outs: list[Any] = o_store.out_buffers(cfg, geo, ctx, sq, order)
     else:
