@@ -91,8 +91,8 @@ class HopperAttention:
                           help="the consumers take turns issuing WGMMA: one's softmax runs under the others' GEMMs")
     overlap: bool = knob(True, label="softmax / next S GEMM overlap",
                          help="issue the next block's S GEMM and the lagged P·V of the block before, and run this "
-                              "block's softmax under that P·V; ptxas keeps its WGMMAs asynchronous (on an H100: 541 "
-                              "against 457 TFLOP/s at hd128 8k causal, 595 against 577 non-causal)")
+                              "block's softmax under that P·V; ptxas keeps its WGMMAs asynchronous (on an H100: 576 "
+                              "against 485 TFLOP/s at hd128 8k causal, 647 against 512 non-causal)")
     tma_store: bool = knob(True, label="O through shared memory and a TMA store",
                            help="each consumer hands O to a store task (warps 2-3) through a buffer of its own and "
                                 "starts its next tile; off: the consumers store O from registers, 2 bytes a store")
