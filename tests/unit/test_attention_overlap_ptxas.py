@@ -161,3 +161,11 @@ def test_the_softmax_runs_under_the_pv_gemm_in_the_default_kernel(
 def test_every_overlapped_config_keeps_its_wgmmas_asynchronous(
         overrides: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     check_asynchronous(overrides, tmp_path, monkeypatch)
+
+
+def test_the_pv_wait_boundary_goes_where_it_was_measured_faster() -> None:
+    """Overlap on one or two consumer warpgroups gets the boundary; three warpgroups and in-order kernels do not."""
+    assert fences_pv_wait(SC.config(overlap=True))
+    assert fences_pv_wait(SC.config(overlap=True, consumer_wgs=1, tile_q=64, causal=True))
+    assert not fences_pv_wait(SC.config(overlap=False))
+    assert not fences_pv_wait(SC.config(overlap=True, head_dim=64, tile_q=192, consumer_wgs=3))
