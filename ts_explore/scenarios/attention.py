@@ -91,8 +91,8 @@ class HopperAttention:
                           help="the consumers take turns issuing WGMMA: one's softmax runs under the others' GEMMs")
     overlap: bool = knob(True, label="softmax / next S GEMM overlap",
                          help="issue the next block's S GEMM and the lagged P·V of the block before, and run this "
-                              "block's softmax under that P·V; ptxas keeps its WGMMAs asynchronous (on an H100: 576 "
-                              "against 485 TFLOP/s at hd128 8k causal, 647 against 512 non-causal)")
+                              "block's softmax under that P·V; ptxas keeps its WGMMAs asynchronous (on an H100: 567 "
+                              "against 503 TFLOP/s at hd128 8k causal, 644 against 527 non-causal)")
     tma_store: bool = knob(True, label="O through shared memory and a TMA store",
                            help="each consumer hands O to a store task (warps 2-3) through a buffer of its own and "
                                 "starts its next tile; off: the consumers store O from registers, 2 bytes a store")
@@ -275,8 +275,8 @@ def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any, order: Any = 
 def fences_pv_wait(cfg: HopperAttention) -> bool:
     """Whether the consumers' wait for the lagged P·V starts a basic block (``VStages.fence_pv_wait``): with
     overlap, on one or two consumer warpgroups. Without it ptxas hoisted the wait above the softmax, which then
-    ran after the GEMM it should hide under. Timed on an H100 (``benchmarks/attention.py``): hd128 8k 613 to 647
-    TFLOP/s (0.90x to 0.97x FA4), hd64 8k on two warpgroups 403 to 439; three warpgroups (160 registers each, two
+    ran after the GEMM it should hide under. Timed on an H100 (``benchmarks/attention.py``): hd128 8k 613 to 644
+    TFLOP/s (0.90x to 0.97x FA4), hd64 8k on two warpgroups 403 to 435; three warpgroups (160 registers each, two
     others' GEMMs to hide each softmax under) ran 492 against 543 with it, so they go without. In order there is
     no softmax between the P·V GEMM and its wait."""
     return cfg.overlap and cfg.consumer_wgs < 3
