@@ -3,6 +3,8 @@ compiled for sm_90a from the task set the CPU view records."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 from ts_explore.model import TaskSet
@@ -40,3 +42,10 @@ def compiled_as_recorded(scenario: Any, cfg: Any) -> Any:
     used = resources(fn)
     assert used is not None, "ptxas reported no resource use"
     return used
+
+
+def cuda_tool(name: str) -> str | None:
+    """The CUDA toolkit's program ``name`` (``ptxas``, ``cuobjdump``): on PATH or where the toolkit installs it; None
+    where there is none (the tests that need it skip, saying so)."""
+    return shutil.which(name) or next((p for p in (f"/usr/local/cuda/bin/{name}", f"/usr/local/bin/{name}")
+                                       if Path(p).is_file()), None)

@@ -28,14 +28,13 @@ is installed the default kernel's SASS is checked for most exp2s before the wait
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from scenario_support import ident
+from scenario_support import cuda_tool, ident
 from test_gemm_pingpong_wgmma_overlap import commits_split_from_their_wgmmas
 from ts_explore.kernels import attention
 from ts_explore.kernels.build import resources
@@ -43,10 +42,8 @@ from ts_explore.scenarios import get
 from ts_explore.scenarios.attention import Persistence, fences_pv_wait
 
 SC = get("hopper_attention")
-PTXAS = shutil.which("ptxas") or next((p for p in ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas")
-                                       if Path(p).is_file()), None)
-CUOBJDUMP = shutil.which("cuobjdump") or next((p for p in ("/usr/local/cuda/bin/cuobjdump",) if Path(p).is_file()),
-                                               None)
+PTXAS = cuda_tool("ptxas")
+CUOBJDUMP = cuda_tool("cuobjdump")
 SERIALISED = re.compile(r"C75\d\d|serialized")
 LABEL = re.compile(r"^\$L__\w+:")
 BRANCH = re.compile(r"^(@!?%?\w+\s+)?bra\b")

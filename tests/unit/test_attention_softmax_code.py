@@ -12,17 +12,16 @@ injected-arrive warning (C7511/C7513/C7519) or spill.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from scenario_support import cuda_tool
 from ts_explore.kernels import attention
 from ts_explore.scenarios import get
 
-PTXAS = shutil.which("ptxas") or next((p for p in ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas")
-                                       if Path(p).is_file()), None)
+PTXAS = cuda_tool("ptxas")
 SC = get("hopper_attention")
 _INSTR = re.compile(r"^\s*(?:@!?%p\d+\s+)?([a-z][\w.]*)\s+(%\w+)\s*,\s*([^;]*);", re.M)
 

@@ -15,21 +15,20 @@ toolkit's ``ptxas`` (where there is one) must inject no ``warpgroup.arrive``.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from scenario_support import cuda_tool
 from ts_explore.kernels import gemm
 from ts_explore.kernels.gemm_geometry import Cluster, DType, GemmMode, TileShape
 from ts_explore.scenarios import get
 
 SC = get("hopper_gemm")
 PP192 = dict(mode=GemmMode.PINGPONG, tile=TileShape.T128x192, stages=4)
-PTXAS = shutil.which("ptxas") or next((p for p in ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas")
-                                       if Path(p).is_file()), None)
+PTXAS = cuda_tool("ptxas")
 LABEL = re.compile(r"^\$L__\w+:")
 
 

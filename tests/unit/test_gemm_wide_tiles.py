@@ -9,14 +9,13 @@ report is read from the kept PTX in the soak tier.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from scenario_support import compiled_as_recorded, ident
+from scenario_support import compiled_as_recorded, cuda_tool, ident
 from ts_explore.app.drawings import dependency_graph, schedule_graph
 from ts_explore.gpu.plan import launch_plan
 from ts_explore.gpu.safety import prove
@@ -38,8 +37,7 @@ COOP192 = dict(tile=TileShape.T128x192, stages=5)
 COOP256x192 = dict(tile=TileShape.T256x192, stages=3)
 WIDE: list[dict[str, Any]] = [PP192, dict(PP192, cluster=Cluster.C2x1, swizzle=4), COOP192, COOP256x192,
                               dict(COOP192, cluster=Cluster.C2x1), dict(COOP192, stages=4, epilogue=Epilogue.HANDOFF)]
-PTXAS = shutil.which("ptxas") or next((p for p in ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas")
-                                       if Path(p).is_file()), None)
+PTXAS = cuda_tool("ptxas")
 
 
 def test_the_wide_tiles_fill_shared_memory_as_planned() -> None:

@@ -7,19 +7,18 @@ instead of 1.00x. The kernel's PTX is kept and read by the CUDA toolkit's ``ptxa
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from scenario_support import cuda_tool
 from ts_explore.gpu import launch_plan
 from ts_explore.kernels import gemm
 from ts_explore.model.timeline import TraceSpec
 from ts_explore.scenarios import get
 
-PTXAS = shutil.which("ptxas") or next((p for p in ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas")
-                                       if Path(p).is_file()), None)
+PTXAS = cuda_tool("ptxas")
 PINGPONG = dict(mode="ping-pong", tile="128x128x64", stages=6)
 
 
