@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 
 from scenario_support import cuda_tool, ident
-from test_gemm_pingpong_wgmma_overlap import commits_split_from_their_wgmmas
+from test_gemm_pingpong_wgmma_overlap import LABEL, commits_split_from_their_wgmmas
 from ts_explore.kernels import attention
 from ts_explore.kernels.build import resources
 from ts_explore.scenarios import get
@@ -45,7 +45,6 @@ SC = get("hopper_attention")
 PTXAS = cuda_tool("ptxas")
 CUOBJDUMP = cuda_tool("cuobjdump")
 SERIALISED = re.compile(r"C75\d\d|serialized")
-LABEL = re.compile(r"^\$L__\w+:")
 BRANCH = re.compile(r"^(@!?%?\w+\s+)?bra\b")
 STATIC = Persistence.STATIC
 
@@ -103,12 +102,13 @@ def exp2s_around_pv_waits(sass: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     counts, state = [0, 0], None
     for line in sass.splitlines():
-        if "DEPBAR.LE gsb0, 0x1" in line or "DEPBAR.LE gsb0, 0x0" in line and state != "before" or "HGMMA" in line:
+        s_wait, pv_wait = "DEPBAR.LE gsb0, 0x1" in line, "DEPBAR.LE gsb0, 0x0" in line
+        if pv_wait and state == "before":
+            state = "after"
+        elif s_wait or pv_wait or "HGMMA" in line:  # a span ends; an S wait starts the next
             if state == "after" and sum(counts):
                 spans.append((counts[0], counts[1]))
-            state, counts = ("before" if "0x1" in line else None), [0, 0]
-        elif "DEPBAR.LE gsb0, 0x0" in line:
-            state = "after"
+            state, counts = ("before" if s_wait else None), [0, 0]
         elif "MUFU.EX2" in line and state is not None:
             counts[state == "after"] += 1
     return spans
