@@ -81,7 +81,8 @@ def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     index = q.get_device()
     shape = (b, h, sq, skv, d)
     sms, cc = device_key(index)
-    name = record_name("attention", repr(attention_knobs(d, causal, sq)), shape, "bf16", sms, cc)
+    knobs = attention_knobs(d, causal, sq)
+    name = record_name("attention", repr(knobs), shape, "bf16", sms, cc)
     found = INDEX.get(name)
     if found is not None:
         fn = load_shared(Path(found["library"]), found["symbol"])
@@ -92,7 +93,7 @@ def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> 
     from .device import arch, limits, require_launchable
 
     limits_ = limits(index)
-    cfg = compiled.attention_config(d, bool(causal), seqlen_q=sq)
+    cfg = compiled.config_of_knobs(knobs)
     require_launchable("hopper_attention", cfg, index)
     gate().admit(cfg, shape, limits_)
     loaded = compiled.attention_function(cfg, arch(limits_))

@@ -47,14 +47,21 @@ def attention_config(head_dim: int, causal: bool, base: Any = None, *, seqlen_q:
     (:func:`~.attention_policy.attention_knobs`, which says why each knob is set as it is)."""
     from dataclasses import replace
 
-    from ..kernels.attention_geometry import Persistence
     from .attention_policy import attention_knobs
 
     if base is None:
-        knobs = dict(attention_knobs(head_dim, causal, seqlen_q))
-        knobs["persistence"] = Persistence(knobs["persistence"])
-        return scenario("hopper_attention").config(**knobs)
+        return config_of_knobs(attention_knobs(head_dim, causal, seqlen_q))
     return replace(base, head_dim=head_dim, causal=causal)
+
+
+def config_of_knobs(knobs: tuple[tuple[str, object], ...]) -> Any:
+    """The attention config that :func:`~.attention_policy.attention_knobs`'s pick stands for (the op's first call
+    names its launch record after the same pick, so the knobs are worked out once)."""
+    from ..kernels.attention_geometry import Persistence
+
+    picked = dict(knobs)
+    picked["persistence"] = Persistence(picked["persistence"])
+    return scenario("hopper_attention").config(**picked)
 
 
 def _compile_options(arch: str) -> str:
@@ -144,5 +151,5 @@ def attention_function(cfg: Any, arch: str, cache: DiskCache = CACHE) -> Loaded:
     return cache.function(key, lambda: compile_attention(cfg, arch))
 
 
-__all__ = ["CACHE", "CALLING", "TVM_FFI", "attention_config", "attention_function", "compile_attention",
-           "compile_gemm", "default_gemm_config", "gemm_function", "scenario"]
+__all__ = ["CACHE", "CALLING", "TVM_FFI", "attention_config", "attention_function", "compile_attention", "compile_gemm",
+           "config_of_knobs", "default_gemm_config", "gemm_function", "scenario"]

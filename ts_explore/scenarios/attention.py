@@ -275,10 +275,10 @@ def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any, order: Any = 
 def fences_pv_wait(cfg: HopperAttention) -> bool:
     """Whether the consumers' wait for the lagged P·V starts a basic block (``VStages.fence_pv_wait``): with
     overlap, on one or two consumer warpgroups. Without it ptxas hoisted the wait above the softmax, which then
-    ran after the GEMM it should hide under. Timed on an H100 (``benchmarks/attention.py``): hd128 8k 613 to 644
-    TFLOP/s (0.90x to 0.97x FA4), hd64 8k on two warpgroups 403 to 435; three warpgroups (160 registers each, two
-    others' GEMMs to hide each softmax under) ran 492 against 543 with it, so they go without. In order there is
-    no softmax between the P·V GEMM and its wait."""
+    ran after the GEMM it should hide under. Timed on an H100 (``benchmarks/attention.py``): hd128 8k non-causal
+    644 and 655 TFLOP/s (0.97x and 0.98x FA4; 527 and 543 in order), hd64 8k on two warpgroups 403 to 435; three
+    warpgroups (160 registers each, two others' GEMMs to hide each softmax under) ran 492 against 543 with it, so
+    they go without. In order there is no softmax between the P·V GEMM and its wait."""
     return cfg.overlap and cfg.consumer_wgs < 3
 
 
