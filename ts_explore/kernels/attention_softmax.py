@@ -22,6 +22,7 @@ from typing import Any
 
 import cutlass
 import cutlass.cute as cute
+from cutlass._mlir.dialects import nvvm
 from cutlass.cute.nvgpu import cpasync
 from cutlass.experimental.task_scheduling.enums import WorkAttr
 from cutlass.experimental.task_scheduling.memory import SmemAllocation
@@ -64,6 +65,7 @@ class QTile(MemoryResource):
     seqlen_q: Any = None  # runtime Int32 (None on the CPU)
     seqlen_kv: Any = None
     order: Any = None  # the work order (:func:`~.attention_tiles.work_coord`); None: the scheduler's
+    fence_sums: cutlass.Constexpr[bool] = False  # finish the row sums before a branch (``softmax_unpacked``)
     stats: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     probs: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
     weights: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
@@ -130,6 +132,8 @@ class QTile(MemoryResource):
         st = cute.make_rmem_tensor((STAT_SLOTS,), ACC_DTYPE)
         st.store(stats)
         _online_softmax(self, stage_info, s, st)
+        if cutlass.const_expr(self.fence_sums):
+            _sums_before_branch(st[L] + st[L + 1])
         return s.load(), st.load()
 
     @consumer_work(returns=stats, work_attrs=WorkAttr.AUXILIARY)
@@ -214,6 +218,14 @@ def _online_softmax(q: Any, stage_info: StageInfo, s: Any, st: Any) -> None:
         st[M + r] = m_new
         st[L + r] = total
         st[F + r] = rescale
+
+
+@cute.jit
+def _sums_before_branch(total: Any) -> None:
+    """A branch on the rows' sums (never taken: a sum of exp2s is not negative) ends the softmax's basic block
+    after every exp2 and add, so ptxas cannot sink them below the P·V wait that follows."""
+    if total < ACC_DTYPE(0.0):
+        nvvm.nanosleep(cutlass.Int32(0).ir_value())
 
 
 @cute.jit

@@ -272,6 +272,14 @@ def kv_bounds(cfg: HopperAttention, seqlen_q: Any, seqlen_kv: Any, order: Any = 
     return count
 
 
+def fences_sums(cfg: HopperAttention) -> bool:
+    """Whether each block's softmax ends with a branch on its rows' sums (``QTile.fence_sums``), which ends the
+    basic block after every exp2 and row-sum add, so that all of them precede the P·V wait (66 of 66 exp2s in the
+    SASS of the default kernel, against 54 with :func:`fences_pv_wait` alone). Off until timed beside the length
+    branch: ``benchmarks/attention_boundary.py`` times both in one process."""
+    return False
+
+
 def fences_pv_wait(cfg: HopperAttention) -> bool:
     """Whether the consumers' wait for the lagged P·V starts a basic block (``VStages.fence_pv_wait``): with
     overlap, on one or two consumer warpgroups. Without it ptxas hoisted the wait above the softmax, which then
@@ -303,7 +311,8 @@ def build(cfg: HopperAttention, ctx: BuildContext) -> Built:
     src = QkvGlobal(name="qkv_global", geo=geo, causal=cfg.causal, seqlen_q=sq, order=order)
     qs = [QTile(name=f"q{c}", pipeline_config=_tma(1, geo.q_bytes // wgs, 4, load_warps), index=c, geo=geo,
                 causal=cfg.causal,
-                tma_q=tensor(ctx, "tma_q"), g_q=tensor(ctx, "g_q"), seqlen_q=sq, seqlen_kv=skv, order=order)
+                tma_q=tensor(ctx, "tma_q"), g_q=tensor(ctx, "g_q"), seqlen_q=sq, seqlen_kv=skv, order=order,
+                fence_sums=fences_sums(cfg))
           for c in range(wgs)]
     k = KStages(name="k_smem", pipeline_config=_tma(cfg.stages, geo.kv_stage_bytes, 4 * wgs, load_warps), geo=geo,
                 q_tiles=qs,

@@ -1,0 +1,130 @@
+"""Where the consumers' softmax block ends, timed: the P·V-wait boundaries of the overlapped attention side by side.
+
+    python benchmarks/attention_boundary.py [--out FILE]
+
+With intra-warpgroup overlap each block's softmax should run under the lagged
+P·V GEMM, so ptxas must not move that GEMM's wait above the softmax's exp2s.
+Three builds of the default kernel differ only in where a basic block ends:
+
+- ``length``: a never-taken branch on V's extent right before the P·V wait
+  (``VStages.fence_pv_wait``, what ships: 54 of 66 exp2s before the wait);
+- ``sums``: a never-taken branch on the rows' sums at the end of the softmax
+  (``QTile.fence_sums``: 66 of 66 exp2s and every row-sum add before it);
+- ``none``: neither (ptxas hoists the wait above every exp2).
+
+Each is built by :func:`ts_explore.kernels.attention.compile` with the scenario's
+two policies (``fences_pv_wait``, ``fences_sums``) set for that build, checked
+against torch SDPA in fp32 and a float64 LSE, then timed with FlashAttention-4
+as the anchor where it imports.
+
+How it times: :func:`attention.round_robin` of ``benchmarks/attention.py`` (one
+process, one CUDA stream, a CUDA graph of back-to-back launches per build,
+replayed round-robin with CUDA events around each replay, until the ratios to
+the first build agree within 2 % over three runs). Ratios printed are the
+``length`` build's time over each other's (above 1: faster than what ships).
+Rows: hd128 8k causal and not, hd128 16k, hd128 2k (16k tokens, 2048 wide).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any, Callable
+
+ROWS = ((128, False, 8192), (128, True, 8192), (128, False, 16384), (128, False, 2048))
+TOKENS, WIDTH = 16384, 2048
+
+
+def variants(policy: Callable[[Any], bool]) -> dict[str, tuple[Callable[[Any], bool], Callable[[Any], bool]]]:
+    """Each build's (fences_pv_wait, fences_sums) policies, ``policy`` being the shipped ``fences_pv_wait``."""
+    def never(cfg: Any) -> bool:
+        return False
+
+    return {"length": (policy, never), "sums": (never, policy), "none": (never, never)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", help="also write the report to this file, line by line")
+    args = parser.parse_args(argv)
+    import torch
+
+    if not torch.cuda.is_available():
+        print("no GPU: nothing to time")
+        return 2
+    import cuda.bindings.driver as cuda
+    from attention import check, fa4, round_robin
+
+    import ts_explore.scenarios.attention as policies
+    from ts_explore.kernels import attention
+    from ts_explore.scenarios import get
+    from ts_explore.scenarios.attention import Persistence
+
+    sc = get("hopper_attention")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    stream = torch.cuda.Stream()
+    handle = cuda.CUstream(stream.cuda_stream)
+    out = open(args.out, "w") if args.out else None  # noqa: SIM115 (written as rows finish)
+
+    def emit(line: str) -> None:
+        print(line, flush=True)
+        if out is not None:
+            out.write(line + "\n")
+            out.flush()
+
+    emit(f"# {torch.cuda.get_device_name(0)}, torch {torch.__version__}: the P·V-wait boundary builds, "
+         "TFLOP/s; (x) = the length build's time / this build's")
+    builds = variants(policies.fences_pv_wait)
+    shipped = (policies.fences_pv_wait, policies.fences_sums)
+    compiled: dict[tuple[str, bool], Any] = {}
+    began = time.perf_counter()
+    try:
+        for d, causal, s in ROWS:
+            b, h = TOKENS // s, WIDTH // d
+            q, k, v = attention.make_inputs((b, h, s, s, d))
+            o = torch.empty((b, s, h, d), device="cuda", dtype=torch.bfloat16)
+            lse = torch.empty((b, h, s), device="cuda", dtype=torch.float32)
+            ref = attention.reference(q, k, v, causal)
+            flop = attention.flops(b, h, s, s, d, causal)
+            knobs: dict[str, Any] = dict(overlap=True)
+            if not causal:  # causal does not launch under static persistence
+                knobs["persistence"] = Persistence.STATIC
+            cfg = sc.config(head_dim=d, causal=causal, **knobs)
+            ops: dict[str, Callable[[], Any]] = {}
+            notes: list[str] = []
+            for name, (pv_wait, sums) in builds.items():
+                if (name, causal) not in compiled:
+                    policies.fences_pv_wait, policies.fences_sums = pv_wait, sums
+                    compiled[(name, causal)] = attention.compile(sc, cfg)
+                run = attention.launcher(compiled[(name, causal)], q, k, v, o, lse, cfg, sms, handle)
+                if check(run, o, lse, ref, stream):
+                    ops[f"ours {name}"] = run  # "ours ...": the settling rule waits for these ratios
+                else:
+                    notes.append(f"{name}: WRONG (O or LSE mismatch), not timed")
+            call, why = fa4(q, k, v, causal)
+            if call is not None:
+                ops["FA4"] = call
+            else:
+                notes.append(why)
+            timed = round_robin(ops, stream)
+            base = "ours length"
+            rates = "; ".join(f"{n.removeprefix('ours ')} {flop / timed.ms[n] / 1e9:.0f}"
+                              + (f" ({timed.ratio(base, n):.3f}x)" if n != base and base in ops else "")
+                              for n in ops)
+            emit(f"hd{d} {'causal' if causal else 'non-causal'} {s}: {rates}  [±{timed.worst_spread * 100:.1f}%, "
+                 f"{len(timed.runs)} runs{'' if timed.settled else ', unsettled'}]")
+            for note in notes:
+                emit(f"hd{d} {'causal' if causal else 'non-causal'} {s}: {note}")
+            del q, k, v, o, lse, ref, ops
+            torch.cuda.empty_cache()
+    finally:
+        policies.fences_pv_wait, policies.fences_sums = shipped
+    emit(f"# {time.perf_counter() - began:.0f} s in all (compiles included)")
+    if out is not None:
+        out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
