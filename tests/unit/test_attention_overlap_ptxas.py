@@ -39,7 +39,7 @@ from test_gemm_pingpong_wgmma_overlap import LABEL, commits_split_from_their_wgm
 from ts_explore.kernels import attention
 from ts_explore.kernels.build import resources
 from ts_explore.scenarios import get
-from ts_explore.scenarios.attention import Persistence, fences_pv_wait
+from ts_explore.scenarios.attention import Persistence, fences_pv_wait, fences_sums
 
 SC = get("hopper_attention")
 PTXAS = cuda_tool("ptxas")
@@ -160,9 +160,25 @@ def test_every_overlapped_config_keeps_its_wgmmas_asynchronous(
     check_asynchronous(overrides, tmp_path, monkeypatch)
 
 
+@pytest.mark.soak  # one DSL compile (about 10 s): beyond the default tier's budget
+def test_the_branch_on_the_sums_also_keeps_the_pv_wait_below_the_exp2s(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The alternative boundary that ``benchmarks/attention_boundary.py`` times (``QTile.fence_sums``), built in
+    place of the length branch, also ends the softmax's block before every P·V wait."""
+    import ts_explore.scenarios.attention as policies
+
+    monkeypatch.setattr(policies, "fences_pv_wait", lambda cfg: False)
+    monkeypatch.setattr(policies, "fences_sums", lambda cfg: True)
+    _, ptx = compiled_with_ptx(tmp_path, monkeypatch, {})
+    text = ptx.read_text()
+    assert "nanosleep" in text and pv_waits_beside_exp2s(text) == []
+
+
 def test_the_pv_wait_boundary_goes_where_it_was_measured_faster() -> None:
     """Overlap on one or two consumer warpgroups gets the boundary; three warpgroups and in-order kernels do not."""
     assert fences_pv_wait(SC.config(overlap=True))
     assert fences_pv_wait(SC.config(overlap=True, consumer_wgs=1, tile_q=64, causal=True))
     assert not fences_pv_wait(SC.config(overlap=False))
     assert not fences_pv_wait(SC.config(overlap=True, head_dim=64, tile_q=192, consumer_wgs=3))
+    # the branch on the softmax's sums ran no faster than the length branch in any row it was timed on
+    assert not any(fences_sums(SC.config(**knobs)) for knobs in ({}, dict(causal=True), dict(overlap=False)))
