@@ -331,6 +331,41 @@ def targets_met(rows: list[Row]) -> bool:
                and best[(128, c, TARGET_SEQLEN)].ratios.get(FA4, 0.0) >= TARGET_RATIO for c in (False, True))
 
 
+def on_the_gpu() -> tuple[Any, int, Any, Any] | None:
+    """The attention scenario, the GPU's SM count, a torch stream and its driver handle; None, having said so,
+    where torch sees no GPU."""
+    import torch
+
+    if not torch.cuda.is_available():
+        print("no GPU: nothing to time")
+        return None
+    import cuda.bindings.driver as cuda
+
+    from ts_explore.scenarios import get
+
+    stream = torch.cuda.Stream()
+    return (get("hopper_attention"), torch.cuda.get_device_properties(0).multi_processor_count, stream,
+            cuda.CUstream(stream.cuda_stream))
+
+
+class Report:
+    """A benchmark's report: each line printed as it comes and, given a path, written to that file at once, so a
+    run cut off by its time limit keeps the rows it finished."""
+
+    def __init__(self, path: str | None) -> None:
+        self._file = open(path, "w") if path else None  # noqa: SIM115 (closed by close())
+
+    def __call__(self, line: str) -> None:
+        print(line, flush=True)
+        if self._file is not None:
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="only hd128 8k, causal and not (every config there)")
@@ -343,28 +378,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=0.0, metavar="S",
                         help="start no new row after S seconds (0: no limit); the rows left out are named")
     args = parser.parse_args(argv)
+    found = on_the_gpu()
+    if found is None:
+        return 2
     import torch
 
-    if not torch.cuda.is_available():
-        print("no GPU: nothing to time")
-        return 2
-    import cuda.bindings.driver as cuda
-
     from ts_explore.kernels import attention
-    from ts_explore.scenarios import get
 
-    sc = get("hopper_attention")
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    stream = torch.cuda.Stream()
-    handle = cuda.CUstream(stream.cuda_stream)
-    out = open(args.out, "w") if args.out else None  # noqa: SIM115 (written as rows finish, closed at the end)
-
-    def emit(line: str) -> None:
-        print(line, flush=True)
-        if out is not None:
-            out.write(line + "\n")
-            out.flush()
-
+    sc, sms, stream, handle = found
+    emit = Report(args.out)
     lines = [f"# {torch.cuda.get_device_name(0)}, torch {torch.__version__}; ours: TS-scheduled FlashAttention-3-style "
              "forward (ts_explore.kernels.attention), O and LSE; FA4: flash_attn.cute.flash_attn_func, return_lse",
              "# TFLOP/s = 4·b·h·s²·d (halved for causal) / time; (N.NNx) = their time / ours; spread = max-min of the "
@@ -449,8 +471,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in ["", LIMITS, "", f"# {time.perf_counter() - began:.0f} s in all (compiles included)",
                  closing_line(rows)]:
         emit(line)
-    if out is not None:
-        out.close()
+    emit.close()
     return 0 if targets_met(rows) else 1
 
 

@@ -48,31 +48,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", help="also write the report to this file, line by line")
     args = parser.parse_args(argv)
-    import torch
+    from attention import Report, check, fa4, on_the_gpu, round_robin
 
-    if not torch.cuda.is_available():
-        print("no GPU: nothing to time")
+    found = on_the_gpu()
+    if found is None:
         return 2
-    import cuda.bindings.driver as cuda
-    from attention import check, fa4, round_robin
+    import torch
 
     import ts_explore.scenarios.attention as policies
     from ts_explore.kernels import attention
-    from ts_explore.scenarios import get
     from ts_explore.scenarios.attention import Persistence
 
-    sc = get("hopper_attention")
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    stream = torch.cuda.Stream()
-    handle = cuda.CUstream(stream.cuda_stream)
-    out = open(args.out, "w") if args.out else None  # noqa: SIM115 (written as rows finish)
-
-    def emit(line: str) -> None:
-        print(line, flush=True)
-        if out is not None:
-            out.write(line + "\n")
-            out.flush()
-
+    sc, sms, stream, handle = found
+    emit = Report(args.out)
     emit(f"# {torch.cuda.get_device_name(0)}, torch {torch.__version__}: the P·V-wait boundary builds, "
          "TFLOP/s; (x) = the length build's time / this build's")
     builds = variants(policies.fences_pv_wait)
@@ -121,8 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         policies.fences_pv_wait, policies.fences_sums = shipped
     emit(f"# {time.perf_counter() - began:.0f} s in all (compiles included)")
-    if out is not None:
-        out.close()
+    emit.close()
     return 0
 
 

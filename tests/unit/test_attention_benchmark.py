@@ -8,6 +8,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCH))  # it imports its timing helpers from benchmarks/gemm.py
 _SPEC = importlib.util.spec_from_file_location("attention_benchmark", BENCH / "attention.py")
@@ -138,3 +140,16 @@ def test_without_fa4_the_closing_line_keeps_its_form_with_n_a_and_the_targets_ar
     line = bench.closing_line(rows)
     assert line == "hd128 8k: 128x128 2wg ping-pong: 543 TFLOP/s = n/a FA4 (0.90x cuDNN); causal n/a FA4; worst n/a FA4"
     assert not bench.targets_met(rows)
+
+
+def test_a_report_prints_each_line_and_has_it_in_its_file_before_the_run_ends(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "report.txt"
+    emit = bench.Report(str(path))
+    emit("# header")
+    emit("128  False   8192  row")
+    assert path.read_text() == "# header\n128  False   8192  row\n"  # a run cut off here keeps both lines
+    emit.close()
+    assert capsys.readouterr().out == "# header\n128  False   8192  row\n"
+    bench.Report(None)("printed only")
+    assert capsys.readouterr().out == "printed only\n"
