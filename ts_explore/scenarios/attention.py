@@ -276,7 +276,7 @@ def fences_sums(cfg: HopperAttention) -> bool:
     """Whether each block's softmax ends with a branch on its rows' sums (``QTile.fence_sums``), which ends the
     basic block after every exp2 and row-sum add, so that all of them precede the P·V wait (66 of 66 exp2s in the
     SASS of the default kernel, against 54 with :func:`fences_pv_wait`'s branch). Off everywhere: in place of that
-    branch it ran 0.97x to 1.00x of it on an H100 (hd128 2k to 16k, causal and not;
+    branch it ran at 0.97x to 1.00x of its speed on an H100 (hd128 non-causal 2k, 8k and 16k, causal 8k;
     ``benchmarks/attention_boundary.py``, which builds and times both in one process:
     ``benchmarks/results/attention_boundary.h100.txt``)."""
     return False
@@ -287,7 +287,7 @@ def fences_pv_wait(cfg: HopperAttention) -> bool:
     overlap, on one or two consumer warpgroups. Without it ptxas hoisted the wait above the softmax, which then
     ran after the GEMM it should hide under. Timed on an H100 (``benchmarks/attention.py``): hd128 8k non-causal
     644 and 655 TFLOP/s (0.97x and 0.98x FA4; 527 and 543 in order), hd64 8k on two warpgroups 403 to 435; the
-    default kernel built without it ran 0.91x to 0.96x (``benchmarks/results/attention_boundary.h100.txt``). Three
+    default kernel built without it ran at 0.91x to 0.96x of its speed (``attention_boundary.h100.txt``). Three
     warpgroups (160 registers each, two others' GEMMs to hide each softmax under) ran 492 against 543 with it, so
     they go without. In order there is no softmax between the P·V GEMM and its wait."""
     return cfg.overlap and cfg.consumer_wgs < 3
