@@ -348,6 +348,18 @@ def on_the_gpu() -> tuple[Any, int, Any, Any] | None:
             cuda.CUstream(stream.cuda_stream))
 
 
+def row_inputs(b: int, h: int, s: int, d: int, causal: bool) -> tuple[Any, ...]:
+    """One row's tensors and figures: q, k, v, the O and LSE outputs, the fp32/float64 references, the FLOPs."""
+    import torch
+
+    from ts_explore.kernels import attention
+
+    q, k, v = attention.make_inputs((b, h, s, s, d))
+    o = torch.empty((b, s, h, d), device="cuda", dtype=torch.bfloat16)
+    lse = torch.empty((b, h, s), device="cuda", dtype=torch.float32)
+    return q, k, v, o, lse, attention.reference(q, k, v, causal), attention.flops(b, h, s, s, d, causal)
+
+
 class Report:
     """A benchmark's report: each line printed as it comes and, given a path, written to that file at once, so a
     run cut off by its time limit keeps the rows it finished."""
@@ -402,11 +414,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.budget and time.perf_counter() - began > args.budget:
             emit(f"{d:>3} {str(causal):>6} {s:>6} {f'{b}x{h}':>7}  not timed: the {args.budget:.0f} s budget is spent")
             continue
-        q, k, v = attention.make_inputs((b, h, s, s, d))
-        o = torch.empty((b, s, h, d), device="cuda", dtype=torch.bfloat16)
-        lse = torch.empty((b, h, s), device="cuda", dtype=torch.float32)
-        ref = attention.reference(q, k, v, causal)
-        flop = attention.flops(b, h, s, s, d, causal)
+        q, k, v, o, lse, ref, flop = row_inputs(b, h, s, d, causal)
         ours: dict[str, Callable[[], Any]] = {}
         notes: list[str] = []
         for label, overrides in row_configs(d, s, args.every, causal, args.overlap):

@@ -12,8 +12,9 @@ Three builds of the default kernel differ only in where a basic block ends:
   (``QTile.fence_sums``: 66 of 66 exp2s and every row-sum add before it);
 - ``none``: neither (ptxas hoists the wait above every exp2).
 
-Each is built by :func:`ts_explore.kernels.attention.compile` with the scenario's
-two policies (``fences_pv_wait``, ``fences_sums``) set for that build, checked
+Each is the kernel the ops run for the row (``ts_explore.ops.compiled.attention_config``),
+built by :func:`ts_explore.kernels.attention.compile` with the scenario's two
+policies (``fences_pv_wait``, ``fences_sums``) set for that build, checked
 against torch SDPA in fp32 and a float64 LSE, then timed with FlashAttention-4
 as the anchor where it imports.
 
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", help="also write the report to this file, line by line")
     args = parser.parse_args(argv)
-    from attention import Report, check, fa4, on_the_gpu, round_robin
+    from attention import Report, check, fa4, on_the_gpu, round_robin, row_inputs
 
     found = on_the_gpu()
     if found is None:
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import ts_explore.scenarios.attention as policies
     from ts_explore.kernels import attention
-    from ts_explore.scenarios.attention import Persistence
+    from ts_explore.ops.compiled import attention_config
 
     sc, sms, stream, handle = found
     emit = Report(args.out)
@@ -65,27 +66,20 @@ def main(argv: list[str] | None = None) -> int:
          "TFLOP/s; (x) = the length build's time / this build's")
     builds = variants(policies.fences_pv_wait)
     shipped = (policies.fences_pv_wait, policies.fences_sums)
-    compiled: dict[tuple[str, bool], Any] = {}
+    compiled: dict[tuple[str, Any], Any] = {}
     began = time.perf_counter()
     try:
         for d, causal, s in ROWS:
             b, h = TOKENS // s, WIDTH // d
-            q, k, v = attention.make_inputs((b, h, s, s, d))
-            o = torch.empty((b, s, h, d), device="cuda", dtype=torch.bfloat16)
-            lse = torch.empty((b, h, s), device="cuda", dtype=torch.float32)
-            ref = attention.reference(q, k, v, causal)
-            flop = attention.flops(b, h, s, s, d, causal)
-            knobs: dict[str, Any] = dict(overlap=True)
-            if not causal:  # causal does not launch under static persistence
-                knobs["persistence"] = Persistence.STATIC
-            cfg = sc.config(head_dim=d, causal=causal, **knobs)
+            q, k, v, o, lse, ref, flop = row_inputs(b, h, s, d, causal)
+            cfg = attention_config(d, causal, seqlen_q=s)  # the kernel the ops run for this row
             ops: dict[str, Callable[[], Any]] = {}
             notes: list[str] = []
             for name, (pv_wait, sums) in builds.items():
-                if (name, causal) not in compiled:
+                if (name, cfg) not in compiled:
                     policies.fences_pv_wait, policies.fences_sums = pv_wait, sums
-                    compiled[(name, causal)] = attention.compile(sc, cfg)
-                run = attention.launcher(compiled[(name, causal)], q, k, v, o, lse, cfg, sms, handle)
+                    compiled[(name, cfg)] = attention.compile(sc, cfg)
+                run = attention.launcher(compiled[(name, cfg)], q, k, v, o, lse, cfg, sms, handle)
                 if check(run, o, lse, ref, stream):
                     ops[f"ours {name}"] = run  # "ours ...": the settling rule waits for these ratios
                 else:
