@@ -71,7 +71,8 @@ before that boundary and 76 % after it, against FA4's 81 % at hd128 8k; the cons
 largest before, is gone (benchmarks/results/ncu_attention_stalls.h100.txt, ncu_attention_boundary.h100.txt).
 What is left is code: instruction-fetch stalls of 0.26 cycles per issued instruction (FA4 0.04); each consumer
 warpgroup runs a K/V loop of its own, 1,172 SASS instructions with the first block's softmax inside (a later block
-runs about 650), where FA4's share one of 457 (benchmarks/sass_loops.py, benchmarks/results/sass_attention.txt).
+with no key masked runs about 520), where FA4's share one of 457 (benchmarks/sass_loops.py,
+benchmarks/results/sass_attention.txt).
 Without persistence every CTA pays its prologue, which weighs most at 1k (8 K/V blocks per tile); causal
 attention does not launch under static persistence (a CTA's walk mixes K/V loop lengths, which is not proven).
 Two K/V stages at hd128; at hd64 the ops run 192-row tiles with three consumer warpgroups, as FA4 does (the
