@@ -89,7 +89,7 @@ def kernel_code(sass: str) -> KernelCode:
     mbarrier try-wait, placed at the end of the code) is not a loop of the kernel's own.
     """
     code = instructions(sass)
-    exp2 = [a for a, text in code if text.startswith("MUFU.EX2") or " MUFU.EX2" in text]
+    exp2 = [a for a, text in code if "MUFU.EX2" in text]
     wgmma = [a for a, text in code if "HGMMA" in text]
     loops = []
     for address, text in code:
@@ -105,11 +105,11 @@ def kernel_code(sass: str) -> KernelCode:
 def cuobjdump() -> str | None:
     """``cuobjdump`` on PATH, else the copy triton's wheel ships (None if neither)."""
     found = shutil.which("cuobjdump")
+    if found is not None:
+        return found
     spec = importlib.util.find_spec("triton")
-    if found is None and spec is not None and spec.origin:
-        bundled = Path(spec.origin).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
-        found = str(bundled) if bundled.is_file() else None
-    return found
+    bundled = Path(spec.origin).parent / "backends" / "nvidia" / "bin" / "cuobjdump" if spec and spec.origin else None
+    return str(bundled) if bundled is not None and bundled.is_file() else None
 
 
 def sass_of(cubin: bytes, tool: str) -> str:
